@@ -1,0 +1,41 @@
+# The two commands: `make book` (build the HTML book) and `make test` (run every test).
+# Both create .venv on first use and install everything from PyPI; they need only Python 3.11
+# and g++ (PyStan compiles the Stan programs with it, once, then caches them).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+SMOKE  := _build/smoke
+
+.PHONY: book test venv run clean bench
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[book,test]"
+	touch $(STAMP)
+
+# The HTML book, every chapter executed with its (paper-sized) default parameters.
+book: $(STAMP)
+	$(BIN)/jupyter-book build -W -n --keep-going .
+	@echo "Book: _build/html/index.html"
+
+# Unit tests, the book's structure, and every chapter executed by nbval at smoke parameters.
+test: $(STAMP)
+	rm -rf $(SMOKE)
+	$(BIN)/python -m ppmlib.rerun --smoke --out $(SMOKE)
+	$(BIN)/python -m pytest tests $(SMOKE) --nbval-lax --nbval-cell-timeout=1800 -p no:cacheprovider
+
+# Rerun one chapter with your own parameters, e.g.
+#   make run CHAPTER=book/vector_weighted.md PARAMS="n=500 seed=7"
+run: $(STAMP)
+	$(BIN)/python -m ppmlib.rerun $(CHAPTER) $(foreach p,$(PARAMS),-p $(p)) --out runs
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_lipschitz.py
+	$(BIN)/python benchmarks/bench_fit.py
+
+clean:
+	rm -rf _build runs build

@@ -1,0 +1,21 @@
+"""ppmlib: the pseudo posterior mechanism for differentially private synthetic microdata.
+
+The thin library behind the ppm-book chapters. Public names:
+
+* :func:`fit` / :class:`Fit`: an alpha-weighted synthesizer fitted with Stan (cmdstanpy or PyStan 3)
+* :func:`record_bounds`, :func:`lipschitz_bound`, :func:`epsilon`: Lipschitz bounds from draws
+* :func:`lw_weights`, :func:`cw_weights`, :func:`scalar_weights`, :func:`reweight`: record weights
+* :mod:`ppmlib.simulate`: the papers' simulation designs
+"""
+from . import simulate
+from .lipschitz import epsilon, kept_draws, lipschitz_bound, record_bounds
+from .posterior import Fit, fit
+from .stan import BackendUnavailableError, backend
+from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight, risk_to_weight, scalar_weights
+
+__all__ = [
+    "Fit", "fit", "simulate", "record_bounds", "lipschitz_bound", "epsilon", "kept_draws",
+    "lw_weights", "lw_risks", "cw_weights", "isolation_risks", "scalar_weights", "reweight", "risk_to_weight",
+    "backend", "BackendUnavailableError",
+]
+__version__ = "0.1.0"

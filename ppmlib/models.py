@@ -1,0 +1,114 @@
+"""The three synthesizer families: how to check data, build Stan data, and use the draws.
+
+Each family knows its Stan program, its default priors (stated in the program's header), its
+per-record log-likelihood from draws (numpy/scipy, checked against Stan's lpmf/lpdf in the tests)
+and its posterior predictive sampler.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from . import _checks
+from .simulate import negbin as _negbin_draw
+
+
+class Family:
+    name: str
+    params: tuple          # names of the parameters kept as draws
+    default_prior: dict
+
+    def check_y(self, y):
+        raise NotImplementedError
+
+    def check_X(self, X, n):
+        if X is not None:
+            raise ValueError(f"X is only used by the 'normal' model; the {self.name!r} model is intercept-only")
+        return None
+
+    def stan_data(self, y, X, weights, prior, emit_log_lik: bool) -> dict:
+        return {"n": y.size, "y": y, "weights": weights, **prior, "emit_log_lik": int(emit_log_lik)}
+
+    def log_lik(self, draws: dict, y, X) -> np.ndarray:
+        raise NotImplementedError
+
+    def predict(self, draws: dict, X, n: int, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+
+class Poisson(Family):
+    name = "poisson"
+    params = ("lambda",)
+    default_prior = {"prior_shape": 1.0, "prior_rate": 0.001}
+
+    def check_y(self, y):
+        return _checks.counts(y)
+
+    def log_lik(self, draws, y, X):
+        lam = draws["lambda"][:, None]
+        return y * np.log(lam) - lam - special.gammaln(y + 1.0)
+
+    def predict(self, draws, X, n, rng):
+        return rng.poisson(draws["lambda"][:, None], size=(draws["lambda"].size, n))
+
+
+class NegBin(Family):
+    name = "negbin"
+    params = ("mu", "phi")
+    default_prior = {"prior_log_mu_mean": 0.0, "prior_log_mu_sd": 10.0, "prior_inv_sqrt_phi_sd": 1.0}
+
+    def check_y(self, y):
+        return _checks.counts(y)
+
+    def log_lik(self, draws, y, X):
+        mu, phi = draws["mu"][:, None], draws["phi"][:, None]
+        log_total = np.log(mu + phi)
+        return (special.gammaln(y + phi) - special.gammaln(phi) - special.gammaln(y + 1.0)
+                + phi * (np.log(phi) - log_total) + y * (np.log(mu) - log_total))
+
+    def predict(self, draws, X, n, rng):
+        mu, phi = draws["mu"][:, None], draws["phi"][:, None]
+        return _negbin_draw(rng, mu, phi, size=(mu.size, n))
+
+
+class Normal(Family):
+    name = "normal"
+    params = ("beta", "sigma")
+    default_prior = {"prior_beta_sd": 10.0, "prior_sigma_sd": 5.0}
+
+    def check_y(self, y):
+        return _checks.finite_array(y, "y", ndim=1)
+
+    def check_X(self, X, n):
+        if X is None:
+            return np.ones((n, 1))  # intercept-only model
+        X = _checks.finite_array(X, "X")
+        if X.ndim != 2 or X.shape[0] != n:
+            raise ValueError(f"X must be an (n, K) design matrix with n = {n} rows, got shape {X.shape}")
+        return X
+
+    def stan_data(self, y, X, weights, prior, emit_log_lik):
+        return {**super().stan_data(y, X, weights, prior, emit_log_lik), "K": X.shape[1], "X": X}
+
+    def mean(self, draws, X) -> np.ndarray:
+        """Model mean X_i beta_s of every record under every draw, S x n."""
+        return draws["beta"] @ X.T
+
+    def log_lik(self, draws, y, X):
+        sigma = draws["sigma"][:, None]
+        z = (y - self.mean(draws, X)) / sigma
+        return -0.5 * z**2 - np.log(sigma) - 0.5 * np.log(2 * np.pi)
+
+    def predict(self, draws, X, n, rng):
+        return rng.normal(self.mean(draws, X), draws["sigma"][:, None])
+
+
+FAMILIES = {family.name: family for family in (Poisson(), NegBin(), Normal())}
+
+
+def family(model) -> Family:
+    if not isinstance(model, str):
+        raise TypeError(f"model must be a string, one of {sorted(FAMILIES)}, got {type(model).__name__}")
+    if model not in FAMILIES:
+        raise ValueError(f"unknown model {model!r}; choose one of {sorted(FAMILIES)}")
+    return FAMILIES[model]

@@ -1,0 +1,115 @@
+"""``fit``: one (pseudo) posterior fit of a synthesizer, and the :class:`Fit` it returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from . import _checks, stan
+from .diagnostics import summarize
+from .models import Family, family
+
+
+@dataclass(frozen=True, eq=False)
+class Fit:
+    """Draws of an alpha-weighted synthesizer and what follows from them.
+
+    Attributes
+    ----------
+    model : the family object (``.name`` is "poisson", "negbin" or "normal")
+    y, X : the confidential data the fit saw (X is None for the count models)
+    weights : (n,) the record weights alpha
+    draws : dict of arrays, draw axis first: (S,) for scalars, (S, K) for vectors
+    sampler : the sampler's per-draw values (divergent__, treedepth__, ...)
+    chains, backend, seed : how the draws were made
+    """
+    model: Family
+    y: np.ndarray
+    X: np.ndarray | None
+    weights: np.ndarray
+    draws: dict
+    sampler: dict = field(repr=False)
+    chains: int
+    backend: str
+    seed: int | None
+
+    @property
+    def n_draws(self) -> int:
+        return int(next(iter(self.draws.values())).shape[0])
+
+    @cached_property
+    def log_lik(self) -> np.ndarray:
+        """S x n *unweighted* per-record log-likelihood log p(y_i | theta_s)."""
+        return self.model.log_lik(self.draws, self.y, self.X)
+
+    @cached_property
+    def diagnostics(self) -> dict:
+        """max_rhat, min_ess_bulk, divergences, draws, chains (worst case over all parameters)."""
+        return summarize(self.draws, self.sampler, self.chains)
+
+    def subset(self, keep) -> "Fit":
+        """The same fit restricted to the draws where ``keep`` is True (e.g. after truncation)."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (self.n_draws,):
+            raise ValueError(f"keep must be a boolean mask of length {self.n_draws}, got shape {keep.shape}")
+        return Fit(self.model, self.y, self.X, self.weights,
+                   {k: v[keep] for k, v in self.draws.items()},
+                   {k: v[keep] for k, v in self.sampler.items()}, self.chains, self.backend, self.seed)
+
+    def synthesize(self, m: int, seed) -> np.ndarray:
+        """m synthetic datasets, shape (m, n): one per draw, from m draws evenly spaced over the fit.
+
+        Evenly spaced draws (rather than the last m) keep the datasets nearly independent.
+        ``seed`` is an int or a numpy Generator.
+        """
+        m = _checks.integer(m, "m", low=1)
+        if m > self.n_draws:
+            raise ValueError(f"m = {m} synthetic datasets need at least m draws; this fit has {self.n_draws}")
+        rng = np.random.default_rng(seed)
+        idx = np.linspace(0, self.n_draws - 1, m).round().astype(int)
+        chosen = {k: v[idx] for k, v in self.draws.items()}
+        return self.model.predict(chosen, self.X, self.y.size, rng)
+
+
+def _prior(fam: Family, prior) -> dict:
+    if prior is None:
+        return dict(fam.default_prior)
+    if not isinstance(prior, dict):
+        raise TypeError(f"prior must be a dict, got {type(prior).__name__}")
+    unknown = set(prior) - set(fam.default_prior)
+    if unknown:
+        raise ValueError(f"unknown prior setting(s) {sorted(unknown)} for {fam.name!r}; known: {sorted(fam.default_prior)}")
+    return {**fam.default_prior, **{k: _checks.real(v, f"prior[{k!r}]") for k, v in prior.items()}}
+
+
+def fit(model: str, y, *, weights=None, X=None, chains: int = 4, draws: int = 1000, warmup: int = 1000,
+        seed=None, prior: dict | None = None, emit_log_lik: bool = False) -> Fit:
+    """Fit the alpha-weighted (pseudo posterior) synthesizer ``model`` to ``y``.
+
+    Parameters
+    ----------
+    model : "poisson", "negbin" (mean mu, dispersion phi) or "normal" (linear regression on X)
+    y : (n,) data; non-negative integer counts for the count models
+    weights : (n,) alpha in [0, 1]; None means the unweighted posterior
+    X : (n, K) design matrix, normal model only (include an intercept column); None = intercept only
+    chains, draws, warmup : NUTS settings; draws are per chain, so S = chains * draws
+    seed : int for reproducible draws (same seed, same backend: identical draws); None picks one
+    prior : overrides of the default prior settings named in the Stan program's header
+    emit_log_lik : also return Stan's own per-record log-likelihood in ``draws["log_lik"]`` (tests)
+    """
+    fam = family(model)
+    y = fam.check_y(y)
+    X = fam.check_X(X, y.size)
+    alpha = _checks.weights(weights, y.size)
+    chains = _checks.integer(chains, "chains", low=1)
+    n_draws = _checks.integer(draws, "draws", low=1)
+    warmup = _checks.integer(warmup, "warmup", low=1)
+    seed = _checks.seed(seed)
+    if seed is None:
+        seed = int(np.random.default_rng().integers(2**31 - 1))
+    data = fam.stan_data(y, X, alpha, _prior(fam, prior), emit_log_lik)
+    out = stan.sample(fam.name, data, chains=chains, draws=n_draws, warmup=warmup, seed=seed)
+    keep = set(fam.params) | ({"log_lik"} if emit_log_lik else set())
+    params = {k: v for k, v in out.params.items() if k in keep}
+    return Fit(fam, y, X if fam.name == "normal" else None, alpha, params, out.sampler, chains, out.backend, seed)

@@ -1,0 +1,42 @@
+// Weighted (pseudo posterior) negative binomial synthesizer.
+//
+//   y_i ~ NegBinomial(mu, phi) with mean mu and variance mu + mu^2 / phi (Stan's neg_binomial_2),
+//   each record's log-likelihood multiplied by its weight alpha_i in [0, 1].
+//   Priors (weakly informative, scale-free for counts):
+//     log(mu) ~ Normal(prior_log_mu_mean, prior_log_mu_sd)   ppmlib default Normal(0, 10)
+//     1 / sqrt(phi) ~ Normal+(0, prior_inv_sqrt_phi_sd)      ppmlib default sd 1
+//   (the half-normal on 1/sqrt(phi) is the usual weakly informative choice for overdispersion:
+//   it puts mass on Poisson-like data without excluding strong overdispersion).
+//
+// Data: weights are data; emit_log_lik = 1 writes Stan's own unweighted neg_binomial_2_lpmf
+// per record (the tests compare ppmlib's numpy version with it).
+data {
+  int<lower=1> n;
+  array[n] int<lower=0> y;
+  vector<lower=0, upper=1>[n] weights;
+  real prior_log_mu_mean;
+  real<lower=0> prior_log_mu_sd;
+  real<lower=0> prior_inv_sqrt_phi_sd;
+  int<lower=0, upper=1> emit_log_lik;
+}
+parameters {
+  real log_mu;
+  real<lower=0> inv_sqrt_phi;
+}
+transformed parameters {
+  real<lower=0> mu = exp(log_mu);
+  real<lower=0> phi = inv_square(inv_sqrt_phi);
+}
+model {
+  log_mu ~ normal(prior_log_mu_mean, prior_log_mu_sd);
+  inv_sqrt_phi ~ normal(0, prior_inv_sqrt_phi_sd);
+  for (i in 1:n) {
+    target += weights[i] * neg_binomial_2_log_lpmf(y[i] | log_mu, phi);
+  }
+}
+generated quantities {
+  vector[emit_log_lik ? n : 0] log_lik;
+  for (i in 1:(emit_log_lik ? n : 0)) {
+    log_lik[i] = neg_binomial_2_lpmf(y[i] | mu, phi);
+  }
+}

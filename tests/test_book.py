@@ -1,0 +1,55 @@
+"""The book's structure: table of contents, MyST, cross-references and citations build cleanly.
+
+Execution is switched off here (the chapters themselves run in the nbval smoke tests); this
+catches a broken _toc.yml, a bad reference or a MyST error in seconds instead of at `make book`.
+"""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ppmlib import rerun
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_book_builds_with_warnings_as_errors(tmp_path):
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config["execute"]["execute_notebooks"] = "off"
+    cfg = tmp_path / "_config.yml"
+    cfg.write_text(yaml.safe_dump(config))
+    jb = Path(sys.executable).parent / "jupyter-book"
+    result = subprocess.run([str(jb), "build", str(ROOT), "--config", str(cfg), "--path-output", str(tmp_path),
+                             "-W", "-n", "--keep-going"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert (tmp_path / "_build" / "html" / "index.html").exists()
+
+
+def test_every_toc_chapter_has_a_parameters_cell_and_imports_ppmlib():
+    import jupytext
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    chapters = [entry["file"] for entry in toc.get("chapters", [])]
+    notebooks = [c for c in chapters if "kernelspec" in (ROOT / f"{c}.md").read_text()[:500]]
+    for chapter in notebooks:
+        nb = jupytext.read(ROOT / f"{chapter}.md")
+        assert rerun.parameter_names(nb), chapter
+        assert any("import ppmlib" in cell.source for cell in nb.cells if cell.cell_type == "code"), chapter
+
+
+def test_every_notebook_chapter_has_smoke_parameters():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    chapters = [entry["file"] for entry in toc.get("chapters", [])]
+    notebooks = {Path(c).name + ".md" for c in chapters if "kernelspec" in (ROOT / f"{c}.md").read_text()[:500]}
+    assert notebooks <= set(rerun.smoke_parameters())
+
+
+def test_parse_assignment():
+    assert rerun.parse_assignment("n=500") == ("n", 500)
+    assert rerun.parse_assignment("mus=[100, 100]") == ("mus", [100, 100])
+    assert rerun.parse_assignment("check_claims=False") == ("check_claims", False)
+    assert rerun.parse_assignment("model=negbin") == ("model", "negbin")
+    with pytest.raises(Exception, match="name=value"):
+        rerun.parse_assignment("n500")

@@ -1,0 +1,43 @@
+"""The pip route (pyproject.toml) and the conda route (environment.yml) install the same packages."""
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+# conda-only: the interpreter, pip itself, and CmdStan (which the pip route cannot install)
+CONDA_ONLY = {"python", "pip", "cmdstan"}
+
+
+def _name(spec: str) -> str:
+    return re.split(r"[<>=!~ \[;]", spec.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _pip_packages() -> dict:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = project["dependencies"] + [s for extra in project["optional-dependencies"].values() for s in extra]
+    return {_name(s): s.replace(" ", "") for s in specs}
+
+
+def _conda_packages() -> dict:
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    specs = [s for s in env["dependencies"] if isinstance(s, str)]
+    return {_name(s): s.replace(" ", "") for s in specs if _name(s) not in CONDA_ONLY}
+
+
+def test_same_packages_in_both_routes():
+    assert set(_pip_packages()) == set(_conda_packages())
+
+
+def test_same_version_bounds_in_both_routes():
+    assert _pip_packages() == _conda_packages()
+
+
+def test_jupyter_book_pinned_to_the_1x_line():
+    assert _pip_packages()["jupyter-book"] == "jupyter-book>=1.0.4,<2"
+
+
+def test_conda_route_brings_cmdstan():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert any(_name(s) == "cmdstan" for s in env["dependencies"] if isinstance(s, str))

@@ -1,0 +1,167 @@
+"""Stan fits through ppmlib.fit: exact answers, Stan's own log densities, reproducibility, errors."""
+import numpy as np
+import pytest
+from scipy import stats
+
+import ppmlib
+from ppmlib import stan
+from ppmlib.diagnostics import ess_bulk, rhat
+
+pytestmark = pytest.mark.stan
+
+needs_cmdstan = pytest.mark.skipif(
+    not stan.cmdstan_available(),
+    reason="no CmdStan installation found (the conda-forge route in environment.yml provides one); "
+           "the pip route runs the same programs through PyStan")
+
+
+@pytest.fixture(scope="module")
+def counts():
+    return ppmlib.simulate.nb_mixture(60, [100, 100], [5, 20], [0.2, 0.8], seed=11)
+
+
+def test_weighted_poisson_matches_conjugate_gamma(counts):
+    a, b = 2.0, 0.5
+    w = np.random.default_rng(3).uniform(0.1, 1.0, counts.size)
+    fit = ppmlib.fit("poisson", counts, weights=w, seed=7, prior={"prior_shape": a, "prior_rate": b})
+    shape, rate = a + np.sum(w * counts), b + np.sum(w)
+    lam = fit.draws["lambda"]
+    ess = fit.diagnostics["min_ess_bulk"]
+    exact_mean, exact_sd = shape / rate, np.sqrt(shape) / rate
+    assert abs(lam.mean() - exact_mean) < 4 * exact_sd / np.sqrt(ess)
+    assert abs(lam.std() - exact_sd) < 4 * exact_sd / np.sqrt(2 * ess)
+    # and the whole distribution, not just two moments
+    assert stats.kstest(lam[::4], stats.gamma(shape, scale=1 / rate).cdf).pvalue > 1e-3
+
+
+def test_downweighting_widens_the_posterior(counts):
+    full = ppmlib.fit("poisson", counts, seed=1)
+    half = ppmlib.fit("poisson", counts, weights=np.full(counts.size, 0.25), seed=1)
+    # a scalar weight 1/4 is a quarter of the data: sd roughly doubles
+    ratio = half.draws["lambda"].std() / full.draws["lambda"].std()
+    assert 1.8 < ratio < 2.2
+
+
+@pytest.mark.parametrize("model", ["poisson", "negbin", "normal"])
+def test_log_lik_equals_stans_own_lpmf(model, counts):
+    X = None
+    y = counts
+    if model == "normal":
+        rng = np.random.default_rng(2)
+        x = rng.normal(size=counts.size)
+        X = np.column_stack([np.ones_like(x), x])
+        y = 1.0 + 0.5 * x + rng.normal(scale=0.7, size=x.size)
+    fit = ppmlib.fit(model, y, X=X, seed=5, draws=200, warmup=300, emit_log_lik=True)
+    assert fit.log_lik.shape == (4 * 200, y.size)
+    np.testing.assert_allclose(fit.log_lik, fit.draws["log_lik"], rtol=1e-9, atol=1e-9)
+
+
+def test_same_seed_same_draws_weights_and_delta(counts):
+    def run():
+        f0 = ppmlib.fit("negbin", counts, seed=42, draws=300, warmup=300)
+        w = ppmlib.lw_weights(f0.log_lik, c=0.9, g=0.05)
+        f1 = ppmlib.fit("negbin", counts, weights=w, seed=43, draws=300, warmup=300)
+        return f1.draws["mu"], w, ppmlib.lipschitz_bound(f1.log_lik, w), f1.synthesize(5, seed=1)
+    first, second = run(), run()
+    for a, b in zip(first, second):
+        assert np.array_equal(a, b)
+
+
+def test_different_seed_different_draws(counts):
+    a = ppmlib.fit("poisson", counts, seed=1, draws=100, warmup=100).draws["lambda"]
+    b = ppmlib.fit("poisson", counts, seed=2, draws=100, warmup=100).draws["lambda"]
+    assert not np.array_equal(a, b)
+
+
+def test_synthesize_shapes_and_posterior_predictive_moments(counts):
+    fit = ppmlib.fit("negbin", counts, seed=3)
+    syn = fit.synthesize(200, seed=9)
+    assert syn.shape == (200, counts.size) and syn.dtype.kind == "i"
+    # the synthetic data's overall mean sits near the posterior mean of mu
+    # 12,000 values with sd about 30 and 200 draws of mu with sd about 4: the means agree within 1.5
+    assert abs(syn.mean() - fit.draws["mu"].mean()) < 1.5
+    assert abs(syn.var() / (fit.draws["mu"] + fit.draws["mu"] ** 2 / fit.draws["phi"]).mean() - 1) < 0.15
+    with pytest.raises(ValueError, match="need at least m draws"):
+        fit.synthesize(fit.n_draws + 1, seed=1)
+
+
+def test_normal_regression_recovers_coefficients():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=400)
+    X = np.column_stack([np.ones_like(x), x])
+    y = 2.0 - 1.0 * x + rng.normal(scale=0.5, size=x.size)
+    fit = ppmlib.fit("normal", y, X=X, seed=2)
+    ols, *_ = np.linalg.lstsq(X, y, rcond=None)
+    np.testing.assert_allclose(fit.draws["beta"].mean(axis=0), ols, atol=0.01)
+    assert fit.draws["beta"].shape == (4000, 2)
+    assert abs(fit.draws["sigma"].mean() - 0.5) < 0.05
+
+
+def test_diagnostics_reported(counts):
+    d = ppmlib.fit("poisson", counts, seed=4).diagnostics
+    assert set(d) >= {"max_rhat", "min_ess_bulk", "divergences"}
+    assert d["max_rhat"] < 1.01 and d["min_ess_bulk"] > 400 and d["divergences"] == 0
+
+
+def test_ess_and_rhat_on_known_chains():
+    rng = np.random.default_rng(0)
+    rho, n, chains = 0.5, 20000, 4
+    x = np.empty((chains, n))
+    x[:, 0] = rng.normal(size=chains)
+    for t in range(1, n):
+        x[:, t] = rho * x[:, t - 1] + np.sqrt(1 - rho**2) * rng.normal(size=chains)
+    # AR(1): ESS = N (1 - rho) / (1 + rho)
+    expected = chains * n * (1 - rho) / (1 + rho)
+    assert abs(ess_bulk(x.reshape(-1), chains) / expected - 1) < 0.1
+    assert rhat(x.reshape(-1), chains) < 1.01
+    shifted = x + np.arange(chains)[:, None]  # chains that disagree
+    assert rhat(shifted.reshape(-1), chains) > 1.5
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(model="gaussian", y=[1, 2]), ValueError, "unknown model 'gaussian'"),
+    (dict(model=3, y=[1, 2]), TypeError, "model must be a string"),
+    (dict(model="poisson", y=[1, -2]), ValueError, "non-negative counts"),
+    (dict(model="negbin", y=[1, 2.5]), ValueError, "integer counts"),
+    (dict(model="poisson", y=[1, np.nan]), ValueError, "y has 1 non-finite"),
+    (dict(model="normal", y=[1.0, np.inf]), ValueError, "y has 1 non-finite"),
+    (dict(model="poisson", y=[1, 2], weights=[0.5, 1.5]), ValueError, "weights must lie in"),
+    (dict(model="poisson", y=[1, 2], weights=[0.5]), ValueError, "weights has length 1"),
+    (dict(model="normal", y=[1.0, 2.0], X=np.ones((3, 2))), ValueError, "X must be an"),
+    (dict(model="normal", y=[1.0, 2.0], X=np.ones(2)), ValueError, "X must be an"),
+    (dict(model="poisson", y=[1, 2], X=np.ones((2, 1))), ValueError, "X is only used"),
+    (dict(model="poisson", y=[1, 2], chains=2.0), TypeError, "chains must be an integer"),
+    (dict(model="poisson", y=[1, 2], draws=0), ValueError, "draws must be >= 1"),
+    (dict(model="poisson", y=[1, 2], seed=-1), ValueError, "seed must be >= 0"),
+    (dict(model="poisson", y=[1, 2], prior={"shape": 1}), ValueError, "unknown prior setting"),
+])
+def test_fit_rejects_bad_input_before_sampling(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        ppmlib.fit(kwargs.pop("model"), kwargs.pop("y"), **kwargs)
+
+
+def test_forced_backend_must_exist(monkeypatch):
+    monkeypatch.setenv("PPMLIB_BACKEND", "nonsense")
+    with pytest.raises(ValueError, match="PPMLIB_BACKEND must be one of"):
+        stan.backend()
+    if not stan.cmdstan_available():
+        monkeypatch.setenv("PPMLIB_BACKEND", "cmdstanpy")
+        with pytest.raises(stan.BackendUnavailableError, match="no CmdStan installation"):
+            stan.backend()
+
+
+@needs_cmdstan
+def test_both_backends_give_draws_in_the_same_form(monkeypatch, counts):
+    forms = {}
+    for name in ("cmdstanpy", "pystan"):
+        monkeypatch.setenv("PPMLIB_BACKEND", name)
+        fit = ppmlib.fit("negbin", counts, seed=3, draws=500, warmup=500)
+        forms[name] = fit
+        assert fit.backend == name
+    a, b = forms["cmdstanpy"], forms["pystan"]
+    assert a.draws.keys() == b.draws.keys()
+    for key in a.draws:
+        assert a.draws[key].shape == b.draws[key].shape
+    assert a.log_lik.shape == b.log_lik.shape
+    # same posterior, different random streams: means agree within Monte Carlo error
+    assert abs(a.draws["mu"].mean() - b.draws["mu"].mean()) < 5 * a.draws["mu"].std() / np.sqrt(500)

@@ -1,0 +1,145 @@
+"""Bounds and weights against hand computations on small arrays."""
+import numpy as np
+import pytest
+
+import ppmlib
+from ppmlib.weights import isolation_risks
+
+# 3 draws x 4 records; by hand: max_s |f| per record = [3, 1, 5, 2]
+L = np.array([[-1.0, -0.5, -5.0, -2.0],
+              [-3.0, -1.0, -4.0, -1.5],
+              [-2.0, -0.2, -4.5, -0.1]])
+
+
+def test_record_bounds_unweighted_is_column_max_of_abs():
+    np.testing.assert_allclose(ppmlib.record_bounds(L), [3, 1, 5, 2])
+    assert ppmlib.lipschitz_bound(L) == 5.0
+    assert ppmlib.epsilon(5.0) == 10.0
+
+
+def test_record_bounds_weighted():
+    w = np.array([0.5, 1.0, 0.2, 0.0])
+    np.testing.assert_allclose(ppmlib.record_bounds(L, w), [1.5, 1.0, 1.0, 0.0])
+    assert ppmlib.lipschitz_bound(L, w) == 1.5
+
+
+def test_equals_authors_leave_one_out_double_loop():
+    rng = np.random.default_rng(0)
+    LL = -rng.gamma(2.0, 2.0, size=(30, 12))
+    w = rng.uniform(size=12)
+    wl = LL * w
+    loo = np.array([[abs(wl[s].sum() - np.delete(wl[s], i).sum()) for i in range(12)] for s in range(30)])
+    np.testing.assert_allclose(ppmlib.record_bounds(LL, w), loo.max(axis=0), rtol=1e-12)
+
+
+def test_truncation_drops_draws_above_quantile():
+    # per-draw maxima: [5, 4, 4.5]; q = 0.5 -> quantile 4.5 -> drop draw 0 (5 > 4.5)
+    mask = ppmlib.kept_draws(L, q=0.5)
+    assert mask.tolist() == [False, True, True]
+    np.testing.assert_allclose(ppmlib.record_bounds(L, q=0.5), [3, 1, 4.5, 1.5])
+
+
+def test_non_finite_log_lik_gets_zero_weight_and_finite_bound():
+    LL = L.copy()
+    LL[1, 2] = -np.inf
+    w = ppmlib.lw_weights(LL)
+    assert w[2] == 0.0
+    # the remaining finite maxima [3, 1, 2] scale to risks [1, 0, 0.5]
+    np.testing.assert_allclose(w[[0, 1, 3]], [0.0, 1.0, 0.5])
+    assert np.isfinite(ppmlib.lipschitz_bound(LL, w))
+    assert ppmlib.lipschitz_bound(LL) == np.inf  # unweighted: honestly infinite
+
+
+def test_lw_weights_by_hand():
+    # f = [3, 1, 5, 2] -> r = (f - 1) / 4 = [0.5, 0, 1, 0.25] -> alpha = 1 - r
+    np.testing.assert_allclose(ppmlib.lw_weights(L), [0.5, 1.0, 0.0, 0.75])
+    # c = 0.6, g = 0.1: 0.6 (1 - r) + 0.1
+    np.testing.assert_allclose(ppmlib.lw_weights(L, c=0.6, g=0.1), [0.4, 0.7, 0.1, 0.55])
+    # clipping at both ends: c = 2, g = -0.5 -> [0.5, 1.5->1, -0.5->0, 1.0]
+    np.testing.assert_allclose(ppmlib.lw_weights(L, c=2.0, g=-0.5), [0.5, 1.0, 0.0, 1.0])
+
+
+def test_lw_weights_ties_and_all_equal():
+    tied = np.array([[-2.0, -2.0, -1.0]])
+    np.testing.assert_allclose(ppmlib.lw_weights(tied), [0.0, 0.0, 1.0])
+    equal = np.full((4, 3), -1.5)
+    np.testing.assert_allclose(ppmlib.lw_weights(equal, c=0.8, g=0.05), [0.85, 0.85, 0.85])
+
+
+def test_lw_weights_with_truncation():
+    # q = 0.5 bounds [3, 1, 4.5, 1.5] -> r = (f - 1) / 3.5
+    r = (np.array([3, 1, 4.5, 1.5]) - 1) / 3.5
+    np.testing.assert_allclose(ppmlib.lw_weights(L, q=0.5), 1 - r)
+
+
+def test_isolation_risks_by_hand():
+    y = np.array([0, 1, 2, 10, 11])
+    # radius 1: record 0 has {0, 1} inside -> 3/5 outside; record 2 has {1, 2} -> 3/5; record 3 {10, 11}
+    np.testing.assert_allclose(isolation_risks(y, 1.0), [0.6, 0.4, 0.6, 0.6, 0.6])
+    np.testing.assert_allclose(ppmlib.cw_weights(y, 1.0), [0.4, 0.6, 0.4, 0.4, 0.4])
+    np.testing.assert_allclose(ppmlib.cw_weights(y, 1.0, c=0.5, g=0.3), [0.5, 0.6, 0.5, 0.5, 0.5])
+
+
+def test_isolation_risks_relative_radius_and_brute_force():
+    y = np.array([10.0, 12.0, 20.0, 100.0])
+    # r_i = 0.2 |y_i| = [2, 2.4, 4, 20]: record 0 sees {10, 12}; 1 sees {10, 12}; 2 sees {20}; 3 sees {100}
+    np.testing.assert_allclose(isolation_risks(y, 0.2, relative=True), [0.5, 0.5, 0.75, 0.75])
+    z = np.random.default_rng(1).poisson(30, 300)
+    brute = (np.abs(z[None, :] - z[:, None]) > 4).sum(axis=1) / z.size
+    np.testing.assert_allclose(isolation_risks(z, 4.0), brute)
+
+
+def test_reweight_by_hand():
+    w = np.array([0.5, 0.2, 0.9, 0.4])
+    b = np.array([2.0, 1.0, 4.0, 0.0])
+    # k Delta / Delta_i with Delta = 4, k = 0.95: [0.95, 0.76, 0.855, keep 0.4]
+    np.testing.assert_allclose(ppmlib.reweight(w, b, 0.95), [0.95, 0.76, 0.855, 0.4])
+    np.testing.assert_allclose(ppmlib.reweight(w, b, 2.0), [1.0, 1.0, 1.0, 0.4])
+
+
+def test_scalar_weights():
+    np.testing.assert_allclose(ppmlib.scalar_weights(0.375, 3), [0.375] * 3)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: ppmlib.record_bounds(L, [0.5, 1.2, 0.1, 0.1]), "weights must lie in"),
+    (lambda: ppmlib.record_bounds(L, [-0.1, 1, 0.1, 0.1]), "weights must lie in"),
+    (lambda: ppmlib.record_bounds(L, [0.5, 1.0]), "weights has length 2"),
+    (lambda: ppmlib.record_bounds(L, [np.nan, 1, 1, 1]), "weights has 1 non-finite"),
+    (lambda: ppmlib.record_bounds(L, q=0.0), "q must lie in"),
+    (lambda: ppmlib.record_bounds(L, q=1.5), "q must lie in"),
+    (lambda: ppmlib.record_bounds(np.array([[np.nan, 1.0]])), "log_lik contains NaN"),
+    (lambda: ppmlib.record_bounds(np.ones(3)), "log_lik must be 2-dimensional"),
+    (lambda: ppmlib.cw_weights([1, 2, 3], radius=0.0), "radius must lie in"),
+    (lambda: ppmlib.cw_weights([1, 2, 3], radius=-1.0), "radius must lie in"),
+    (lambda: ppmlib.cw_weights([1, np.nan, 3], radius=1.0), "y has 1 non-finite"),
+    (lambda: ppmlib.lw_weights(L, c=-1.0), "c must lie in"),
+    (lambda: ppmlib.reweight([0.5], [1.0], k=0.0), "k must lie in"),
+    (lambda: ppmlib.simulate.nb_mixture(10, [100], [5, 20], [1.0], seed=1), "same length"),
+    (lambda: ppmlib.simulate.nb_mixture(10, [100, 100], [5, 20], [0.5, 0.6], seed=1), "sum to 1"),
+])
+def test_bad_input_value_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: ppmlib.record_bounds(L, q="0.5"), "q must be a real number"),
+    (lambda: ppmlib.cw_weights([1, 2], radius="1"), "radius must be a real number"),
+    (lambda: ppmlib.cw_weights([1, 2], radius=1.0, relative="yes"), "relative must be True or False"),
+    (lambda: ppmlib.simulate.poisson(10.5, 100, seed=1), "n must be an integer"),
+    (lambda: ppmlib.record_bounds([["a", "b"]]), "log_lik must be numeric"),
+])
+def test_bad_input_type_errors(call, match):
+    with pytest.raises(TypeError, match=match):
+        call()
+
+
+def test_simulate_designs_are_seeded_and_have_the_right_moments():
+    a = ppmlib.simulate.poisson(20000, 100, seed=5)
+    assert np.array_equal(a, ppmlib.simulate.poisson(20000, 100, seed=5))
+    assert abs(a.mean() - 100) < 0.5 and abs(a.var() - 100) < 5
+    b = ppmlib.simulate.nb_mixture(40000, [100, 100], [5, 20], [0.2, 0.8], seed=5)
+    # mixture of equal means: mean 100, variance 100 + 100^2 (0.2/5 + 0.8/20) = 900
+    assert abs(b.mean() - 100) < 1.0
+    assert abs(b.var() - 900) < 45
