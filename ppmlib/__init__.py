@@ -5,9 +5,12 @@ The thin library behind the ppm-book chapters. Public names:
 * :func:`fit` / :class:`Fit`: an alpha-weighted synthesizer fitted with Stan (cmdstanpy or PyStan 3)
 * :func:`record_bounds`, :func:`lipschitz_bound`, :func:`epsilon`: Lipschitz bounds from draws
 * :func:`lw_weights`, :func:`cw_weights`, :func:`scalar_weights`, :func:`reweight`: record weights
+* :func:`synthesizer` / :class:`Synthesis`: one weighting scheme end to end (weights, fit, bounds,
+  Delta, epsilon, synthetic data); :func:`match_delta`: refit until Delta matches a target
 * :mod:`ppmlib.simulate`: the papers' simulation designs
 """
 from . import simulate
+from .mechanism import CalibrationError, Synthesis, match_delta, synthesizer
 from .lipschitz import epsilon, kept_draws, lipschitz_bound, record_bounds
 from .posterior import Fit, fit
 from .stan import BackendUnavailableError, backend
@@ -17,5 +20,6 @@ __all__ = [
     "Fit", "fit", "simulate", "record_bounds", "lipschitz_bound", "epsilon", "kept_draws",
     "lw_weights", "lw_risks", "cw_weights", "isolation_risks", "scalar_weights", "reweight", "risk_to_weight",
     "backend", "BackendUnavailableError",
+    "synthesizer", "Synthesis", "match_delta", "CalibrationError",
 ]
 __version__ = "0.1.0"

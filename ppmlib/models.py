@@ -32,6 +32,10 @@ class Family:
     def log_lik(self, draws: dict, y, X) -> np.ndarray:
         raise NotImplementedError
 
+    def location(self, draws: dict) -> np.ndarray:
+        """Draws of the family's mean parameter (the papers' mu), shape (S,)."""
+        raise NotImplementedError
+
     def predict(self, draws: dict, X, n: int, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
@@ -47,6 +51,9 @@ class Poisson(Family):
     def log_lik(self, draws, y, X):
         lam = draws["lambda"][:, None]
         return y * np.log(lam) - lam - special.gammaln(y + 1.0)
+
+    def location(self, draws):
+        return draws["lambda"]
 
     def predict(self, draws, X, n, rng):
         return rng.poisson(draws["lambda"][:, None], size=(draws["lambda"].size, n))
@@ -65,6 +72,9 @@ class NegBin(Family):
         log_total = np.log(mu + phi)
         return (special.gammaln(y + phi) - special.gammaln(phi) - special.gammaln(y + 1.0)
                 + phi * (np.log(phi) - log_total) + y * (np.log(mu) - log_total))
+
+    def location(self, draws):
+        return draws["mu"]
 
     def predict(self, draws, X, n, rng):
         mu, phi = draws["mu"][:, None], draws["phi"][:, None]
@@ -93,6 +103,9 @@ class Normal(Family):
     def mean(self, draws, X) -> np.ndarray:
         """Model mean X_i beta_s of every record under every draw, S x n."""
         return draws["beta"] @ X.T
+
+    def location(self, draws):
+        return draws["beta"][:, 0]  # the intercept (the mean when X is intercept-only)
 
     def log_lik(self, draws, y, X):
         sigma = draws["sigma"][:, None]

@@ -1,0 +1,171 @@
+"""The pseudo posterior mechanism end to end, and the loops that calibrate it.
+
+:func:`synthesizer` runs one weighting scheme: weights -> alpha-weighted fit -> (optional draw
+truncation) -> by-record bounds, Delta, epsilon -> m synthetic datasets, and returns everything
+in one :class:`Synthesis`. :func:`match_delta` refits until a scheme's Delta matches a target
+(the SW scalar weight, or CW's scale c, matched to LW).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import _checks
+from .lipschitz import epsilon as _epsilon
+from .lipschitz import kept_draws, record_bounds
+from .posterior import Fit, fit
+from .weights import cw_weights, lw_weights, scalar_weights
+
+SCHEMES = ("unweighted", "lw", "cw", "sw", "custom")
+LABELS = {"unweighted": "Unweighted", "lw": "LW", "cw": "CW", "sw": "SW", "custom": "Custom"}
+
+
+class CalibrationError(RuntimeError):
+    """A calibration loop did not reach its target within its iterations (the history says how close)."""
+
+
+@dataclass(eq=False)
+class Synthesis:
+    """One synthesizer's complete result.
+
+    name : label used in tables and figures ("Unweighted", "LW", "CW", "SW", ...)
+    scheme : the weighting scheme, one of SCHEMES
+    settings : what produced the weights (c, g, radius, a, q, ...)
+    weights : (n,) alpha
+    fit : the alpha-weighted fit, restricted to the draws kept by the truncation q
+    bounds : (n,) by-record Lipschitz bounds;  delta = max(bounds);  epsilon = 2 delta
+    synthetic : (m, n) synthetic datasets, one per draw
+    calibration : filled by :func:`match_delta` (parameter, value, target, history)
+    """
+    name: str
+    scheme: str
+    settings: dict
+    weights: np.ndarray
+    fit: Fit
+    bounds: np.ndarray
+    delta: float
+    epsilon: float
+    synthetic: np.ndarray
+    calibration: dict = field(default_factory=dict)
+
+    @property
+    def diagnostics(self) -> dict:
+        return self.fit.diagnostics
+
+    @property
+    def location_draws(self) -> np.ndarray:
+        """Draws of the mean parameter (mu) of the pseudo posterior."""
+        return self.fit.model.location(self.fit.draws)
+
+    def summary(self) -> dict:
+        """One row for a table: Delta, epsilon, weights and diagnostics."""
+        d = self.diagnostics
+        return {"synthesizer": self.name, "Delta": self.delta, "epsilon": self.epsilon,
+                "mean weight": float(self.weights.mean()), "min weight": float(self.weights.min()),
+                "max R-hat": d["max_rhat"], "min bulk ESS": d["min_ess_bulk"], "divergences": d["divergences"]}
+
+
+def _seeds(seed) -> tuple[int, int]:
+    """Two independent seeds (fit, synthesis) from one, so a single number reproduces a run."""
+    fit_seed, syn_seed = np.random.SeedSequence(_checks.seed(seed)).generate_state(2)
+    return int(fit_seed % (2**31 - 1)), int(syn_seed)
+
+
+def scheme_weights(scheme: str, y, *, base: Fit | None = None, c: float = 1.0, g: float = 0.0,
+                   radius: float | None = None, relative: bool = False, a: float | None = None,
+                   weights=None, q: float = 1.0) -> np.ndarray:
+    """The weights alpha of a scheme (no fitting except what ``base`` already holds)."""
+    n = np.asarray(y).shape[0]
+    if scheme == "unweighted":
+        return np.ones(n)
+    if scheme == "lw":
+        if base is None:
+            raise ValueError("scheme 'lw' needs base=, the unweighted fit whose log-likelihood sets the weights")
+        return lw_weights(base.log_lik, c=c, g=g, q=q)
+    if scheme == "cw":
+        if radius is None:
+            raise ValueError("scheme 'cw' needs a radius (absolute, or a fraction of |y_i| with relative=True)")
+        return cw_weights(y, radius, c=c, g=g, relative=relative)
+    if scheme == "sw":
+        if a is None:
+            raise ValueError("scheme 'sw' needs the scalar weight a in [0, 1]")
+        return scalar_weights(a, n)
+    if scheme == "custom":
+        if weights is None:
+            raise ValueError("scheme 'custom' needs weights=")
+        return _checks.weights(weights, n)
+    raise ValueError(f"unknown scheme {scheme!r}; choose one of {SCHEMES}")
+
+
+def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, base=None, c: float = 1.0,
+                g: float = 0.0, radius: float | None = None, relative: bool = False, a: float | None = None,
+                weights=None, q: float = 1.0, m: int = 20, chains: int = 4, draws: int = 1000,
+                warmup: int = 1000, seed: int = 0, name: str | None = None, prior: dict | None = None) -> Synthesis:
+    """Run one weighting scheme of the pseudo posterior mechanism end to end.
+
+    scheme : "unweighted"; "lw" (needs ``base``, the unweighted Fit or Synthesis; uses c, g, q);
+             "cw" (needs ``radius``; uses c, g, relative); "sw" (needs the scalar ``a``);
+             "custom" (needs ``weights``)
+    q : draw truncation level (1 keeps every draw); dropped draws are not used for synthesis either
+    m : number of synthetic datasets; seed : one integer reproduces weights, draws and datasets
+    """
+    if not isinstance(scheme, str):
+        raise TypeError(f"scheme must be a string, one of {SCHEMES}")
+    base_fit = base.fit if isinstance(base, Synthesis) else base
+    alpha = scheme_weights(scheme, y, base=base_fit, c=c, g=g, radius=radius, relative=relative,
+                           a=a, weights=weights, q=q)
+    fit_seed, syn_seed = _seeds(seed)
+    posterior = fit(model, y, weights=alpha, X=X, chains=chains, draws=draws, warmup=warmup,
+                    seed=fit_seed, prior=prior)
+    kept = posterior.subset(kept_draws(posterior.log_lik, alpha, q))
+    bounds = record_bounds(kept.log_lik, alpha)
+    delta = float(bounds.max())
+    settings = {"c": c, "g": g, "radius": radius, "relative": relative, "a": a, "q": q, "seed": seed}
+    used = {"unweighted": ("q", "seed"), "lw": ("c", "g", "q", "seed"), "cw": ("c", "g", "radius", "relative", "q", "seed"),
+            "sw": ("a", "q", "seed"), "custom": ("q", "seed")}[scheme]
+    return Synthesis(name or LABELS[scheme], scheme, {k: settings[k] for k in used}, alpha, kept, bounds,
+                     delta, _epsilon(delta), kept.synthesize(m, syn_seed))
+
+
+def match_delta(make: Callable[[float], Synthesis], target: float, start: float, low: float, high: float,
+                *, parameter: str = "x", rtol: float = 0.03, max_iter: int = 12, progress: bool = True) -> Synthesis:
+    """Find x in [low, high] with make(x).delta within ``rtol`` of ``target``; Delta must rise with x.
+
+    Each evaluation is a refit. The update x <- x * target / Delta(x) uses that Delta is close to
+    proportional to a weight scale; a step that leaves the current bracket is replaced by
+    bisection, so the loop cannot wander. Raises :class:`CalibrationError` with the history if
+    ``max_iter`` refits do not get within ``rtol``.
+    """
+    target = _checks.real(target, "target", low=0, low_open=True)
+    rtol = _checks.real(rtol, "rtol", low=0, low_open=True)
+    low, high = _checks.real(low, "low"), _checks.real(high, "high")
+    x = _checks.real(start, "start", low=low, high=high)
+    history = []
+    bar = _progress(max_iter, f"matching Delta by {parameter}", progress)
+    try:
+        for _ in range(max_iter):
+            result = make(x)
+            history.append((x, result.delta))
+            bar.update(1)
+            bar.set_postfix({parameter: f"{x:.4g}", "Delta": f"{result.delta:.3f}", "target": f"{target:.3f}"})
+            if abs(result.delta - target) <= rtol * target:
+                result.calibration = {"parameter": parameter, "value": x, "target": target, "rtol": rtol,
+                                      "iterations": len(history), "history": history}
+                return result
+            if result.delta > target:
+                high = x
+            else:
+                low = x
+            proposal = x * target / result.delta if result.delta > 0 else high
+            x = proposal if low < proposal < high else 0.5 * (low + high)
+    finally:
+        bar.close()
+    raise CalibrationError(f"Delta did not reach {target:.4g} (rtol {rtol}) in {max_iter} refits of {parameter}; "
+                           f"tried ({parameter}, Delta): " + ", ".join(f"({p:.4g}, {d:.4g})" for p, d in history))
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
