@@ -10,8 +10,10 @@ The thin library behind the ppm-book chapters. Public names:
 * :mod:`ppmlib.simulate`: the papers' simulation designs
 """
 from . import simulate
-from .mechanism import CalibrationError, Synthesis, match_delta, synthesizer
-from .lipschitz import epsilon, kept_draws, lipschitz_bound, record_bounds
+from . import claims, diagnostics, plots, utility
+from .claims import Claims
+from .mechanism import CalibrationError, Synthesis, match_delta, matched_comparison, summary_table, synthesizer
+from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, record_bounds
 from .posterior import Fit, fit
 from .stan import BackendUnavailableError, backend
 from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight, risk_to_weight, scalar_weights
@@ -20,6 +22,7 @@ __all__ = [
     "Fit", "fit", "simulate", "record_bounds", "lipschitz_bound", "epsilon", "kept_draws",
     "lw_weights", "lw_risks", "cw_weights", "isolation_risks", "scalar_weights", "reweight", "risk_to_weight",
     "backend", "BackendUnavailableError",
-    "synthesizer", "Synthesis", "match_delta", "CalibrationError",
+    "synthesizer", "Synthesis", "match_delta", "matched_comparison", "summary_table", "CalibrationError",
+    "near_max_share", "Claims", "claims", "diagnostics", "plots", "utility",
 ]
 __version__ = "0.1.0"

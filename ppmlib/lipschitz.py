@@ -59,3 +59,12 @@ def lipschitz_bound(log_lik, weights=None, q: float = 1.0) -> float:
 def epsilon(delta: float) -> float:
     """Privacy budget of one draw (and of one synthetic dataset made from it): 2 Delta."""
     return 2.0 * float(delta)
+
+
+def near_max_share(bounds, fraction: float = 0.9) -> float:
+    """Share of records whose bound is at least ``fraction`` of the maximum: high means the
+    privacy budget Delta is spent evenly (an efficient weighting), low means many records are
+    down-weighted more than the guarantee needs."""
+    bounds = _checks.finite_array(bounds, "bounds", ndim=1)
+    fraction = _checks.real(fraction, "fraction", low=0, high=1)
+    return float(np.mean(bounds >= fraction * bounds.max()))

@@ -133,15 +133,19 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
                 *, parameter: str = "x", rtol: float = 0.03, max_iter: int = 12, progress: bool = True) -> Synthesis:
     """Find x in [low, high] with make(x).delta within ``rtol`` of ``target``; Delta must rise with x.
 
-    Each evaluation is a refit. The update x <- x * target / Delta(x) uses that Delta is close to
-    proportional to a weight scale; a step that leaves the current bracket is replaced by
-    bisection, so the loop cannot wander. Raises :class:`CalibrationError` with the history if
-    ``max_iter`` refits do not get within ``rtol``.
+    Each evaluation is a refit. The first step x <- x * target / Delta(x) uses that Delta is
+    roughly proportional to a weight scale; until the target is bracketed by two evaluations the
+    loop bisects; once it is, regula falsi (Illinois variant) interpolates between the ends. A step that would leave the
+    bracket is replaced by bisection, so the loop cannot wander. Raises :class:`CalibrationError`
+    with the history if ``max_iter`` refits do not get within ``rtol``.
     """
     target = _checks.real(target, "target", low=0, low_open=True)
     rtol = _checks.real(rtol, "rtol", low=0, low_open=True)
     low, high = _checks.real(low, "low"), _checks.real(high, "high")
     x = _checks.real(start, "start", low=low, high=high)
+    # bracket ends as (x, Delta(x) - target), the second None until evaluated
+    below, above = (low, None), (high, None)
+    last_side = None
     history = []
     bar = _progress(max_iter, f"matching Delta by {parameter}", progress)
     try:
@@ -154,18 +158,72 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
                 result.calibration = {"parameter": parameter, "value": x, "target": target, "rtol": rtol,
                                       "iterations": len(history), "history": history}
                 return result
-            if result.delta > target:
-                high = x
+            side = "above" if result.delta > target else "below"
+            if side == "above":
+                above = (x, result.delta - target)
+                if last_side == "above" and below[1] is not None:  # Illinois: stop regula falsi stalling
+                    below = (below[0], below[1] / 2)
             else:
-                low = x
-            proposal = x * target / result.delta if result.delta > 0 else high
-            x = proposal if low < proposal < high else 0.5 * (low + high)
+                below = (x, result.delta - target)
+                if last_side == "below" and above[1] is not None:
+                    above = (above[0], above[1] / 2)
+            last_side = side
+            x = _next_point(x, result.delta, target, below, above, first=len(history) == 1)
     finally:
         bar.close()
     raise CalibrationError(f"Delta did not reach {target:.4g} (rtol {rtol}) in {max_iter} refits of {parameter}; "
                            f"tried ({parameter}, Delta): " + ", ".join(f"({p:.4g}, {d:.4g})" for p, d in history))
 
 
+def _next_point(x, delta, target, below, above, first: bool) -> float:
+    (x_lo, f_lo), (x_hi, f_hi) = below, above
+    if f_lo is not None and f_hi is not None and f_hi > f_lo:
+        proposal = x_lo - f_lo * (x_hi - x_lo) / (f_hi - f_lo)  # regula falsi: zero of the chord
+    else:
+        # one proportional guess, then bisect until the target is bracketed
+        proposal = x * target / delta if first and delta > 0 and x != 0 else 0.5 * (x_lo + x_hi)
+    return proposal if x_lo < proposal < x_hi else 0.5 * (x_lo + x_hi)
+
+
 def _progress(total: int, desc: str, enabled: bool):
     from tqdm.auto import tqdm
     return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
+
+
+def summary_table(results) -> "pd.DataFrame":
+    """One row per Synthesis: Delta, epsilon, weights, diagnostics, and a flag for a bad fit."""
+    import pandas as pd
+    from .diagnostics import is_ok
+
+    rows = []
+    for r in results:
+        row = r.summary()
+        row["diagnostics"] = "ok" if is_ok(r.diagnostics) else "CHECK: R-hat, ESS or divergences"
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("synthesizer")
+
+
+def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = False, c: float = 1.0,
+                       g: float = 0.0, cw_c: float = 1.0, rtol: float = 0.03, max_iter: int = 12, m: int = 20,
+                       chains: int = 4, draws: int = 1000, warmup: int = 1000, seed: int = 0,
+                       progress: bool = True) -> dict:
+    """Unweighted, LW, and CW and SW matched to LW's Delta (ALGORITHMS.md sections 3-5).
+
+    LW uses (c, g). CW keeps its policy radius ``cw_radius`` (absolute, or relative to |y_i|) and
+    scale ``cw_c`` and is calibrated through its shift g (Delta rises with g). SW starts at
+    a = Delta_LW / Delta_unweighted and is refined by root finding.
+    Returns {"Unweighted": ..., "LW": ..., "CW": ..., "SW": ...}; the calibrated Synthesis objects
+    carry ``.calibration`` (parameter, value, target, history).
+    """
+    run = dict(m=m, chains=chains, draws=draws, warmup=warmup)
+    seeds = [int(s) for s in np.random.SeedSequence(_checks.seed(seed)).generate_state(4)]
+    unweighted = synthesizer(model, y, "unweighted", seed=seeds[0], **run)
+    lw = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=seeds[1], **run)
+    target = lw.delta
+    cw = match_delta(lambda shift: synthesizer(model, y, "cw", radius=cw_radius, relative=relative, c=cw_c,
+                                               g=shift, seed=seeds[2], **run),
+                     target, 0.1, -1.0, 1.0, parameter="g", rtol=rtol, max_iter=max_iter, progress=progress)
+    sw = match_delta(lambda a: synthesizer(model, y, "sw", a=a, seed=seeds[3], **run),
+                     target, min(target / unweighted.delta, 1.0), 0.0, 1.0, parameter="a", rtol=rtol,
+                     max_iter=max_iter, progress=progress)
+    return {"Unweighted": unweighted, "LW": lw, "CW": cw, "SW": sw}

@@ -67,6 +67,13 @@ class NegBin(Family):
     def check_y(self, y):
         return _checks.counts(y)
 
+    def stan_data(self, y, X, weights, prior, emit_log_lik):
+        # the program sums the likelihood over distinct values, each with its records' total weight
+        values, index = np.unique(y, return_inverse=True)
+        value_weights = np.bincount(index, weights=weights, minlength=values.size)
+        return {**super().stan_data(y, X, weights, prior, emit_log_lik),
+                "n_values": values.size, "values": values, "value_weights": value_weights}
+
     def log_lik(self, draws, y, X):
         mu, phi = draws["mu"][:, None], draws["phi"][:, None]
         log_total = np.log(mu + phi)

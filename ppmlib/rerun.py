@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,17 +42,32 @@ def parameter_names(notebook) -> set[str]:
     raise ValueError("the chapter has no cell tagged 'parameters'")
 
 
-def parameterized(chapter: Path, params: dict):
-    """The chapter as an unexecuted notebook with ``params`` injected after its parameters cell."""
-    import jupytext
-    from papermill.parameterize import parameterize_notebook
-
-    notebook = jupytext.read(chapter)
+def check_parameters(notebook, params: dict, chapter: Path) -> None:
     unknown = set(params) - parameter_names(notebook)
     if unknown:
         raise ValueError(f"{chapter.name} has no parameter(s) {sorted(unknown)}; "
                          f"it takes {sorted(parameter_names(notebook))}")
+
+
+def converted(chapter: Path, folder: Path) -> Path:
+    """Write the MyST chapter as an unexecuted .ipynb into ``folder`` (papermill reads only .ipynb)."""
+    import jupytext
+    notebook = jupytext.read(chapter)
     notebook.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    target = folder / f"{chapter.stem}.source.ipynb"
+    jupytext.write(notebook, target)
+    return target
+
+
+def parameterized(chapter: Path, params: dict):
+    """The chapter as an unexecuted notebook with ``params`` injected after its parameters cell."""
+    import jupytext
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    check_parameters(jupytext.read(chapter), params, chapter)
+    with tempfile.TemporaryDirectory() as folder:
+        notebook = load_notebook_node(str(converted(chapter, Path(folder))))
     return parameterize_notebook(notebook, params)
 
 
@@ -71,14 +88,18 @@ def write_smoke(out: Path) -> list[Path]:
 
 
 def run(chapter: Path, params: dict, out: Path) -> Path:
+    """Execute ``chapter`` with ``params``; the executed notebook is ``out/<chapter>.ipynb``."""
+    import jupytext
     import papermill
 
+    check_parameters(jupytext.read(chapter), params, chapter)
     out.mkdir(parents=True, exist_ok=True)
     target = out / f"{chapter.stem}.ipynb"
-    partial = target.with_suffix(".partial.ipynb")
-    papermill.execute_notebook(parameterized(chapter, params), str(partial), cwd=str(ROOT / "book"),
-                               progress_bar=True)
-    partial.replace(target)  # only a complete run replaces the previous result
+    with tempfile.TemporaryDirectory() as folder:
+        partial = Path(folder) / target.name
+        papermill.execute_notebook(str(converted(chapter, Path(folder))), str(partial), parameters=params,
+                                   cwd=str(ROOT / "book"), progress_bar=True)
+        shutil.move(partial, target)  # only a complete run replaces the previous result
     return target
 
 

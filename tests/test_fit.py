@@ -165,3 +165,45 @@ def test_both_backends_give_draws_in_the_same_form(monkeypatch, counts):
     assert a.log_lik.shape == b.log_lik.shape
     # same posterior, different random streams: means agree within Monte Carlo error
     assert abs(a.draws["mu"].mean() - b.draws["mu"].mean()) < 5 * a.draws["mu"].std() / np.sqrt(500)
+
+
+def _grid_moments(log_post: np.ndarray, values: np.ndarray) -> tuple[float, float]:
+    w = np.exp(log_post - log_post.max())
+    w /= w.sum()
+    mean = float((w * values).sum())
+    return mean, float(np.sqrt((w * (values - mean) ** 2).sum()))
+
+
+def _assert_matches_grid(draws, ess, log_post, values):
+    mean, sd = _grid_moments(log_post, values)
+    assert abs(draws.mean() - mean) < 4 * sd / np.sqrt(ess)
+    assert abs(draws.std() - sd) < 4 * sd / np.sqrt(2 * ess)
+
+
+def test_weighted_negbin_matches_grid_quadrature():
+    """The model block (a sum over distinct values) is the alpha-weighted posterior: compare the
+    MCMC mean of mu with quadrature of prior x weighted likelihood on a fine grid."""
+    y = ppmlib.simulate.nb_mixture(40, [30, 30], [3, 10], [0.5, 0.5], seed=4)
+    w = np.random.default_rng(5).uniform(0.2, 1.0, y.size)
+    fit = ppmlib.fit("negbin", y, weights=w, seed=6, draws=2000)
+    log_mu, inv_sqrt_phi = np.meshgrid(np.linspace(2.6, 4.2, 400), np.linspace(0.02, 1.2, 400), indexing="ij")
+    grid = {"mu": np.exp(log_mu).ravel(), "phi": inv_sqrt_phi.ravel() ** -2.0}
+    log_lik = fit.model.log_lik(grid, y, None)  # (grid points, n)
+    log_post = (log_lik @ w + stats.norm(0, 10).logpdf(log_mu.ravel()) + stats.norm(0, 1).logpdf(inv_sqrt_phi.ravel()))
+    _assert_matches_grid(fit.draws["mu"], fit.diagnostics["min_ess_bulk"], log_post, grid["mu"])
+    # the check has teeth: ignoring the weights gives a different posterior
+    unweighted = log_lik.sum(axis=1) + log_post - log_lik @ w
+    assert abs(_grid_moments(unweighted, grid["mu"])[1] / _grid_moments(log_post, grid["mu"])[1] - 1) > 0.1
+
+
+def test_weighted_normal_matches_grid_quadrature():
+    rng = np.random.default_rng(7)
+    y = rng.normal(3.0, 2.0, 30)
+    w = rng.uniform(0.2, 1.0, y.size)
+    fit = ppmlib.fit("normal", y, weights=w, seed=8, draws=2000)
+    beta0, sigma = np.meshgrid(np.linspace(0.0, 6.0, 500), np.linspace(0.5, 6.0, 500), indexing="ij")
+    grid = {"beta": beta0.reshape(-1, 1), "sigma": sigma.ravel()}
+    log_lik = fit.model.log_lik(grid, y, np.ones((y.size, 1)))
+    log_post = log_lik @ w + stats.norm(0, 10).logpdf(beta0.ravel()) + stats.norm(0, 5).logpdf(sigma.ravel())
+    for draws, values in ((fit.draws["beta"][:, 0], beta0.ravel()), (fit.draws["sigma"], sigma.ravel())):
+        _assert_matches_grid(draws, fit.diagnostics["min_ess_bulk"], log_post, values)

@@ -143,3 +143,36 @@ def test_simulate_designs_are_seeded_and_have_the_right_moments():
     # mixture of equal means: mean 100, variance 100 + 100^2 (0.2/5 + 0.8/20) = 900
     assert abs(b.mean() - 100) < 1.0
     assert abs(b.var() - 900) < 45
+
+
+def _fake_synthesis(delta):
+    from types import SimpleNamespace
+    return SimpleNamespace(delta=delta, calibration={})
+
+
+def test_match_delta_finds_the_root_of_a_monotone_map():
+    from ppmlib.mechanism import match_delta
+    calls = []
+
+    def make(x):
+        calls.append(x)
+        return _fake_synthesis(3.0 * x**2 + 0.5)  # Delta rises with x; target 2 at x = 1/sqrt(2)
+
+    out = match_delta(make, 2.0, 0.1, 0.0, 1.0, rtol=1e-4, progress=False, max_iter=30)
+    assert abs(out.delta - 2.0) <= 2e-4
+    assert abs(out.calibration["value"] - np.sqrt(0.5)) < 1e-3
+    assert len(calls) < 15  # Illinois keeps regula falsi from stalling
+
+
+def test_match_delta_kinked_map_with_negative_root():
+    from ppmlib.mechanism import match_delta
+    out = match_delta(lambda g: _fake_synthesis(max(0.1, 4 * (g + 0.5))), 1.0, 0.1, -1.0, 1.0,
+                      rtol=1e-3, progress=False, max_iter=40)
+    assert abs(out.calibration["value"] + 0.25) < 1e-3
+
+
+def test_match_delta_reports_non_convergence():
+    from ppmlib.mechanism import CalibrationError, match_delta
+    with pytest.raises(CalibrationError, match="did not reach 5 .* in 4 refits of a"):
+        match_delta(lambda a: _fake_synthesis(2.0 * a), 5.0, 0.5, 0.0, 1.0, parameter="a",
+                    max_iter=4, progress=False)

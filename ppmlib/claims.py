@@ -1,0 +1,33 @@
+"""Claims tables: each row a claim of the papers, the published value, ours, and whether it holds.
+
+A chapter adds rows as it computes, shows :meth:`Claims.table`, and calls :meth:`Claims.check`
+(unless its ``check_claims`` parameter is off) so that a rerun with new parameters fails loudly
+when a claim no longer holds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+
+@dataclass
+class Claims:
+    rows: list = field(default_factory=list)
+
+    def add(self, claim: str, paper: str, ours: str, holds: bool, checked: bool = True) -> bool:
+        """Record one claim. ``checked=False`` marks a row reported honestly but not asserted."""
+        self.rows.append({"claim": claim, "paper": paper, "ours": ours, "holds": bool(holds), "checked": checked})
+        return bool(holds)
+
+    def table(self) -> pd.DataFrame:
+        df = pd.DataFrame(self.rows, columns=["claim", "paper", "ours", "holds", "checked"])
+        df["reproduced?"] = [("yes" if h else "NO") + ("" if c else " (reported, not asserted)")
+                             for h, c in zip(df["holds"], df["checked"])]
+        return df[["claim", "paper", "ours", "reproduced?"]]
+
+    def check(self) -> None:
+        """Raise AssertionError naming every checked claim that does not hold."""
+        failed = [r["claim"] for r in self.rows if r["checked"] and not r["holds"]]
+        if failed:
+            raise AssertionError("claims not reproduced: " + "; ".join(failed))

@@ -1,0 +1,70 @@
+"""Utility of synthetic data: summary statistics with 95% intervals (ALGORITHMS.md section 7).
+
+A synthesizer's distribution of a statistic is its spread over the m synthetic datasets (one per
+draw); the confidential data's is its spread over bootstrap resamples. Intervals are the 2.5th and
+97.5th percentiles of those distributions.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import _checks
+
+STATISTICS = {
+    "15th pct": lambda d: np.percentile(d, 15, axis=1),
+    "90th pct": lambda d: np.percentile(d, 90, axis=1),
+    "mean": lambda d: d.mean(axis=1),
+    "median": lambda d: np.median(d, axis=1),
+}
+
+
+def statistics(datasets) -> pd.DataFrame:
+    """One row per dataset of an (m, n) array: 15th and 90th percentiles, mean, median."""
+    d = _checks.finite_array(datasets, "datasets")
+    if d.ndim == 1:
+        d = d[None, :]
+    if d.ndim != 2:
+        raise ValueError(f"datasets must be (m, n), got shape {d.shape}")
+    return pd.DataFrame({name: stat(d) for name, stat in STATISTICS.items()})
+
+
+def bootstrap(y, B: int, seed) -> np.ndarray:
+    """B bootstrap resamples of y, shape (B, n)."""
+    y = _checks.finite_array(y, "y", ndim=1)
+    B = _checks.integer(B, "B", low=1)
+    rng = np.random.default_rng(seed)
+    return y[rng.integers(0, y.size, size=(B, y.size))]
+
+
+def long_table(y, synthetic: dict, B: int = 500, seed=0) -> pd.DataFrame:
+    """Statistics of the data's bootstrap ("Data") and of each synthesizer's datasets, long format:
+    columns source, statistic, value. ``synthetic`` maps a name to an (m, n) array."""
+    frames = [statistics(bootstrap(y, B, seed)).assign(source="Data")]
+    frames += [statistics(d).assign(source=name) for name, d in synthetic.items()]
+    wide = pd.concat(frames, ignore_index=True)
+    return wide.melt(id_vars="source", var_name="statistic", value_name="value")
+
+
+def intervals(long: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Table of 'low-high' intervals (and the median) per statistic (rows) and source (columns)."""
+    level = _checks.real(level, "level", low=0, high=1, low_open=True, high_open=True)
+    tail = 50 * (1 - level)
+    grouped = long.groupby(["statistic", "source"], sort=False)["value"]
+    lo, hi = grouped.quantile(tail / 100), grouped.quantile(1 - tail / 100)
+    text = lo.map("{:.1f}".format) + "–" + hi.map("{:.1f}".format)
+    return text.unstack("source")
+
+
+def centre(long: pd.DataFrame) -> pd.DataFrame:
+    """Median of each statistic's distribution per source (rows statistic, columns source)."""
+    return long.groupby(["statistic", "source"], sort=False)["value"].median().unstack("source")
+
+
+def tail_distortion(long: pd.DataFrame, source: str) -> float:
+    """How far a synthesizer moves the tails: |15th pct gap| + |90th pct gap| to the data, using the
+    medians of the distributions. 0 means the tails are reproduced."""
+    c = centre(long)
+    if source not in c.columns:
+        raise ValueError(f"no source {source!r}; have {list(c.columns)}")
+    return float(sum(abs(c.loc[s, source] - c.loc[s, "Data"]) for s in ("15th pct", "90th pct")))
