@@ -23,6 +23,7 @@ def _pip_packages() -> dict:
 def _conda_packages() -> dict:
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     specs = [s for s in env["dependencies"] if isinstance(s, str)]
+    specs += [s for d in env["dependencies"] if isinstance(d, dict) for s in d.get("pip", [])]
     return {_name(s): s.replace(" ", "") for s in specs if _name(s) not in CONDA_ONLY}
 
 
