@@ -207,3 +207,21 @@ def test_weighted_normal_matches_grid_quadrature():
     log_post = log_lik @ w + stats.norm(0, 10).logpdf(beta0.ravel()) + stats.norm(0, 5).logpdf(sigma.ravel())
     for draws, values in ((fit.draws["beta"][:, 0], beta0.ravel()), (fit.draws["sigma"], sigma.ravel())):
         _assert_matches_grid(draws, fit.diagnostics["min_ess_bulk"], log_post, values)
+
+
+def test_pystan_chatter_stays_out_of_output(capfd, counts, monkeypatch):
+    if not stan.pystan_available():
+        pytest.skip("PyStan not installed")
+    monkeypatch.setenv("PPMLIB_BACKEND", "pystan")
+    fit = ppmlib.fit("poisson", counts, seed=12, draws=100, warmup=100)
+    out, err = capfd.readouterr()
+    assert "Building" not in out + err and "Sampling" not in out + err
+    assert fit.n_draws == 400
+
+
+def test_no_backend_says_what_to_install(monkeypatch):
+    monkeypatch.delenv("PPMLIB_BACKEND", raising=False)
+    monkeypatch.setattr(stan, "cmdstan_available", lambda: False)
+    monkeypatch.setattr(stan, "pystan_available", lambda: False)
+    with pytest.raises(stan.BackendUnavailableError, match="pip install pystan.*cmdstan"):
+        ppmlib.fit("poisson", [1, 2, 3], seed=1)
