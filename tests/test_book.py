@@ -53,3 +53,40 @@ def test_parse_assignment():
     assert rerun.parse_assignment("model=negbin") == ("model", "negbin")
     with pytest.raises(Exception, match="name=value"):
         rerun.parse_assignment("n500")
+
+
+TINY_CHAPTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+# Tiny
+
+```{code-cell} ipython3
+:tags: [parameters]
+n = 3
+label = "default"
+```
+
+```{code-cell} ipython3
+import ppmlib
+print(f"{label}:{sum(range(n))}")
+```
+"""
+
+
+def test_rerun_injects_parameters_and_executes(tmp_path):
+    import nbformat
+    chapter = tmp_path / "tiny.md"
+    chapter.write_text(TINY_CHAPTER)
+    out = rerun.run(chapter, {"n": 5, "label": "rerun"}, tmp_path / "runs")
+    executed = nbformat.read(out, as_version=4)
+    printed = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "rerun:10" in printed  # sum(range(5)) with the injected label
+    with pytest.raises(ValueError, match=r"has no parameter\(s\) \['size'\]; it takes \['label', 'n'\]"):
+        rerun.run(chapter, {"size": 5}, tmp_path / "runs")
