@@ -12,7 +12,7 @@ from . import _checks
 
 
 def weighted_abs_log_lik(log_lik, weights=None) -> np.ndarray:
-    """|alpha_i f_s(x_i)| as an S x n array; a record with weight 0 contributes 0 even where
+    """abs(alpha_i f_s(x_i)) as an S x n array; a record with weight 0 contributes 0 even where
     its log-likelihood is -inf (that is how a zero weight keeps the bound finite)."""
     L = _checks.log_lik_matrix(log_lik)
     if weights is None:
@@ -32,7 +32,7 @@ def _kept(A: np.ndarray, q: float) -> np.ndarray:
 def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     """Boolean mask of the draws kept by the optional truncation (CE paper, section 3.1).
 
-    Per draw s, m_s = max_i |alpha_i f_s(x_i)|; draws with m_s above the q-quantile of m are
+    Per draw s, m_s = max_i abs(alpha_i f_s(x_i)); draws with m_s above the q-quantile of m are
     dropped, both from the bound and from synthesis. q = 1 keeps every draw.
     """
     q = _checks.quantile_level(q)
@@ -41,7 +41,7 @@ def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
 
 
 def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
-    """By-record Lipschitz bounds Delta_i = max_s |alpha_i f_s(x_i)| over the kept draws, shape (n,).
+    """By-record Lipschitz bounds Delta_i = max_s abs(alpha_i f_s(x_i)) over the kept draws, shape (n,).
 
     ``log_lik`` is the S x n *unweighted* log-likelihood of the draws of the alpha-weighted fit;
     ``weights`` are that fit's alpha (None: all ones). ``q`` < 1 truncates draws first.

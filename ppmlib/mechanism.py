@@ -105,11 +105,27 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, base=None,
                 warmup: int = 1000, seed: int = 0, name: str | None = None, prior: dict | None = None) -> Synthesis:
     """Run one weighting scheme of the pseudo posterior mechanism end to end.
 
-    scheme : "unweighted"; "lw" (needs ``base``, the unweighted Fit or Synthesis; uses c, g, q);
-             "cw" (needs ``radius``; uses c, g, relative); "sw" (needs the scalar ``a``);
-             "custom" (needs ``weights``)
-    q : draw truncation level (1 keeps every draw); dropped draws are not used for synthesis either
-    m : number of synthetic datasets; seed : one integer reproduces weights, draws and datasets
+    Parameters
+    ----------
+    model : str
+        "poisson", "negbin" or "normal" (see :func:`ppmlib.fit`).
+    y, X : array
+        The confidential data (and the normal model's design matrix).
+    scheme : str
+        "unweighted"; "lw" (needs ``base``, the unweighted Fit or Synthesis, and uses c, g, q);
+        "cw" (needs ``radius``; uses c, g, relative); "sw" (needs the scalar ``a``);
+        "custom" (needs ``weights``).
+    q : float
+        Draw truncation level; 1 keeps every draw. Dropped draws are not used for synthesis either.
+    m : int
+        Number of synthetic datasets, one per draw.
+    seed : int
+        One integer reproduces the draws and the synthetic datasets.
+
+    Returns
+    -------
+    Synthesis
+        weights, fit, by-record bounds, Delta, epsilon, synthetic datasets (m, n), diagnostics.
     """
     if not isinstance(scheme, str):
         raise TypeError(f"scheme must be a string, one of {SCHEMES}")
@@ -209,7 +225,7 @@ def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = Fals
                        progress: bool = True) -> dict:
     """Unweighted, LW, and CW and SW matched to LW's Delta (ALGORITHMS.md sections 3-5).
 
-    LW uses (c, g). CW keeps its policy radius ``cw_radius`` (absolute, or relative to |y_i|) and
+    LW uses (c, g). CW keeps its policy radius ``cw_radius`` (absolute, or relative to abs(y_i)) and
     scale ``cw_c`` and is calibrated through its shift g (Delta rises with g). SW starts at
     a = Delta_LW / Delta_unweighted and is refined by root finding.
     Returns {"Unweighted": ..., "LW": ..., "CW": ..., "SW": ...}; the calibrated Synthesis objects

@@ -21,7 +21,7 @@ class Fit:
     y, X : the confidential data the fit saw (X is None for the count models)
     weights : (n,) the record weights alpha
     draws : dict of arrays, draw axis first: (S,) for scalars, (S, K) for vectors
-    sampler : the sampler's per-draw values (divergent__, treedepth__, ...)
+    sampler : the sampler's per-draw values (``divergent__``, ``treedepth__``, ...)
     chains, backend, seed : how the draws were made
     """
     model: Family

@@ -41,7 +41,7 @@ class BackendUnavailableError(RuntimeError):
 class Draws:
     """Posterior draws in backend-neutral form.
 
-    ``params[name]`` has shape (S, *dims) with S = chains * draws_per_chain, chain after chain;
+    ``params[name]`` has shape ``(S, *dims)`` with S = chains * draws_per_chain, chain after chain;
     ``sampler[name]`` holds the sampler's per-draw values (``divergent__``, ``treedepth__``, ...).
     """
     params: dict

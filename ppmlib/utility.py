@@ -62,7 +62,7 @@ def centre(long: pd.DataFrame) -> pd.DataFrame:
 
 
 def tail_distortion(long: pd.DataFrame, source: str) -> float:
-    """How far a synthesizer moves the tails: |15th pct gap| + |90th pct gap| to the data, using the
+    """How far a synthesizer moves the tails: abs(15th pct gap) + abs(90th pct gap) to the data, using the
     medians of the distributions. 0 means the tails are reproduced."""
     c = centre(long)
     if source not in c.columns:

@@ -28,7 +28,7 @@ def min_max_scale(values: np.ndarray) -> np.ndarray:
 
 
 def lw_risks(log_lik, q: float = 1.0) -> np.ndarray:
-    """LW risk r_i: the min-max scaled max_s |f_s(x_i)| from the *unweighted* fit.
+    """LW risk r_i: the min-max scaled max_s abs(f_s(x_i)) from the *unweighted* fit.
 
     Records with a non-finite log-likelihood are returned as NaN (they get weight 0 in
     :func:`lw_weights`); the scaling uses the finite records only.
@@ -51,10 +51,10 @@ def lw_weights(log_lik, c: float = 1.0, g: float = 0.0, q: float = 1.0) -> np.nd
 
 
 def isolation_risks(y, radius: float, relative: bool = False) -> np.ndarray:
-    """CW risk IR_i = #{j : |y_j - y_i| > r_i} / n, the share of records outside a ball around y_i.
+    """CW risk IR_i = #{j : abs(y_j - y_i) > r_i} / n, the share of records outside a ball around y_i.
 
     ``radius`` is absolute (r_i = radius) or, with ``relative=True``, a fraction of the value
-    (r_i = radius |y_i|). Counting uses a sorted copy (O(n log n)), never an n x n matrix.
+    (r_i = radius abs(y_i)). Counting uses a sorted copy (O(n log n)), never an n x n matrix.
     """
     y = _checks.finite_array(y, "y", ndim=1)
     radius = _checks.real(radius, "radius", low=0, low_open=True)
