@@ -10,6 +10,7 @@ The thin library behind the ppm-book chapters. Public names:
 * :mod:`ppmlib.simulate`: the papers' simulation designs
 """
 from . import simulate
+from . import exact
 from . import claims, diagnostics, plots, utility
 from .claims import Claims
 from .mechanism import CalibrationError, Synthesis, match_delta, matched_comparison, summary_table, synthesizer
