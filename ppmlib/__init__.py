@@ -7,12 +7,16 @@ The thin library behind the ppm-book chapters. Public names:
 * :func:`lw_weights`, :func:`cw_weights`, :func:`scalar_weights`, :func:`reweight`: record weights
 * :func:`synthesizer` / :class:`Synthesis`: one weighting scheme end to end (weights, fit, bounds,
   Delta, epsilon, synthetic data); :func:`match_delta`: refit until Delta matches a target
-* :mod:`ppmlib.simulate`: the papers' simulation designs
+* :func:`attribute_risk`: attribute-disclosure risk by importance sampling; :mod:`ppmlib.ce_like`:
+  the CE-like sample
+* :mod:`ppmlib.simulate`: the papers' simulation designs; :mod:`ppmlib.exact`: the conjugate
+  Poisson-Gamma pseudo posterior in closed form
 """
 from . import simulate
 from . import exact
-from . import claims, diagnostics, plots, utility
+from . import ce_like, claims, diagnostics, plots, utility
 from .claims import Claims
+from .disclosure import AttributeRisk, attribute_risk
 from .mechanism import CalibrationError, Synthesis, match_delta, matched_comparison, summary_table, synthesizer
 from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, record_bounds
 from .posterior import Fit, fit
@@ -25,5 +29,6 @@ __all__ = [
     "backend", "BackendUnavailableError",
     "synthesizer", "Synthesis", "match_delta", "matched_comparison", "summary_table", "CalibrationError",
     "near_max_share", "Claims", "claims", "diagnostics", "plots", "utility",
+    "attribute_risk", "AttributeRisk", "ce_like", "exact",
 ]
 __version__ = "0.1.0"

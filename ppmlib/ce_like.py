@@ -1,0 +1,114 @@
+"""A seeded, synthetic stand-in for the Consumer Expenditure (CE) sample used by the papers.
+
+The real CE public-use file cannot be fetched here, so ``data/ce_like.csv`` is made by
+:func:`generate`: 994 consumer units (as in the course slides) with the categorical variables of
+the CE paper's Table 1, the slides' UrbanRural and Race, a quarterly expenditure and a family
+income that is positive, right-skewed and correlated with expenditure. It is NOT real data: it
+imitates the structure the book's methods care about, not any real household.
+
+``python -m ppmlib.ce_like`` rewrites ``data/ce_like.csv`` (byte for byte the shipped file).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import _checks
+
+DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "ce_like.csv"
+DEFAULT_SEED = 20170101  # 2017 Q1, the quarter of the CE paper's sample
+
+# category: probability (shares loosely follow the CE interview survey)
+GENDER = {"Male": 0.47, "Female": 0.53}
+AGE = {"Under 25": 0.06, "25-34": 0.17, "35-54": 0.35, "55-64": 0.19, "65 and over": 0.23}
+EDUCATION = {"Less than high school": 0.08, "High school": 0.24, "Some college": 0.19, "Associate": 0.11,
+             "Bachelor": 0.22, "Master": 0.11, "Professional": 0.02, "Doctorate": 0.03}
+REGION = {"Northeast": 0.17, "Midwest": 0.22, "South": 0.38, "West": 0.23}
+MARITAL = {"Married": 0.50, "Widowed": 0.10, "Divorced": 0.15, "Separated": 0.03, "Never married": 0.22}
+RACE = {"White": 0.80, "Black": 0.12, "Native American": 0.01, "Asian": 0.05, "Pacific Islander": 0.005,
+        "Multi-race": 0.015}
+FAMILY_SIZE = {size: p for size, p in zip(range(1, 12), (0.29, 0.33, 0.15, 0.13, 0.06, 0.025, 0.01,
+                                                          0.003, 0.001, 0.0005, 0.0005))}
+# log-income shift by education: rises with schooling (a mild dependence, not a fitted model)
+EDUCATION_EFFECT = dict(zip(EDUCATION, (-0.35, -0.15, -0.05, 0.0, 0.2, 0.3, 0.45, 0.4)))
+
+
+def _draw(rng: np.random.Generator, shares: dict, n: int) -> np.ndarray:
+    p = np.array(list(shares.values()), dtype=float)
+    return np.array(list(shares))[rng.choice(len(shares), size=n, p=p / p.sum())]
+
+
+def generate(n: int = 994, seed: int = DEFAULT_SEED) -> pd.DataFrame:
+    """The CE-like sample: one row per consumer unit (see data/README.md for every column)."""
+    n = _checks.integer(n, "n", low=10)
+    rng = np.random.default_rng(_checks.seed(seed))
+    df = pd.DataFrame({
+        "Gender": _draw(rng, GENDER, n),
+        "Age": _draw(rng, AGE, n),
+        "Education": _draw(rng, EDUCATION, n),
+        "Region": _draw(rng, REGION, n),
+    })
+    urban = rng.uniform(size=n) < 0.90
+    df["Urban"] = np.where(urban, "Urban", "Rural")
+    df["MaritalStatus"] = _draw(rng, MARITAL, n)
+    # urban type and CBSA status follow the urban/rural split (rural units are outside the cities)
+    df["UrbanType"] = np.where(urban, np.where(rng.uniform(size=n) < 0.55, "Central city", "Other urban"), "Rural")
+    df["CBSA"] = np.where(urban, np.where(rng.uniform(size=n) < 0.93, "Metropolitan", "Micropolitan"),
+                          np.where(rng.uniform(size=n) < 0.35, "Micropolitan", "Outside CBSA"))
+    df["FamilySize"] = _draw(rng, FAMILY_SIZE, n).astype(int)
+    retired = (df["Age"] == "65 and over").to_numpy()
+    df["Earner"] = np.where(rng.uniform(size=n) < np.where(retired, 0.35, 0.85), "Earner", "Non-earner")
+    df["UrbanRural"] = np.where(urban, 1, 2)   # the slides' coding of the urban status: 1 urban, 2 rural
+    df["Race"] = _draw(rng, RACE, n)
+
+    # quarterly expenditure: log-normal, larger for bigger and more educated households
+    log_exp = (9.2 + 0.18 * np.log(df["FamilySize"]) + 0.5 * df["Education"].map(EDUCATION_EFFECT)
+               + rng.normal(0.0, 0.55, n))
+    # annual income: linear in log expenditure on the log scale, with earner and education effects
+    # and Student-t noise, so that income is right-skewed with a few very high and very low values
+    earner = (df["Earner"] == "Earner").to_numpy()
+    log_income = (2.3 + 0.92 * log_exp + 0.5 * df["Education"].map(EDUCATION_EFFECT)
+                  + np.where(earner, 0.25, -0.35) + 0.45 * rng.standard_t(5, n))
+    df["Expenditure"] = np.round(np.exp(log_exp)).astype(int)
+    df["Income"] = np.maximum(np.round(np.exp(log_income)), 1).astype(int)  # dollars, always positive
+    return df
+
+
+def write(path: str | os.PathLike = DATA_FILE, n: int = 994, seed: int = DEFAULT_SEED) -> Path:
+    """Write :func:`generate`'s sample as CSV, atomically (a temp file in the folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = generate(n, seed).to_csv(index=False, lineterminator="\n")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".ce_like.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path
+
+
+def load(path: str | os.PathLike = DATA_FILE) -> pd.DataFrame:
+    """The shipped CE-like sample (found next to the package, whatever the working directory)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found; regenerate it with: python -m ppmlib.ce_like")
+    return pd.read_csv(path)
+
+
+def log_scale(df: pd.DataFrame, decimals: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(log income, log expenditure), rounded to ``decimals`` as in the course slides."""
+    decimals = _checks.integer(decimals, "decimals", low=0)
+    return (np.round(np.log(df["Income"].to_numpy(float)), decimals),
+            np.round(np.log(df["Expenditure"].to_numpy(float)), decimals))
+
+
+if __name__ == "__main__":
+    print(f"wrote {write(*(sys.argv[1:2] or [DATA_FILE]))}")
