@@ -97,8 +97,15 @@ def run(chapter: Path, params: dict, out: Path) -> Path:
     target = out / f"{chapter.stem}.ipynb"
     with tempfile.TemporaryDirectory() as folder:
         partial = Path(folder) / target.name
-        papermill.execute_notebook(str(converted(chapter, Path(folder))), str(partial), parameters=params,
-                                   cwd=str(ROOT / "book"), progress_bar=True)
+        try:
+            papermill.execute_notebook(str(converted(chapter, Path(folder))), str(partial), parameters=params,
+                                       cwd=str(ROOT / "book"), progress_bar=True)
+        except Exception:
+            if partial.exists():  # keep what ran, for debugging, without replacing a good result
+                failed = out / f"{chapter.stem}.failed.ipynb"
+                shutil.move(partial, failed)
+                print(f"{chapter.name} failed; the partly executed notebook is {failed}", file=sys.stderr)
+            raise
         shutil.move(partial, target)  # only a complete run replaces the previous result
     return target
 
