@@ -36,6 +36,7 @@ run: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_lipschitz.py
 	$(BIN)/python benchmarks/bench_fit.py
+	$(BIN)/python benchmarks/bench_disclosure.py
 
 clean:
 	rm -rf _build runs build

@@ -115,6 +115,20 @@ def attribute_risk(y, z, mu, sigma, offsets=None) -> AttributeRisk:
     return AttributeRisk(probs, prob_true, rank_true, y[:, None] + offsets[None, :], offsets)
 
 
+def risk_inputs(fit, H: int) -> tuple[np.ndarray, np.ndarray]:
+    """(mu, sigma) for ``attribute_risk`` from H evenly spaced draws of a normal-model Fit:
+    mu is (H, n), the model mean of every record under each draw, and sigma is (H,)."""
+    if fit.model.name != "normal":
+        raise ValueError(f"attribute_risk needs a normal synthesizer; this fit is {fit.model.name!r}")
+    H = _checks.integer(H, "H", low=1)
+    if H > fit.n_draws:
+        raise ValueError(f"H = {H} draws requested but the fit has {fit.n_draws}")
+    keep = np.zeros(fit.n_draws, dtype=bool)
+    keep[np.linspace(0, fit.n_draws - 1, H).round().astype(int)] = True
+    thinned = fit.subset(keep)
+    return thinned.model.mean(thinned.draws, thinned.X), thinned.draws["sigma"]
+
+
 def guess_table(risk: AttributeRisk, record: int):
     """The G guesses of one record with their probabilities, most probable first (a DataFrame)."""
     import pandas as pd

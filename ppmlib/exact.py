@@ -9,7 +9,7 @@ Removing record i (a leave-one-out neighbour, the other records keeping their we
 (alpha_i y_i, alpha_i) from the two parameters, so the log density ratio between a database and
 each of its neighbours is available in closed form:
 
-    log xi(lambda | y) - log xi(lambda | y_-i) = alpha_i f_lambda(y_i) - log E_{-i}[p(y_i | lambda)^alpha_i],
+    log xi(lambda | y) - log xi(lambda | y[-i]) = alpha_i f_lambda(y_i) - log E_{-i}[p(y_i | lambda)^alpha_i],
 
 with f_lambda(y) = log p(y | lambda) and E_{-i} the expectation under the neighbour's pseudo
 posterior. The second term does not depend on lambda. These exact values let the book check the
@@ -117,7 +117,7 @@ def loo_log_evidence_ratio(y, weights=None, prior_shape: float = 1.0, prior_rate
     """log E_{-i}[p(y_i | lambda)^alpha_i] for every record i, shape (n,).
 
     The expectation is under the pseudo posterior of the neighbour without record i; it is the
-    log of the ratio of the two normalising constants, Z(y) / Z(y_-i). Because a Poisson
+    log of the ratio of the two normalising constants, Z(y) / Z(y[-i]). Because a Poisson
     probability is at most 1, the value is never positive.
     """
     y, alpha = _data(y, weights)
@@ -132,7 +132,7 @@ def loo_log_evidence_ratio(y, weights=None, prior_shape: float = 1.0, prior_rate
 
 
 def loo_log_ratio(grid, y, weights=None, prior_shape: float = 1.0, prior_rate: float = 0.001) -> np.ndarray:
-    """log xi^alpha(lambda | y) - log xi^alpha(lambda | y_-i) for every neighbour i and grid point.
+    """log xi^alpha(lambda | y) - log xi^alpha(lambda | y[-i]) for every neighbour i and grid point.
 
     ``grid`` (G,) positive rates; ``y`` (n,) counts; ``weights`` (n,) alpha. Returns (n, G).
     Computed as alpha_i f_lambda(y_i) minus the neighbour's log evidence ratio (module docstring),
@@ -146,21 +146,21 @@ def loo_log_ratio(grid, y, weights=None, prior_shape: float = 1.0, prior_rate: f
 
 
 def max_abs_loo_log_ratio(grid, y, weights=None, prior_shape: float = 1.0, prior_rate: float = 0.001) -> np.ndarray:
-    """max over the grid of |log xi(lambda | y) - log xi(lambda | y_-i)| per neighbour i, shape (n,)."""
+    """max over the grid of abs(log xi(lambda | y) - log xi(lambda | y[-i])) per neighbour i, shape (n,)."""
     return np.abs(loo_log_ratio(grid, y, weights, prior_shape, prior_rate)).max(axis=1)
 
 
 def max_abs_loo_log_ratio_by_point(grid, y, weights=None, prior_shape: float = 1.0,
                                    prior_rate: float = 0.001) -> np.ndarray:
-    """max over the neighbours of |log ratio| at every grid point, shape (G,)."""
+    """max over the neighbours of abs(log ratio) at every grid point, shape (G,)."""
     return np.abs(loo_log_ratio(grid, y, weights, prior_shape, prior_rate)).max(axis=0)
 
 
 def grid_record_bounds(grid, y, weights=None) -> np.ndarray:
-    """sup over the grid of |alpha_i f_lambda(y_i)| per record, shape (n,).
+    """sup over the grid of abs(alpha_i f_lambda(y_i)) per record, shape (n,).
 
     The grid analogue of :func:`ppmlib.record_bounds`, which takes the sup over MCMC draws. The
-    guarantee says |log ratio_i| <= 2 * this, wherever the sup is taken over the whole support.
+    guarantee says abs(log ratio_i) <= 2 * this, wherever the sup is taken over the whole support.
     """
     y, alpha = _data(y, weights)
     weighted = np.abs(poisson_log_lik(grid, y)) * alpha[:, None]
@@ -170,7 +170,7 @@ def grid_record_bounds(grid, y, weights=None) -> np.ndarray:
 
 def exceedance_bounds(grid, y, weights=None, bound: float = 1.0, prior_shape: float = 1.0,
                       prior_rate: float = 0.001) -> tuple[float, float]:
-    """The grid points nearest the mode beyond which some neighbour has |log ratio| > ``bound``.
+    """The grid points nearest the mode beyond which some neighbour has abs(log ratio) > ``bound``.
 
     Returns (lower, upper): below ``lower`` or above ``upper`` at least one neighbour breaks the
     bound; between them (on the grid) none does. NaN on a side where the grid never breaks it.
@@ -196,7 +196,7 @@ def log10_tail_mass_bound(lower: float, upper: float, y, weights=None, prior_sha
 
     The masses are too small for a cdf in double precision (often below 1e-300), so the bound
     uses that a Gamma log density with shape > 1 is concave: beyond a point t on the tail side it
-    lies under its tangent at t, whose exponential tail integrates to pdf(t) / |slope(t)|.
+    lies under its tangent at t, whose exponential tail integrates to pdf(t) / abs(slope(t)).
     A NaN end contributes nothing. Both ends must lie on the tail side of the mode.
     """
     shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate)

@@ -115,3 +115,22 @@ def test_bad_input(problem, change, error, match):
     args = dict(y=y, z=z, mu=mu, sigma=sigma, offsets=None) | change
     with pytest.raises(error, match=match):
         attribute_risk(**args)
+
+
+@pytest.mark.stan
+def test_risk_inputs_from_a_normal_fit():
+    import ppmlib
+    from ppmlib.disclosure import risk_inputs
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=40)
+    X = np.column_stack([np.ones_like(x), x])
+    fit = ppmlib.fit("normal", 1 + x + rng.normal(size=40), X=X, seed=2, draws=100, warmup=100)
+    mu, sigma = risk_inputs(fit, 7)
+    idx = np.linspace(0, fit.n_draws - 1, 7).round().astype(int)
+    np.testing.assert_allclose(mu, fit.draws["beta"][idx] @ X.T)
+    np.testing.assert_allclose(sigma, fit.draws["sigma"][idx])
+    with pytest.raises(ValueError, match="H = 1000 draws requested"):
+        risk_inputs(fit, 1000)
+    counts = ppmlib.fit("poisson", [1, 2, 3], seed=1, draws=50, warmup=50)
+    with pytest.raises(ValueError, match="needs a normal synthesizer"):
+        risk_inputs(counts, 5)
