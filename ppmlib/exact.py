@@ -122,7 +122,7 @@ def loo_log_evidence_ratio(y, weights=None, prior_shape: float = 1.0, prior_rate
     """
     y, alpha = _data(y, weights)
     shape, rate = pseudo_posterior(y, alpha, prior_shape, prior_rate)
-    k_minus, r_minus = shape - alpha * y, rate - alpha          # the neighbours' Gamma parameters
+    k_minus = shape - alpha * y      # the neighbour's Gamma shape; its rate is rate - alpha (r' below)
     # Gamma-Poisson integral: int lambda^{ay} e^{-a lambda} Gamma(lambda; k', r') = G(k) r'^k' / (G(k') r^k).
     # k' log r' - k log r is written as k' log(r'/r) - alpha y log r to avoid cancelling two large terms.
     log_rate_ratio = np.log1p(-alpha / rate)                     # log(r'/r), accurate for small alpha / r

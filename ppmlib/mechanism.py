@@ -8,7 +8,7 @@ in one :class:`Synthesis`. :func:`match_delta` refits until a scheme's Delta mat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from .lipschitz import epsilon as _epsilon
 from .lipschitz import kept_draws, record_bounds
 from .posterior import Fit, fit
 from .weights import cw_weights, lw_weights, scalar_weights
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCHEMES = ("unweighted", "lw", "cw", "sw", "custom")
 LABELS = {"unweighted": "Unweighted", "lw": "LW", "cw": "CW", "sw": "SW", "custom": "Custom"}

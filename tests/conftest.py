@@ -1,6 +1,3 @@
-import numpy as np
-import pytest
-
 from ppmlib import stan
 
 
@@ -9,5 +6,3 @@ def pytest_report_header(config):
         return f"ppmlib Stan backend: {stan.backend()} (CmdStan found: {stan.cmdstan_available()})"
     except Exception as err:  # noqa: BLE001 - the header must never break collection
         return f"ppmlib Stan backend: unavailable ({err})"
-
-

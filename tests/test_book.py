@@ -3,7 +3,6 @@
 Execution is switched off here (the chapters themselves run in the nbval smoke tests); this
 catches a broken _toc.yml, a bad reference or a MyST error in seconds instead of at `make book`.
 """
-import shutil
 import subprocess
 import sys
 from pathlib import Path

@@ -1,7 +1,7 @@
 """The exact Poisson-Gamma pseudo posterior against scipy, literal loops and hand computations."""
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import stats
 
 import ppmlib
 from ppmlib import exact
