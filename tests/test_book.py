@@ -89,3 +89,18 @@ def test_rerun_injects_parameters_and_executes(tmp_path):
     assert "rerun:10" in printed  # sum(range(5)) with the injected label
     with pytest.raises(ValueError, match=r"has no parameter\(s\) \['size'\]; it takes \['label', 'n'\]"):
         rerun.run(chapter, {"size": 5}, tmp_path / "runs")
+
+
+def test_a_failing_cell_fails_the_book_build(tmp_path):
+    """The book's execution settings must turn an error in any chapter into a failed build."""
+    (tmp_path / "book").mkdir()
+    (tmp_path / "_config.yml").write_text((ROOT / "_config.yml").read_text())
+    (tmp_path / "book" / "references.bib").write_text((ROOT / "book" / "references.bib").read_text())
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/bad\n")
+    (tmp_path / "book" / "bad.md").write_text(TINY_CHAPTER.replace('print(f"{label}:{sum(range(n))}")',
+                                                                  'raise RuntimeError("fails on purpose")'))
+    jb = Path(sys.executable).parent / "jupyter-book"
+    result = subprocess.run([str(jb), "build", str(tmp_path), "-W", "-n", "--keep-going"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0
+    assert "fails on purpose" in result.stdout + result.stderr
