@@ -20,6 +20,7 @@ from .disclosure import AttributeRisk, attribute_risk
 from .mechanism import CalibrationError, Synthesis, match_delta, matched_comparison, summary_table, synthesizer
 from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, record_bounds
 from .posterior import Fit, fit
+from .seeding import seeds
 from .stan import BackendUnavailableError, backend
 from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight, risk_to_weight, scalar_weights
 
@@ -29,6 +30,6 @@ __all__ = [
     "backend", "BackendUnavailableError",
     "synthesizer", "Synthesis", "match_delta", "matched_comparison", "summary_table", "CalibrationError",
     "near_max_share", "Claims", "claims", "diagnostics", "plots", "utility",
-    "attribute_risk", "AttributeRisk", "ce_like", "exact",
+    "attribute_risk", "AttributeRisk", "ce_like", "exact", "seeds",
 ]
 __version__ = "0.1.0"

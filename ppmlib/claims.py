@@ -31,3 +31,13 @@ class Claims:
         failed = [r["claim"] for r in self.rows if r["checked"] and not r["holds"]]
         if failed:
             raise AssertionError("claims not reproduced: " + "; ".join(failed))
+
+    def finish(self, check_claims: bool) -> pd.DataFrame:
+        """The table, after asserting the checked claims when ``check_claims`` is true.
+
+        The one call a chapter's closing claims cell makes: a rerun whose claims fail stops here
+        with the list of claims that did not hold.
+        """
+        if check_claims:
+            self.check()
+        return self.table()

@@ -93,3 +93,25 @@ def test_truncation_drops_draws_from_bound_and_synthesis():
     # the bound of the kept draws, recomputed by hand
     per_draw = np.abs(full.fit.log_lik).max(axis=1)
     assert cut.delta == pytest.approx(per_draw[per_draw <= np.quantile(per_draw, 0.9)].max())
+
+
+def test_seeds_are_reproducible_prefix_stable_and_valid_for_stan():
+    from ppmlib import seeds
+    a = seeds(2020, 4)
+    assert a == seeds(2020, 4)
+    assert a[:2] == seeds(2020, 2)
+    assert len(set(a)) == 4 and all(0 <= s < 2**31 - 1 for s in a)
+    assert seeds(2020, 1) != seeds(2021, 1)
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        seeds(-1, 2)
+    with pytest.raises(TypeError, match="k must be an integer"):
+        seeds(1, 2.0)
+
+
+def test_claims_finish_asserts_only_when_asked():
+    c = ppmlib.Claims()
+    c.add("holds", "p", "o", True)
+    c.add("fails", "p", "o", False)
+    assert list(c.finish(False)["reproduced?"]) == ["yes", "NO"]
+    with pytest.raises(AssertionError, match="claims not reproduced: fails"):
+        c.finish(True)
