@@ -102,3 +102,128 @@ def bounds_vs_weights(results: dict, title: str = "By-record bound against weigh
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# book/privacy_audit.md: the empirical privacy audit
+# ---------------------------------------------------------------------------------------------
+
+AUDIT_OUTPUTS = ("theta", "one dataset", "m datasets")
+
+
+def sampler_check(stan_draws, exact_draws, shape: float, rate: float, title: str = ""):
+    """Stan's draws and the exact sampler's beside the Gamma pseudo posterior: density and QQ plot."""
+    stan_draws, exact_draws = np.sort(np.ravel(stan_draws)), np.sort(np.ravel(exact_draws))
+    dist = stats.gamma(shape, scale=1.0 / rate)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    grid = np.linspace(dist.ppf(1e-4), dist.isf(1e-4), 400)
+    left.hist(stan_draws, bins=60, density=True, alpha=0.35, color=PALETTE["LW"], label="Stan (NUTS) draws")
+    left.hist(exact_draws, bins=60, density=True, histtype="step", lw=1.5, color="black", label="exact sampler")
+    left.plot(grid, dist.pdf(grid), color="#377eb8", lw=2, label=f"Gamma({shape:.1f}, {rate:.2f})")
+    left.set_xlabel(r"Poisson rate $\lambda$")
+    left.set_ylabel("density")
+    left.legend(fontsize=8)
+    for draws, colour, label in ((stan_draws, PALETTE["LW"], "Stan"), (exact_draws, "black", "exact")):
+        probs = (np.arange(draws.size) + 0.5) / draws.size
+        right.plot(dist.ppf(probs), draws, ".", ms=2, color=colour, label=label)
+    right.axline((grid[0], grid[0]), slope=1, color="grey", ls="--", lw=1)
+    right.set_xlabel("Gamma quantile")
+    right.set_ylabel("sample quantile")
+    right.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def audit_epsilons(table, weights: str = "fixed", neighbours: str = "add/remove", floor: float = 1e-3):
+    """eps_lb beside the exact loss and the guarantee, one panel per output, log scale.
+
+    x: (n, target); one colour per synthesizer. Filled dot: eps_lb (an open triangle at ``floor``
+    when the attack proved nothing); cross: the exact loss on the central region (the most any
+    test can show); bar: the guarantee (2 Delta, times m for m datasets).
+    """
+    sub = table[(table["weights"] == weights) & (table["neighbours"] == neighbours)]
+    cells = list(dict.fromkeys(zip(sub["n"], sub["target"])))
+    names = list(dict.fromkeys(sub["synthesizer"]))
+    fig, axes = plt.subplots(1, len(AUDIT_OUTPUTS), figsize=(15, 4.2), sharey=False)
+    for ax, output in zip(axes, AUDIT_OUTPUTS):
+        rows = sub[sub["output"] == output]
+        for j, name in enumerate(names):
+            colour, offset = _colour(name, j), (j - (len(names) - 1) / 2) * 0.22
+            for x, (n, target) in enumerate(cells):
+                row = rows[(rows["n"] == n) & (rows["target"] == target) & (rows["synthesizer"] == name)]
+                if row.empty:
+                    continue
+                row = row.iloc[0]
+                ax.hlines(row["bound"], x + offset - 0.09, x + offset + 0.09, color=colour, lw=2.5)
+                ax.plot(x + offset, max(row["exact loss"], floor), "x", color=colour, ms=6)
+                if row["eps_lb"] > 0:
+                    ax.plot(x + offset, row["eps_lb"], "o", color=colour, ms=6)
+                else:
+                    ax.plot(x + offset, floor, "v", mfc="none", color=colour, ms=6)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(cells)), [f"n={n}\n{t}" for n, t in cells], fontsize=8)
+        ax.set_title(output)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("ε (log scale)")
+    handles = [plt.Line2D([], [], color=_colour(nm, j), lw=3, label=nm) for j, nm in enumerate(names)]
+    handles += [plt.Line2D([], [], color="grey", lw=2.5, label="guarantee (bar)"),
+                plt.Line2D([], [], color="grey", marker="x", ls="", label="exact loss, central region"),
+                plt.Line2D([], [], color="grey", marker="o", ls="", label="ε_lb (audit)"),
+                plt.Line2D([], [], color="grey", marker="v", mfc="none", ls="", label="ε_lb = 0 (drawn at floor)")]
+    axes[-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle(f"Audit against guarantee: weights {weights}, {neighbours} neighbours")
+    fig.tight_layout()
+    return fig
+
+
+def audit_roc(scores: dict, n: int, target: str, weights: str = "fixed", neighbours: str = "add/remove"):
+    """ROC curves of the likelihood-ratio attack on one target, one panel per output, log-log axes."""
+    from .audit import auc, roc_curve
+
+    keys = [k for k in scores if k[0] == n and k[2] == weights and k[3] == neighbours and k[4] == target]
+    names = list(dict.fromkeys(k[1] for k in keys))
+    fig, axes = plt.subplots(1, len(AUDIT_OUTPUTS), figsize=(14, 4.2), sharey=True)
+    for ax, output in zip(axes, AUDIT_OUTPUTS):
+        for j, name in enumerate(names):
+            s, member = scores[(n, name, weights, neighbours, target, output)]
+            fpr, tpr = roc_curve(s, member)
+            ax.plot(fpr, tpr, color=_colour(name, j), lw=1.8, label=f"{name} (AUC {auc(s, member):.2f})")
+        grid = np.logspace(-3, 0, 50)
+        ax.plot(grid, grid, color="grey", ls="--", lw=1, label="no information")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(1e-3, 1)
+        ax.set_ylim(1e-3, 1.05)
+        ax.set_xlabel("false-positive rate")
+        ax.set_title(output)
+        ax.legend(fontsize=8, loc="lower right")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("true-positive rate")
+    fig.suptitle(f"Likelihood-ratio attack on the {target} record (n = {n}, weights {weights}, {neighbours})")
+    fig.tight_layout()
+    return fig
+
+
+def audit_modes(table, output: str = "m datasets", neighbours: str = "add/remove"):
+    """AUC of the attack with the weights held fixed against recomputed on D', per synthesizer and target."""
+    sub = table[(table["output"] == output) & (table["neighbours"] == neighbours)]
+    cells = list(dict.fromkeys(zip(sub["n"], sub["target"])))
+    names = list(dict.fromkeys(sub["synthesizer"]))
+    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 3.8), sharey=True, squeeze=False)
+    for j, (ax, name) in enumerate(zip(axes[0], names)):
+        for k, (mode, hatch) in enumerate((("fixed", ""), ("recomputed", "//"))):
+            values = [sub[(sub["n"] == n) & (sub["target"] == t) & (sub["synthesizer"] == name)
+                          & (sub["weights"] == mode)]["AUC"].iloc[0] for n, t in cells]
+            ax.bar(np.arange(len(cells)) + (k - 0.5) * 0.38, values, width=0.38, color=_colour(name, j),
+                   alpha=0.9 if k == 0 else 0.45, hatch=hatch, edgecolor="black", lw=0.5, label=f"weights {mode}")
+        ax.axhline(0.5, color="grey", ls="--", lw=1)
+        ax.set_xticks(range(len(cells)), [f"n={n}\n{t}" for n, t in cells], fontsize=8)
+        ax.set_ylim(0.4, 1.0)
+        ax.set_title(name)
+        ax.legend(fontsize=8, loc="upper right")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("AUC of the attack (0.5: none)")
+    fig.suptitle(f"Weights held fixed (the theorem) against recomputed on D' (the pipeline): {output}")
+    fig.tight_layout()
+    return fig
