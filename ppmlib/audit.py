@@ -444,6 +444,19 @@ def _neighbour_weights(alpha, index, relation):
     return np.delete(alpha, index) if relation == "add/remove" else alpha
 
 
+def _fixed_weight_world(world_d, value, weight, relation, replacement):
+    """D''s pseudo posterior with the weights held fixed: the target's term (weight * value, weight)
+    leaves the two Gamma parameters, and with replace-one (weight * replacement, weight) enters.
+
+    Written as a change of D's parameters rather than a new sum, so a target with weight 0 gives
+    exactly D's parameters (a fresh sum in another order would differ in the last bits).
+    """
+    shape, rate = world_d[0] - weight * value, world_d[1] - weight
+    if relation == "replace-one":
+        shape, rate = shape + weight * replacement, rate + weight
+    return shape, rate
+
+
 @dataclass(eq=False)
 class Audit:
     """The audit of one or more databases.
@@ -527,7 +540,8 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
                 alpha_prime = (_neighbour_weights(release.alpha, i, relation) if mode == "fixed"
                                else recomputed[name].alpha)
                 world_d = exact.pseudo_posterior(y, release.alpha, **_prior(prior))
-                world_prime = exact.pseudo_posterior(y_prime, alpha_prime, **_prior(prior))
+                world_prime = (_fixed_weight_world(world_d, int(y[i]), float(release.alpha[i]), relation, replacement)
+                               if mode == "fixed" else exact.pseudo_posterior(y_prime, alpha_prime, **_prior(prior)))
                 if relation == "add/remove":
                     bound, formula = 2 * release.delta, "2Δ"
                 else:
