@@ -11,10 +11,12 @@ The thin library behind the ppm-book chapters. Public names:
   the CE-like sample
 * :mod:`ppmlib.simulate`: the papers' simulation designs; :mod:`ppmlib.exact`: the conjugate
   Poisson-Gamma pseudo posterior in closed form
+* :mod:`ppmlib.audit`: an empirical privacy audit (membership attacks, a confidence lower bound on epsilon)
 """
 from . import simulate
 from . import exact
 from . import ce_like, claims, diagnostics, plots, utility
+from . import audit
 from .claims import Claims
 from .disclosure import AttributeRisk, attribute_risk
 from .mechanism import CalibrationError, Synthesis, match_delta, matched_comparison, summary_table, synthesizer
@@ -31,5 +33,6 @@ __all__ = [
     "synthesizer", "Synthesis", "match_delta", "matched_comparison", "summary_table", "CalibrationError",
     "near_max_share", "Claims", "claims", "diagnostics", "plots", "utility",
     "attribute_risk", "AttributeRisk", "ce_like", "exact", "seeds",
+    "audit",
 ]
 __version__ = "0.1.0"

@@ -582,3 +582,53 @@ def run(n_values=(100, 1000), *, mu: float = 100.0, seed=0, progress: bool = Fal
                  {k: v for p in parts for k, v in p.scores.items()},
                  {k: v for p in parts for k, v in p.releases.items()},
                  sum(p.seconds for p in parts))
+
+
+# ---------------------------------------------------------------------------------------------
+# tables for the chapter
+# ---------------------------------------------------------------------------------------------
+
+def releases_table(result: Audit) -> pd.DataFrame:
+    """Per database size and synthesizer: Delta from the draws and over the grid, 2 Delta, the weights."""
+    rows = [{"n": n, "synthesizer": name, "Delta (draws)": r.delta, "Delta (grid, central 1-1e-6)": r.delta_grid,
+             "2 Delta (compared with)": 2 * r.delta, "SW scalar a": r.a, "mean weight": float(r.alpha.mean()),
+             "min weight": float(r.alpha.min())}
+            for n, releases in result.releases.items() for name, r in releases.items()]
+    return pd.DataFrame(rows).set_index(["n", "synthesizer"])
+
+
+def targets_table(result: Audit) -> pd.DataFrame:
+    """The audited records: value, LW risk, and each synthesizer's weight on D."""
+    sub = result.table.drop_duplicates(["n", "target", "synthesizer"])
+    out = sub.pivot_table(index=["n", "target"], columns="synthesizer", values="weight", sort=False)
+    out.columns = [f"weight {c}" for c in out.columns]
+    first = sub.drop_duplicates(["n", "target"]).set_index(["n", "target"])[["value", "LW risk"]]
+    return first.join(out)
+
+
+def bounds_table(result: Audit, weights: str = "fixed", neighbours: str = "add/remove") -> pd.DataFrame:
+    """eps_lb, the exact loss and the guarantee side by side, one column block per output."""
+    sub = result.table[(result.table["weights"] == weights) & (result.table["neighbours"] == neighbours)]
+    out = sub.pivot_table(index=["n", "target", "synthesizer"], columns="output",
+                          values=["eps_lb", "exact loss", "bound"], sort=False)
+    return out.swaplevel(0, 1, axis=1).reindex(columns=[(o, v) for o in OUTPUTS
+                                                        for v in ("eps_lb", "exact loss", "bound")])
+
+
+def tightness(result: Audit, weights: str = "fixed", neighbours: str = "add/remove") -> pd.DataFrame:
+    """Per synthesizer and output, over every n and target: the largest eps_lb / bound (what the
+    audit proved) and the largest exact loss / bound (what a perfect test on the central region could)."""
+    sub = result.table[(result.table["weights"] == weights) & (result.table["neighbours"] == neighbours)]
+    sub = sub.assign(**{"exact loss / bound": sub["exact loss"] / sub["bound"]})
+    out = sub.groupby(["synthesizer", "output"], sort=False).agg(
+        **{"max eps_lb / bound": ("ratio", "max"), "max exact loss / bound": ("exact loss / bound", "max"),
+           "max eps_lb": ("eps_lb", "max")})
+    return out.reindex(pd.MultiIndex.from_product([list(dict.fromkeys(sub["synthesizer"])), OUTPUTS],
+                                                  names=["synthesizer", "output"]))
+
+
+def modes_table(result: Audit, neighbours: str = "add/remove") -> pd.DataFrame:
+    """Weights fixed against recomputed: AUC, eps_lb and exact loss per setting, side by side."""
+    sub = result.table[result.table["neighbours"] == neighbours]
+    return sub.pivot_table(index=["n", "target", "synthesizer", "output"], columns="weights",
+                           values=["AUC", "eps_lb", "exact loss"], sort=False)
