@@ -20,6 +20,7 @@ mechanism runs therefore take milliseconds, and the attack on each output is the
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -321,13 +322,15 @@ class Release:
 
     alpha : (n,) weights;  delta : max_s max_i abs(alpha_i f_s(y_i)) over ``draws`` exact draws
     (what ppmlib reports from MCMC);  delta_grid : the same sup over a grid spanning the central
-    1 - 1e-6 interval of the exact pseudo posterior;  a : SW's scalar weight (None otherwise)
+    1 - 1e-6 interval of the exact pseudo posterior;  a : SW's scalar weight (None otherwise);
+    risk : LW's risks r_i, from which its weights were made (None for the other synthesizers)
     """
     name: str
     alpha: np.ndarray
     delta: float
     delta_grid: float
     a: float | None = None
+    risk: np.ndarray | None = None
 
 
 def _poisson_log_lik(lam, y) -> np.ndarray:
@@ -391,13 +394,13 @@ def pipeline(y, *, draws: int = 4000, seed=0, c: float = 1.0, g: float = 0.0,
     """
     y = _checks.counts(y)
     seed_unweighted, seed_lw, seed_sw = seeds(_checks.seed(seed), 3)
-    base = exact.sample(y, None, draws, seed_unweighted, **_prior(prior))
-    alpha_lw = lw_weights(_poisson_log_lik(base, y), c=c, g=g)
+    base = _poisson_log_lik(exact.sample(y, None, draws, seed_unweighted, **_prior(prior)), y)
+    alpha_lw = lw_weights(base, c=c, g=g)
     ones = np.ones(y.size)
     out = {"Unweighted": Release("Unweighted", ones, draws_delta(y, ones, draws=draws, seed=seed_unweighted, prior=prior),
                                  grid_delta(y, ones, prior=prior)),
            "LW": Release("LW", alpha_lw, draws_delta(y, alpha_lw, draws=draws, seed=seed_lw, prior=prior),
-                         grid_delta(y, alpha_lw, prior=prior))}
+                         grid_delta(y, alpha_lw, prior=prior), risk=lw_risks(base))}
     a = match_scalar_weight(y, out["LW"].delta, draws=draws, seed=seed_sw, prior=prior)
     alpha_sw = scalar_weights(a, y.size)
     out["SW"] = Release("SW", alpha_sw, draws_delta(y, alpha_sw, draws=draws, seed=seed_sw, prior=prior),
@@ -512,7 +515,7 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
     >>> result = audit(y, trials=2000, m=20, seed=1)                           # doctest: +SKIP
     >>> result.table.query("output == 'theta'")[["synthesizer", "eps_lb", "bound"]]  # doctest: +SKIP
     """
-    import time
+    from tqdm.auto import tqdm
 
     y = _checks.counts(y)
     targets = _check_choice(targets, TARGETS, "targets")
@@ -524,12 +527,11 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
     draws = _checks.integer(draws, "draws", low=2)
     weights_seed, trials_seed = seeds(_checks.seed(seed), 2)
     on_d = pipeline(y, draws=draws, seed=weights_seed, c=c, g=g, prior=prior)
-    risk = lw_risks(_poisson_log_lik(exact.sample(y, None, draws, seeds(weights_seed, 1)[0], **_prior(prior)), y))
+    risk = on_d["LW"].risk
     replacement = int(round(float(np.median(y))))
     settings = [(t, r) for t in targets for r in relations if not (r == "replace-one" and t == "typical")]
     trial_seeds = iter(seeds(trials_seed, len(settings) * len(modes) * len(synthesizers) * len(OUTPUTS)))
     rows, scores, spent = [], {}, 0.0
-    from tqdm.auto import tqdm
     for target, relation in tqdm(settings, desc=f"audit n = {y.size}", disable=not progress, leave=False):
         i = target_index(y, target)
         y_prime = neighbour(y, i, relation, replacement)
