@@ -138,7 +138,10 @@ def test_exact_sampler_agrees_with_stan():
     sd = np.sqrt(shape) / rate
     assert stan_draws.mean() == pytest.approx(exact_draws.mean(), abs=4 * sd / np.sqrt(fit.diagnostics["min_ess_bulk"]))
     assert stan_draws.std() / exact_draws.std() == pytest.approx(1.0, abs=0.1)
-    assert stats.kstest(stan_draws[::4], stats.gamma(shape, scale=1 / rate).cdf).pvalue > 0.001
+    # quantiles within Monte Carlo error (a KS p-value would be too small for autocorrelated draws)
+    levels = [0.05, 0.25, 0.5, 0.75, 0.95]
+    gap = np.abs(np.quantile(stan_draws, levels) - stats.gamma.ppf(levels, shape, scale=1 / rate)).max()
+    assert gap < 0.25 * sd
 
 
 # ---------------------------------------------------------------------------------------------
