@@ -93,13 +93,21 @@ def epsilon_from_rates(tpr, fpr):
 class AttackBound:
     """The lower bound one attack proves, and how it was obtained.
 
-    epsilon : max(0, log_ratio), the reported eps_lb (epsilon is never negative)
-    log_ratio : log(tpr_low / fpr_high) on the evaluation half (-inf when no true positive)
-    tpr_low, fpr_high : Clopper-Pearson ends on the evaluation half
-    threshold, direction : the rule chosen on the selection half: claim "from D" when
-        score > threshold (direction +1), or claim "from D'" when score < threshold (direction -1)
-    positives, negatives : evaluation-half trials whose claim is true / false
-    auc : area under the ROC curve of the score over all trials (0.5: no information)
+    Attributes
+    ----------
+    epsilon : float
+        max(0, log_ratio), the reported eps_lb (epsilon is never negative)
+    log_ratio : float
+        log(tpr_low / fpr_high) on the evaluation half (-inf when no true positive)
+    tpr_low, fpr_high : float
+        Clopper-Pearson ends on the evaluation half
+    threshold, direction : float, int
+        the rule chosen on the selection half: claim "from D" when score > threshold
+        (direction +1), or claim "from D'" when score < threshold (direction -1)
+    positives, negatives : int
+        evaluation-half trials whose claim is true / false
+    auc : float
+        area under the ROC curve of the score over all trials (0.5: no information)
     """
     epsilon: float
     log_ratio: float
@@ -320,10 +328,20 @@ def exact_loss(world_d, world_d_prime, output: str = "theta", *, m: int = 100, n
 class Release:
     """One synthesizer's weights on one database and its Lipschitz bound.
 
-    alpha : (n,) weights;  delta : max_s max_i abs(alpha_i f_s(y_i)) over ``draws`` exact draws
-    (what ppmlib reports from MCMC);  delta_grid : the same sup over a grid spanning the central
-    1 - 1e-6 interval of the exact pseudo posterior;  a : SW's scalar weight (None otherwise);
-    risk : LW's risks r_i, from which its weights were made (None for the other synthesizers)
+    Attributes
+    ----------
+    name : str
+        "Unweighted", "LW" or "SW"
+    alpha : numpy.ndarray
+        (n,) weights
+    delta : float
+        max_s max_i abs(alpha_i f_s(y_i)) over ``draws`` exact draws (what ppmlib reports from MCMC)
+    delta_grid : float
+        the same sup over a grid spanning the central 1 - 1e-6 interval of the exact pseudo posterior
+    a : float or None
+        SW's scalar weight (None otherwise)
+    risk : numpy.ndarray or None
+        LW's risks r_i, from which its weights were made (None for the other synthesizers)
     """
     name: str
     alpha: np.ndarray
@@ -464,12 +482,18 @@ def _fixed_weight_world(world_d, value, weight, relation, replacement):
 class Audit:
     """The audit of one or more databases.
 
-    table : one row per setting (n, synthesizer, weights, neighbours, target, output) with the
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        one row per setting (n, synthesizer, weights, neighbours, target, output) with the
         target's value and weight, Delta (draws and grid), the bound the theorem gives, the exact
         loss on the central region, eps_lb, its rates, the AUC and the ratio eps_lb / bound
-    scores : {(n, synthesizer, weights, neighbours, target, output): (scores, member)}
-    releases : {n: {synthesizer: Release}} on each audited database D
-    seconds : wall time of the mechanism runs and attacks (weights and Deltas excluded)
+    scores : dict
+        {(n, synthesizer, weights, neighbours, target, output): (scores, member)}
+    releases : dict
+        {n: {synthesizer: Release}} on each audited database D
+    seconds : float
+        wall time of the mechanism runs and attacks (weights and Deltas excluded)
     """
     table: pd.DataFrame
     scores: dict = field(repr=False)
