@@ -145,7 +145,7 @@ def audit_epsilons(table, weights: str = "fixed", neighbours: str = "add/remove"
     sub = table[(table["weights"] == weights) & (table["neighbours"] == neighbours)]
     cells = list(dict.fromkeys(zip(sub["n"], sub["target"])))
     names = list(dict.fromkeys(sub["synthesizer"]))
-    fig, axes = plt.subplots(1, len(AUDIT_OUTPUTS), figsize=(15, 4.2), sharey=False)
+    fig, axes = plt.subplots(1, len(AUDIT_OUTPUTS), figsize=(15, 4.6), sharey=False)
     for ax, output in zip(axes, AUDIT_OUTPUTS):
         rows = sub[sub["output"] == output]
         for j, name in enumerate(names):
@@ -162,7 +162,7 @@ def audit_epsilons(table, weights: str = "fixed", neighbours: str = "add/remove"
                 else:
                     ax.plot(x + offset, floor, "v", mfc="none", color=colour, ms=6)
         ax.set_yscale("log")
-        ax.set_xticks(range(len(cells)), [f"n={n}\n{t}" for n, t in cells], fontsize=8)
+        ax.set_xticks(range(len(cells)), [f"{t}, n={n}" for n, t in cells], fontsize=8, rotation=35, ha="right")
         ax.set_title(output)
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel("ε (log scale)")
@@ -210,7 +210,7 @@ def audit_modes(table, output: str = "m datasets", neighbours: str = "add/remove
     sub = table[(table["output"] == output) & (table["neighbours"] == neighbours)]
     cells = list(dict.fromkeys(zip(sub["n"], sub["target"])))
     names = list(dict.fromkeys(sub["synthesizer"]))
-    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 3.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.2), sharey=True, squeeze=False)
     for j, (ax, name) in enumerate(zip(axes[0], names)):
         for k, (mode, hatch) in enumerate((("fixed", ""), ("recomputed", "//"))):
             values = [sub[(sub["n"] == n) & (sub["target"] == t) & (sub["synthesizer"] == name)
@@ -218,7 +218,7 @@ def audit_modes(table, output: str = "m datasets", neighbours: str = "add/remove
             ax.bar(np.arange(len(cells)) + (k - 0.5) * 0.38, values, width=0.38, color=_colour(name, j),
                    alpha=0.9 if k == 0 else 0.45, hatch=hatch, edgecolor="black", lw=0.5, label=f"weights {mode}")
         ax.axhline(0.5, color="grey", ls="--", lw=1)
-        ax.set_xticks(range(len(cells)), [f"n={n}\n{t}" for n, t in cells], fontsize=8)
+        ax.set_xticks(range(len(cells)), [f"{t}, n={n}" for n, t in cells], fontsize=8, rotation=35, ha="right")
         ax.set_ylim(0.4, 1.0)
         ax.set_title(name)
         ax.legend(fontsize=8, loc="upper right")
