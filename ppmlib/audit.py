@@ -597,7 +597,13 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
 def run(n_values=(100, 1000), *, mu: float = 100.0, seed=0, progress: bool = False, **options) -> Audit:
     """:func:`audit` on one simulated Poisson(mu) database per n (the papers' design, section 8).
 
-    ``options`` are passed to :func:`audit` (trials, m, targets, relations, modes, ...).
+    ``options`` are passed to :func:`audit` (trials, m, targets, relations, modes, ...). The
+    databases and the audits' seeds all come from ``seed`` (:func:`ppmlib.seeds`).
+
+    Examples
+    --------
+    >>> result = run([100, 1000], seed=2020, trials=10_000, m=100)        # doctest: +SKIP
+    >>> tightness(result)                                                 # doctest: +SKIP
     """
     n_values = [_checks.integer(n, "n_values", low=2) for n in np.atleast_1d(n_values).tolist()]
     data_seeds = seeds(_checks.seed(seed), 2 * len(n_values))
