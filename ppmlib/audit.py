@@ -598,7 +598,7 @@ def run(n_values=(100, 1000), *, mu: float = 100.0, seed=0, progress: bool = Fal
     """:func:`audit` on one simulated Poisson(mu) database per n (the papers' design, section 8).
 
     ``options`` are passed to :func:`audit` (trials, m, targets, relations, modes, ...). The
-    databases and the audits' seeds all come from ``seed`` (:func:`ppmlib.seeds`).
+    databases and the audits' seeds all come from ``seed`` (split by ``ppmlib.seeds``).
 
     Examples
     --------
