@@ -102,3 +102,56 @@ def bounds_vs_weights(results: dict, title: str = "By-record bound against weigh
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+# --- attribute_risk chapter (issue 14): why the truth ranks where it does ----------------------------
+
+def rank_diagnosis(by_dataset, sigma_draws, released: dict, G: int):
+    """Left: the posterior draws of sigma, with the sigma of the draw that generated the released
+    dataset and the effective sigma of the draws that explain it. Right: over many synthetic
+    datasets, the percentile of that effective sigma against the mean rank of the true value.
+
+    ``by_dataset`` is :func:`ppmlib.disclosure.risk_by_dataset`'s table; ``released`` is
+    :func:`ppmlib.disclosure.risk_summary` of the released dataset plus its "generating sigma".
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    left.hist(sigma_draws, bins=50, color=PALETTE["Unweighted"], alpha=0.6)
+    left.axvline(released["generating sigma"], color="black", lw=2, label="draw that generated the release")
+    left.axvline(released["effective sigma"], color="red", ls="--", lw=2, label="effective sigma of the release")
+    left.set_xlabel(r"posterior draws of $\sigma$")
+    left.set_ylabel("draws")
+    left.set_title(r"Where the released dataset sits among the $\sigma$ draws")
+    left.legend(fontsize=8)
+    points = right.scatter(by_dataset["its percentile among the sigma draws"], by_dataset["mean rank"],
+                           c=by_dataset["share ranked 1st"], cmap="viridis", s=40, vmin=0)
+    right.scatter([released["its percentile among the sigma draws"]], [released["mean rank"]], marker="*", s=250,
+                  color="red", label="the released dataset")
+    right.axhline((G + 1) / 2, color="grey", ls=":", lw=1, label="middle rank")
+    fig.colorbar(points, ax=right, label="share of records whose truth ranks 1st")
+    right.set_xlabel(r"percentile of the effective $\sigma$ among the $\sigma$ draws")
+    right.set_ylabel(f"mean rank of the true value (of {G})")
+    right.set_title(f"{len(by_dataset)} synthetic datasets, one draw each")
+    right.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def risk_by_draws_and_m(by_H, risks_by_m: dict, G: int, H: int):
+    """Left: median and largest P(true) against the number of draws H. Right: P(true) by m datasets."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    left.plot(by_H.index, by_H["median P(true)"], "o-", label="median over records")
+    left.plot(by_H.index, by_H["max P(true)"], "s-", label="largest over records")
+    left.axhline(1 / G, color="red", ls="--", lw=1, label="1/G")
+    left.set_xscale("log")
+    left.set_xlabel("H, posterior draws used")
+    left.set_ylabel("probability of the true value")
+    left.set_title("Stability in H")
+    left.legend(fontsize=8)
+    ms = list(risks_by_m)
+    right.boxplot([risks_by_m[k].prob_true for k in ms], showfliers=False)
+    right.set_xticks(range(1, len(ms) + 1), [f"m = {k}" for k in ms])
+    right.axhline(1 / G, color="red", ls="--", lw=1)
+    right.set_ylabel("probability of the true value")
+    right.set_title(f"Released datasets m (H = {H})")
+    fig.tight_layout()
+    return fig
