@@ -195,3 +195,23 @@ def test_draw_share_is_the_normalised_synthetic_likelihood(problem):
     share = attribute_risk(y, np.vstack([z, z[::-1]]), mu, sigma).draw_share
     log_p = stats.norm.logpdf(z, mu, sigma[:, None]).sum(axis=1) + stats.norm.logpdf(z[::-1], mu, sigma[:, None]).sum(axis=1)
     np.testing.assert_allclose(share, np.exp(log_p - logsumexp(log_p)), rtol=1e-10)
+
+
+def test_risk_by_m_and_summary_by_hand(problem):
+    from ppmlib.disclosure import risk_by_m, risk_summary
+    y, z, mu, sigma = problem
+    zs = np.vstack([z, z[::-1], z + 0.1])
+    sigma_draws = np.linspace(0.4, 0.9, 101)
+    risks, table = risk_by_m(y, zs, mu, sigma, [3, 1], sigma_draws)
+    assert list(table.index) == [1, 3]
+    np.testing.assert_array_equal(risks[3].probs, attribute_risk(y, zs, mu, sigma).probs)
+    share = risks[1].draw_share
+    effective = float(share @ sigma)
+    assert table.loc[1, "effective sigma"] == pytest.approx(effective)
+    assert table.loc[1, "its percentile among the sigma draws"] == pytest.approx(np.mean(sigma_draws < effective))
+    assert table.loc[1, "draws that matter"] == pytest.approx(1 / np.sum(share**2))
+    assert table.loc[3, "mean rank"] == pytest.approx(risks[3].rank_true.mean())
+    with pytest.raises(ValueError, match="m_values go up to 4"):
+        risk_by_m(y, zs, mu, sigma, [4], sigma_draws)
+    with pytest.raises(ValueError, match="sigma_h must have one value per draw"):
+        risk_summary(risks[1], sigma[:3], sigma_draws)
