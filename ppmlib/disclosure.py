@@ -38,8 +38,7 @@ class AttributeRisk:
     rank_true : (n,) rank of the true value, 1 = most probable; ties take the best rank
     guesses : (n, G) the guessed values y_i + offsets
     offsets : (G,)
-    draw_share : (H,) how much each draw explains the synthetic data, p(Z | theta_h) normalised over
-        the draws (the datasets' likelihoods multiplied); the same for every record and guess
+    draw_share : (H,) p(Z | theta_h) normalised over the draws: how much each draw explains Z (all records)
     """
     probs: np.ndarray
     prob_true: np.ndarray
