@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SMOKE  := _build/smoke
 
-.PHONY: book test venv run clean bench
+.PHONY: book test venv run clean bench check-html
 
 venv: $(STAMP)
 
@@ -32,6 +32,13 @@ test: $(STAMP)
 #   make run CHAPTER=book/vector_weighted.md PARAMS="n=500 seed=7"
 run: $(STAMP)
 	$(BIN)/python -m ppmlib.rerun $(CHAPTER) $(foreach p,$(PARAMS),-p $(p)) --out runs
+
+# Every page of the built book (make book first) rendered in headless Chromium: a screenshot per page
+# in _build/screenshots/, and a failure for a page that does not render, a JavaScript error, math left
+# unrendered, a broken link or image, or an output showing a traceback or warning. Installs nothing:
+# it needs Debian's chromium (apt-get install chromium).
+check-html: $(STAMP)
+	$(BIN)/python -m ppmlib.bookcheck browser _build/html --screenshots _build/screenshots
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_lipschitz.py
