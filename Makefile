@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SMOKE  := _build/smoke
 
-.PHONY: book test venv run clean bench check-html
+.PHONY: book book-fresh test venv run clean bench check-html
 
 venv: $(STAMP)
 
@@ -17,9 +17,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[book,test]"
 	touch $(STAMP)
 
-# The HTML book, every chapter executed with its (paper-sized) default parameters.
+# The HTML book, every chapter executed with its (paper-sized) default parameters. Chapters whose
+# code, and ppmlib/stan/data, did not change since the last build come from the execution cache.
 book: $(STAMP)
+	$(BIN)/python -m ppmlib.bookcache
 	$(BIN)/jupyter-book build -W -n --keep-going .
+	@echo "Book: _build/html/index.html"
+
+# The same, every chapter executed again whatever the cache holds.
+book-fresh: $(STAMP)
+	$(BIN)/python -m ppmlib.bookcache --fresh
+	$(BIN)/jupyter-book build --all -W -n --keep-going .
 	@echo "Book: _build/html/index.html"
 
 # Unit tests, the book's structure, and every chapter executed by nbval at smoke parameters.
