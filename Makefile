@@ -5,17 +5,27 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# The exact versions the book was built and tested with; pyproject.toml keeps the ranges for people
+# who use ppmlib as a library. `make lock` regenerates it (after a change to the dependencies).
+LOCK   := requirements.lock
 SMOKE  := _build/smoke
 
-.PHONY: book book-fresh test venv run clean bench check-html
+.PHONY: book book-fresh test venv lock run clean bench check-html
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[book,test]"
+	$(BIN)/python -m pip install --quiet -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/python -m uv pip compile pyproject.toml --extra book --extra test --python-version 3.11 \
+		--annotation-style line --custom-compile-command "make lock" --quiet -o $(LOCK)
 
 # The HTML book, every chapter executed with its (paper-sized) default parameters. Chapters whose
 # code, and ppmlib/stan/data, did not change since the last build come from the execution cache.
