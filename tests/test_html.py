@@ -72,5 +72,21 @@ def test_the_built_book_has_no_broken_link_image_or_title(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:]
     html = tmp_path / "_build" / "html"
     assert bookcheck.html_problems(html) == []
-    # the page-script fix (ppmlib.sphinx_fixes): sphinx-thebe's const is declared once per page
-    assert (html / "book" / "intro.html").read_text().count("const THEBE_JS_URL") == 1
+    # the page-script fix (ppmlib.sphinx_ext): sphinx-thebe's const is declared once per page
+    landing = (html / "book" / "intro.html").read_text()
+    assert landing.count("const THEBE_JS_URL") == 1
+    # the landing page states what the book was built with
+    import numpy
+    import scipy
+    assert f"<td><p>{numpy.__version__}</p></td>" in landing and f"<td><p>{scipy.__version__}</p></td>" in landing
+    assert "<td><p>Stan backend</p></td>" in landing
+
+
+def test_versions_name_the_stan_version_the_backend_runs():
+    from ppmlib import provenance, stan
+    found = provenance.versions()
+    assert found["numpy"] == __import__("numpy").__version__
+    if stan.backend() == "pystan":
+        assert found["Stan backend"].startswith("PyStan 3.10") and "Stan 2.35.0" in found["Stan backend"]
+    else:
+        assert "CmdStan 2." in found["Stan backend"]
