@@ -16,13 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_book_builds_with_warnings_as_errors(tmp_path):
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["execute"]["execute_notebooks"] = "off"
-    # without execution there are no outputs, so a figure labelled through `mystnb: figure: name:`
-    # does not exist and every {numref} to it is "undefined"; the full build (executed, -W -n) checks those
-    config["sphinx"]["config"]["suppress_warnings"] = [*config["sphinx"]["config"]["suppress_warnings"], "ref.numref"]
-    cfg = tmp_path / "_config.yml"
-    cfg.write_text(yaml.safe_dump(config))
+    from conftest import fast_book_config
+    cfg = fast_book_config(tmp_path)
     jb = Path(sys.executable).parent / "jupyter-book"
     result = subprocess.run([str(jb), "build", str(ROOT), "--config", str(cfg), "--path-output", str(tmp_path),
                              "-W", "-n", "--keep-going"], capture_output=True, text=True, timeout=600)
