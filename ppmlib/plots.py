@@ -263,3 +263,48 @@ def delta_map(surface, delta_unweighted: float):
     right.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+# --- book/attribute_risk.md: every record, and LW against Unweighted ------------------------------
+
+def risk_of_every_record(risk, G: int):
+    """The probability of the true value of every record (dashed: 1/G), and the rank of the truth."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    left.hist(risk.prob_true, bins=40, color=PALETTE["Data"], alpha=0.8)
+    left.axvline(1 / G, color="red", ls="--", label=f"1/G = {1 / G:.4f} (no information)")
+    left.set_xlabel("probability of the true value")
+    left.set_ylabel("records")
+    left.set_title(f"Probability of the truth, all {risk.prob_true.size} records")
+    left.legend()
+    counts = np.bincount(risk.rank_true, minlength=G + 1)[1:]
+    right.bar(np.arange(1, G + 1), counts, color=PALETTE["LW"], alpha=0.8)
+    right.set_xlabel("rank of the true value among the guesses (1 = best guess)")
+    right.set_ylabel("records")
+    right.set_title("Rank of the truth")
+    right.set_xticks(np.arange(1, G + 1))
+    fig.tight_layout()
+    return fig
+
+
+def risk_lw_against_unweighted(risk, risk_lw, risk_lw_blind, weights, G: int, delta: float, delta_lw: float):
+    """Per record, P(true) under LW (weighted ratios) against Unweighted, coloured by the LW weight;
+    and the three distributions (Unweighted, LW for the intruder who knows alpha, and who ignores it)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    left.scatter(risk.prob_true, risk_lw.prob_true, s=8, alpha=0.5, c=weights, cmap="plasma")
+    lims = [min(risk.prob_true.min(), risk_lw.prob_true.min()), max(risk.prob_true.max(), risk_lw.prob_true.max())]
+    left.plot(lims, lims, color="black", lw=1, label="equal risk")
+    left.axhline(1 / G, color="red", ls="--", lw=1)
+    left.axvline(1 / G, color="red", ls="--", lw=1, label="1/G")
+    left.set_xlabel("P(true), unweighted synthesizer")
+    left.set_ylabel("P(true), LW synthesizer (weighted ratios)")
+    left.set_title("Per record (colour: LW weight)")
+    left.legend()
+    right.hist([risk.prob_true, risk_lw.prob_true, risk_lw_blind.prob_true], bins=40,
+               label=["Unweighted", "LW, knows α", "LW, ignores α"], color=["#1b9e77", "#d95f02", "#7570b3"], alpha=0.7)
+    right.axvline(1 / G, color="red", ls="--", lw=1)
+    right.set_xlabel("probability of the true value")
+    right.set_ylabel("records")
+    right.set_title(f"Unweighted (Δ = {delta:.1f}) vs LW (Δ = {delta_lw:.1f})")
+    right.legend()
+    fig.tight_layout()
+    return fig
