@@ -6,6 +6,8 @@ bit for bit, not merely close: the parity tests below assert exact equality. The
 2.35 installation (CMDSTAN=<path>, or the conda-forge route) and are skipped without one; `.ci/run`
 builds one with ../shared/tools/cmdstan-offline when that folder is there.
 """
+import io
+import logging
 import re
 
 import nbformat
@@ -94,14 +96,27 @@ def test_lw_pipeline_gives_the_same_delta_on_both_backends(monkeypatch):
 
 @pytest.mark.skipif(not stan.cmdstan_available(), reason="no CmdStan installation found")
 def test_cmdstanpy_chatter_stays_out_of_output(capfd, counts, monkeypatch):
-    """Mirror of test_fit.py::test_pystan_chatter_stays_out_of_output: nothing on fd 1/2, and the
-    messages (INFO lines, Stan's non-fatal gamma_lpdf rejections in early warmup) kept on Draws."""
+    """Mirror of test_fit.py::test_pystan_chatter_stays_out_of_output: nothing on fd 1/2 nor on the
+    streams cmdstanpy's log would reach, and the messages (INFO lines, Stan's non-fatal gamma_lpdf
+    rejections in early warmup) kept on Draws."""
+    from cmdstanpy.utils import get_logger
     monkeypatch.setenv("PPMLIB_BACKEND", "cmdstanpy")
-    data = ppmlib.models.family("poisson").stan_data(counts, None, np.ones(counts.size),
-                                                      {"prior_shape": 1.0, "prior_rate": 0.001}, False)
-    draws = stan.sample("poisson", data, chains=4, draws=200, warmup=200, seed=5)
+    # cmdstanpy's handler keeps the sys.stderr of its first use (in a kernel: the cell), and records
+    # propagate to the root logger's handlers (a notebook's logging.basicConfig): watch both
+    log_stream = io.StringIO()
+    for handler in get_logger().handlers:
+        monkeypatch.setattr(handler, "stream", log_stream)
+    root_handler = logging.StreamHandler(log_stream)
+    logging.getLogger().addHandler(root_handler)
+    try:
+        data = ppmlib.models.family("poisson").stan_data(counts, None, np.ones(counts.size),
+                                                          {"prior_shape": 1.0, "prior_rate": 0.001}, False)
+        draws = stan.sample("poisson", data, chains=4, draws=200, warmup=200, seed=5)
+    finally:
+        logging.getLogger().removeHandler(root_handler)
     out, err = capfd.readouterr()
-    assert "cmdstanpy" not in out + err and "Chain [" not in out + err and "gamma_lpdf" not in out + err
+    for seen in (out, err, log_stream.getvalue()):
+        assert "cmdstanpy" not in seen and "Chain [" not in seen and "gamma_lpdf" not in seen, seen[:500]
     assert "CmdStan start processing" in draws.messages
     assert "gamma_lpdf: Random variable is inf" in draws.messages  # this seed hits it: it is kept
     assert draws.params["lambda"].shape == (800,)
