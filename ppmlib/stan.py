@@ -54,6 +54,8 @@ class Draws:
 
     ``params[name]`` has shape ``(S, *dims)`` with S = chains * draws_per_chain, chain after chain;
     ``sampler[name]`` holds the sampler's per-draw values (``divergent__``, ``treedepth__``, ...).
+    ``messages`` is what the backend printed or logged (compiler, sampler warnings), kept out of
+    the caller's output.
     """
     params: dict
     sampler: dict
