@@ -62,6 +62,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_lipschitz.py
 	$(BIN)/python benchmarks/bench_fit.py
 	$(BIN)/python benchmarks/bench_disclosure.py
+	$(BIN)/python benchmarks/bench_audit.py
 
 clean:
 	rm -rf _build runs build
