@@ -478,6 +478,22 @@ def _fixed_weight_world(world_d, value, weight, relation, replacement):
     return shape, rate
 
 
+def _worlds(y, i, y_prime, alpha, alpha_prime, mode, relation, replacement, prior):
+    """(shape, rate) of the pseudo posterior on D and on its neighbour D' for one synthesizer."""
+    world_d = exact.pseudo_posterior(y, alpha, **_prior(prior))
+    if mode == "fixed":
+        return world_d, _fixed_weight_world(world_d, int(y[i]), float(alpha[i]), relation, replacement)
+    return world_d, exact.pseudo_posterior(y_prime, alpha_prime, **_prior(prior))
+
+
+def _guarantee(delta, y_prime, alpha_prime, relation, *, draws, seed, prior) -> tuple[float, str]:
+    """The epsilon the theorem gives one draw: 2 Delta (add/remove), or 4 Delta with Delta the
+    larger of D's and D''s bounds (replace-one: the weighted log-likelihood changes by two terms)."""
+    if relation == "add/remove":
+        return 2 * delta, "2Δ"
+    return 4 * max(delta, draws_delta(y_prime, alpha_prime, draws=draws, seed=seed, prior=prior)), "4Δ"
+
+
 @dataclass(eq=False)
 class Audit:
     """The audit of one or more databases.
@@ -565,14 +581,10 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
                 release = on_d[name]
                 alpha_prime = (_neighbour_weights(release.alpha, i, relation) if mode == "fixed"
                                else recomputed[name].alpha)
-                world_d = exact.pseudo_posterior(y, release.alpha, **_prior(prior))
-                world_prime = (_fixed_weight_world(world_d, int(y[i]), float(release.alpha[i]), relation, replacement)
-                               if mode == "fixed" else exact.pseudo_posterior(y_prime, alpha_prime, **_prior(prior)))
-                if relation == "add/remove":
-                    bound, formula = 2 * release.delta, "2Δ"
-                else:
-                    delta_prime = draws_delta(y_prime, alpha_prime, draws=draws, seed=weights_seed, prior=prior)
-                    bound, formula = 4 * max(release.delta, delta_prime), "4Δ"
+                world_d, world_prime = _worlds(y, i, y_prime, release.alpha, alpha_prime, mode, relation,
+                                               replacement, prior)
+                bound, formula = _guarantee(release.delta, y_prime, alpha_prime, relation, draws=draws,
+                                            seed=weights_seed, prior=prior)
                 for output in OUTPUTS:
                     start = time.perf_counter()
                     s, member = mechanism_trials(world_d, world_prime, output, trials=trials, m=m,
