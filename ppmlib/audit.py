@@ -555,7 +555,7 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
     >>> result = audit(y, trials=2000, m=20, seed=1)                           # doctest: +SKIP
     >>> result.table.query("output == 'theta'")[["synthesizer", "eps_lb", "bound"]]  # doctest: +SKIP
     """
-    from tqdm.auto import tqdm
+    from .progress import progress_bar
 
     y = _checks.counts(y)
     targets = _check_choice(targets, TARGETS, "targets")
@@ -572,7 +572,7 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
     settings = [(t, r) for t in targets for r in relations if not (r == "replace-one" and t == "typical")]
     trial_seeds = iter(seeds(trials_seed, len(settings) * len(modes) * len(synthesizers) * len(OUTPUTS)))
     rows, scores, spent = [], {}, 0.0
-    for target, relation in tqdm(settings, desc=f"audit n = {y.size}", disable=not progress, leave=False):
+    for target, relation in progress_bar(settings, desc=f"audit n = {y.size}", enabled=progress):
         i = target_index(y, target)
         y_prime = neighbour(y, i, relation, replacement)
         recomputed = pipeline(y_prime, draws=draws, seed=weights_seed, c=c, g=g, prior=prior) if "recomputed" in modes else {}

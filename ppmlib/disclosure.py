@@ -198,10 +198,11 @@ def risk_by_draws(fit, y, z, H_values, offsets=None, weights=None, progress: boo
     largest H, the reference: the Monte Carlo error of the importance sampler.
     """
     import pandas as pd
-    from tqdm.auto import tqdm
+
+    from .progress import progress_bar
     H_values = sorted({_checks.integer(h, "H_values[...]", low=1) for h in H_values})
     risks = {h: attribute_risk(y, z, *risk_inputs(fit, h), offsets, weights)
-             for h in tqdm(H_values, desc="H", disable=not progress)}
+             for h in progress_bar(H_values, desc="H", enabled=progress)}
     reference = risks[H_values[-1]].prob_true
     sigma_draws = fit.draws["sigma"]
     rows = {h: {**risk_summary(r, risk_inputs(fit, h)[1], sigma_draws),
@@ -237,7 +238,8 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
     sigma draws, then :func:`risk_summary` of the estimator on that dataset alone.
     """
     import pandas as pd
-    from tqdm.auto import tqdm
+
+    from .progress import progress_bar
     K = _checks.integer(K, "K", low=1)
     if K > fit.n_draws:
         raise ValueError(f"K = {K} datasets need K draws; the fit has {fit.n_draws}")
@@ -245,7 +247,7 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
     sigma_draws = fit.draws["sigma"]
     rng = np.random.default_rng(_checks.seed(seed))
     rows = []
-    for index in tqdm(np.linspace(0, fit.n_draws - 1, K).round().astype(int), desc="datasets", disable=not progress):
+    for index in progress_bar(np.linspace(0, fit.n_draws - 1, K).round().astype(int), desc="datasets", enabled=progress):
         one = fit.subset(np.arange(fit.n_draws) == index)
         z = one.model.predict(one.draws, one.X, fit.y.size, rng)
         z = np.round(z, decimals) if decimals is not None else z

@@ -205,8 +205,8 @@ def _next_point(x, delta, target, below, above, first: bool) -> float:
 
 
 def _progress(total: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
+    from .progress import progress_bar
+    return progress_bar(total=total, desc=desc, enabled=enabled)
 
 
 def summary_table(results) -> "pd.DataFrame":

@@ -125,7 +125,8 @@ def test_cmdstanpy_chatter_stays_out_of_output(capfd, counts, monkeypatch):
 # Lines either backend (or the C++ compiler) would print if it leaked into a cell. (The chapters
 # themselves print "Stan backend: cmdstanpy", which is wanted.)
 STAN_CHATTER = re.compile(r"- cmdstanpy -|Chain \[\d+\]|Non-fatal error|gamma_lpdf|Informational Message"
-                          r"|Building:|Sampling:|Messages from stanc|Gradient evaluation took|warning:")
+                          r"|Building:|Sampling:|Messages from stanc|Gradient evaluation took|warning:"
+                          r"|IProgress not found|TqdmWarning")  # tqdm.auto's warning without ipywidgets
 SMOKE_CHAPTER = "vector_weighted.md"
 
 
