@@ -68,3 +68,17 @@ def tail_distortion(long: pd.DataFrame, source: str) -> float:
     if source not in c.columns:
         raise ValueError(f"no source {source!r}; have {list(c.columns)}")
     return float(sum(abs(c.loc[s, source] - c.loc[s, "Data"]) for s in ("15th pct", "90th pct")))
+
+
+# --- re-weighting chapters (reweighting.md, salary.md) ---------------------------------------
+
+def standardized_gap(long: pd.DataFrame, source: str, statistics=tuple(STATISTICS)) -> float:
+    """How far a synthesizer is from the data, over several statistics: the sum of
+    abs(median of the synthesizer's distribution - median of the data's) / sd of the data's
+    (bootstrap) distribution. 0 means every statistic is centred on the data's; smaller is better."""
+    grouped = long.groupby(["statistic", "source"], sort=False)["value"]
+    centre_, spread = grouped.median().unstack("source"), grouped.std().unstack("source")
+    if source not in centre_.columns:
+        raise ValueError(f"no source {source!r}; have {list(centre_.columns)}")
+    return float(sum(abs(centre_.loc[s, source] - centre_.loc[s, "Data"]) / spread.loc[s, "Data"]
+                     for s in statistics))
