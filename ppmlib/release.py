@@ -1,6 +1,6 @@
 """Release synthetic data: the m datasets and their privacy budget, and nothing else.
 
-:func:`release` writes two files side by side, ``<path>.csv`` (one column per synthetic dataset)
+:func:`ppmlib.release` writes two files side by side, ``<path>.csv`` (one column per synthetic dataset)
 and ``<path>.json`` (epsilon per dataset, the total m * epsilon, the neighbour relation and what
 the guarantee does not cover). Both are written to temporary files first and renamed into place,
 so a release is either complete or absent. It never writes the weights alpha, the by-record

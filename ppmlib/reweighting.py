@@ -1,6 +1,6 @@
 """Re-weighting to equal privacy (2025 paper, Algorithm 1) and calibration to a chosen epsilon.
 
-:func:`reweight_to_tolerance` runs Algorithm 1 to convergence: from a weighted Synthesis (weights
+:func:`ppmlib.reweight_to_tolerance` runs Algorithm 1 to convergence: from a weighted Synthesis (weights
 alpha, by-record bounds Delta_i, maximum Delta) it refits with
 
     alpha^w_i = clip(k alpha_i Delta / Delta_i, 0, 1)
@@ -8,9 +8,9 @@ alpha, by-record bounds Delta_i, maximum Delta) it refits with
 and moves k until the refit's maximum bound is back within tau of Delta. Step 1 always uses the
 *original* alpha and its bounds; only k changes (the search is :func:`ppmlib.match_delta`).
 
-:func:`calibrate_lw_epsilon` finds LW's scale c whose epsilon = 2 Delta is a reader's target,
-or says which epsilons this data and model can reach. :func:`reweighting_comparison` runs the
-2025 paper's study (LW, LW_final, CW, CW_final) for one database; :func:`claims` checks the paper's
+:func:`ppmlib.calibrate_lw_epsilon` finds LW's scale c whose epsilon = 2 Delta is a reader's target,
+or says which epsilons this data and model can reach. :func:`ppmlib.reweighting_comparison` runs the
+2025 paper's study (LW, LW_final, CW, CW_final) for one database; :func:`ppmlib.reweighting.claims` checks the paper's
 statements on its results.
 """
 from __future__ import annotations
@@ -78,7 +78,7 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     tau : float
         Absolute tolerance on Delta (epsilon = 2 Delta is then within 2 tau of the start's).
     k0 : float
-        The first k tried (the paper uses 0.95); must lie in (0, k_sat], k_sat = :func:`saturation_k`.
+        The first k tried (the paper uses 0.95); must lie in (0, k_sat], k_sat = :func:`ppmlib.reweighting.saturation_k`.
     max_iter : int
         At most this many refits.
     m, chains, draws, warmup, seed : settings of every refit (m defaults to the start's m). One
@@ -170,7 +170,7 @@ def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: flo
 def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, c_range: tuple = (0.05, 5.0),
                   max_iter: int = 12, q: float = 1.0, m: int = 20, chains: int = 4, draws: int = 1000,
                   warmup: int = 1000, seed: int = 0, progress: bool = True) -> list[Synthesis]:
-    """:func:`calibrate_lw_epsilon` for several targets, fitting the ends of ``c_range`` only once."""
+    """:func:`ppmlib.calibrate_lw_epsilon` for several targets, fitting the ends of ``c_range`` only once."""
     tau = _checks.real(tau, "tau", low=0, low_open=True)
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
     if not isinstance(c_range, (tuple, list)) or len(c_range) != 2:
@@ -227,7 +227,7 @@ def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool
 
     LW uses (lw_c, lw_g); CW is run as the 2025 paper runs it, with its policy radius and
     (cw_c, cw_g) = (1, 0) by default, *not* matched to LW's Delta. Each is then re-weighted by
-    :func:`reweight_to_tolerance` to its own Delta within ``tau``, starting from ``k0``.
+    :func:`ppmlib.reweight_to_tolerance` to its own Delta within ``tau``, starting from ``k0``.
     Returns {"Unweighted": ..., "LW": ..., "LW_final": ..., "CW": ..., "CW_final": ...}.
     """
     run = dict(m=m, chains=chains, draws=draws, warmup=warmup)
@@ -269,7 +269,7 @@ def _centre(long, statistic: str, source: str) -> float:
 
 
 def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Claims | None = None) -> Claims:
-    """Check the 2025 paper's statements on one :func:`reweighting_comparison` and its utility table.
+    """Check the 2025 paper's statements on one :func:`ppmlib.reweighting_comparison` and its utility table.
 
     ``design`` "mixture" checks section 2.2 and Appendix B (the NB mixture); "salary" checks
     section 3.2. Both check that each re-weighting kept Delta within tau, that most weights rose
@@ -326,7 +326,7 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Cl
 
 
 def epsilon_table(y, curve: list, *, B: int = 500, seed: int = 0):
-    """One row per calibrated LW of :func:`epsilon_curve`: target and achieved epsilon, c, mean
+    """One row per calibrated LW of :func:`ppmlib.epsilon_curve`: target and achieved epsilon, c, mean
     weight and the distance to the data (:func:`ppmlib.utility.standardized_gap`)."""
     import pandas as pd
     from .utility import long_table, standardized_gap
@@ -355,7 +355,7 @@ def summary(results: dict):
 
 
 def epsilon_claims(table, *, tau: float, into: Claims | None = None) -> Claims:
-    """Check an :func:`epsilon_table`: every calibrated epsilon within 2 tau of its target, and the
+    """Check an :func:`ppmlib.reweighting.epsilon_table`: every calibrated epsilon within 2 tau of its target, and the
     distance to the data smaller at the largest epsilon than at the smallest."""
     out = into if into is not None else Claims()
     miss = float((table["epsilon"] - table["target epsilon"]).abs().max())

@@ -1,7 +1,7 @@
 """A seeded, synthetic stand-in for the 2025 paper's salary sample (Survey of Doctorate Recipients).
 
 The paper (section 3) uses 1,000 salaries from the 2017 SDR public-use file, which cannot be
-fetched here. ``data/salary_like.csv`` is made by :func:`generate` instead: 1,000 whole-dollar
+fetched here. ``data/salary_like.csv`` is made by :func:`ppmlib.salary_like.generate` instead: 1,000 whole-dollar
 salaries with the four summaries the paper publishes, matched exactly (mean $107,609, median
 $95,000, standard deviation $69,718, range [$0, $509,000]). It is NOT real data: no value is
 anyone's salary, and only those summaries, not the shape in between, come from the paper.
@@ -64,7 +64,7 @@ def generate(seed: int = DEFAULT_SEED) -> pd.DataFrame:
 
 
 def write(path: str | os.PathLike = DATA_FILE, seed: int = DEFAULT_SEED) -> Path:
-    """Write :func:`generate`'s sample as CSV, atomically (a temp file in the folder, then rename)."""
+    """Write :func:`ppmlib.salary_like.generate`'s sample as CSV, atomically (a temp file in the folder, then rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = generate(seed).to_csv(index=False, lineterminator="\n")
