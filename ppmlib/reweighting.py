@@ -66,9 +66,9 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
 
         alpha^w_i = k Delta / F_i    (clipped to [0, 1]),
 
-    which does not depend on alpha_i. A record with Delta_i >= k Delta (at least the one at the
-    maximum, since k < 1) *loses* weight; every record with Delta_i < k Delta gains. A record with
-    alpha_i = 0 (the formula's 0/0) keeps weight 0. ``.calibration["weight_change"]`` counts them.
+    which does not depend on alpha_i. A record with Delta_i > k Delta (at least the one at the
+    maximum, when k < 1) *loses* weight; every record with Delta_i < k Delta gains (or stays at 1).
+    A record with alpha_i = 0 (the formula's 0/0) keeps weight 0. ``.calibration["weight_change"]`` counts them.
 
     Parameters
     ----------
@@ -102,7 +102,7 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     >>> lw = ppmlib.synthesizer("negbin", y, "lw", base=unweighted, seed=2)   # doctest: +SKIP
     >>> lw_final = ppmlib.reweight_to_tolerance("negbin", y, lw, tau=0.05)    # doctest: +SKIP
     >>> lw_final.calibration["history"]                                       # doctest: +SKIP
-    [(0.95, 5.01), (0.968, 5.12)]
+    [(0.95, 4.988), (0.9985, 5.246)]
     """
     if not isinstance(start, Synthesis):
         raise TypeError(f"start must be a Synthesis (the weighted synthesizer to re-weight), got {type(start).__name__}")
@@ -345,12 +345,16 @@ def summary(results: dict):
     many records gained and lost weight, and the fit diagnostics (flagged when not ok)."""
     from .mechanism import summary_table
 
+    import pandas as pd
+
     table = summary_table(results.values())
     cal = {r.name: r.calibration for r in results.values()}
     table["k"] = [cal[k].get("value", float("nan")) for k in table.index]
-    table["refits"] = [len(cal[k].get("history", [])) or None for k in table.index]
-    table["gain"] = [cal[k].get("weight_change", {}).get("gain") for k in table.index]
-    table["lose"] = [cal[k].get("weight_change", {}).get("lose") for k in table.index]
+    counts = {"refits": lambda c: len(c["history"]) if "history" in c else None,
+              "gain": lambda c: c.get("weight_change", {}).get("gain"),
+              "lose": lambda c: c.get("weight_change", {}).get("lose")}
+    for column, count in counts.items():  # whole numbers, blank where they do not apply
+        table[column] = pd.array([count(cal[k]) for k in table.index], dtype="Int64")
     return table
 
 

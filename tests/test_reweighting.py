@@ -110,3 +110,25 @@ def test_lw_truncates_the_base_draws_once():
     np.testing.assert_array_equal(ppmlib.synthesizer("poisson", y, "lw", base=full, q=0.8, seed=8, **RUN).weights, once)
     with pytest.raises(ValueError, match="base was truncated with q = 0.8 but q = 0.9"):
         ppmlib.synthesizer("poisson", y, "lw", base=truncated, q=0.9, seed=8, **RUN)
+
+
+# --- the measures the claims use, by hand ------------------------------------------------------
+
+def test_standardized_gap_counts_bias_and_spread():
+    import pandas as pd
+    from ppmlib import utility
+    long = pd.DataFrame({"source": ["Data"] * 3 + ["A"] * 2 + ["B"] * 2, "statistic": "mean",
+                         "value": [9.0, 10.0, 11.0, 12.0, 12.0, 8.0, 12.0]})
+    # data: centre 10, sd 1. A is biased by 2; B is centred but spread +-2: both RMSE 2
+    assert utility.standardized_gap(long, "A", statistics=("mean",)) == pytest.approx(2.0)
+    assert utility.standardized_gap(long, "B", statistics=("mean",)) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="no source 'C'"):
+        utility.standardized_gap(long, "C", statistics=("mean",))
+
+
+def test_bound_slope_ignores_weights_at_zero_and_one():
+    from types import SimpleNamespace
+    w = np.array([0.0, 0.2, 0.4, 0.6, 1.0])
+    b = np.array([0.0, 1.0, 2.0, 3.0, 0.5])   # rises by 5 per unit weight inside (0, 1)
+    result = SimpleNamespace(weights=w, bounds=b, delta=4.0)
+    assert reweighting.bound_slope(result) == pytest.approx(5.0 / 4.0)
