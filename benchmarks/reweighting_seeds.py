@@ -56,7 +56,8 @@ def main(design: str, seeds: list[int]) -> bool:
     for seed in seeds:
         start = time.time()
         try:
-            table = run(design, seed).table()
+            claims = run(design, seed)
+            table = claims.table()
         except ppmlib.CalibrationError as err:
             print(f"--- {design}, seed {seed}: CALIBRATION FAILED: {err}")
             ok = False
@@ -64,8 +65,8 @@ def main(design: str, seeds: list[int]) -> bool:
         print(f"--- {design}, seed {seed} ({time.time() - start:.0f} s)")
         for _, row in table.iterrows():
             print(f"  [{row['reproduced?']}] {row['claim']}: {row['ours']}")
-        ok &= bool((table["reproduced?"] == "yes").all())
-    print("ALL CLAIMS HELD ON EVERY SEED" if ok else "SOME CLAIM FAILED")
+        ok &= all(row["holds"] for row in claims.rows if row["checked"])  # reported-only rows do not count
+    print("ALL CHECKED CLAIMS HELD ON EVERY SEED" if ok else "SOME CHECKED CLAIM FAILED")
     return ok
 
 
