@@ -5,21 +5,39 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# The exact versions the book was built and tested with; pyproject.toml keeps the ranges for people
+# who use ppmlib as a library. `make lock` regenerates it (after a change to the dependencies).
+LOCK   := requirements.lock
 SMOKE  := _build/smoke
 
-.PHONY: book test venv run clean bench
+.PHONY: book book-fresh test venv lock run clean bench check-html
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[book,test]"
+	$(BIN)/python -m pip install --quiet -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-# The HTML book, every chapter executed with its (paper-sized) default parameters.
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/python -m uv pip compile pyproject.toml --extra book --extra test --python-version 3.11 \
+		--annotation-style line --custom-compile-command "make lock" --quiet -o $(LOCK)
+
+# The HTML book, every chapter executed with its (paper-sized) default parameters. Chapters whose
+# code, and ppmlib/stan/data, did not change since the last build come from the execution cache.
 book: $(STAMP)
+	$(BIN)/python -m ppmlib.bookcache
 	$(BIN)/jupyter-book build -W -n --keep-going .
+	@echo "Book: _build/html/index.html"
+
+# The same, every chapter executed again whatever the cache holds.
+book-fresh: $(STAMP)
+	$(BIN)/python -m ppmlib.bookcache --fresh
+	$(BIN)/jupyter-book build --all -W -n --keep-going .
 	@echo "Book: _build/html/index.html"
 
 # Unit tests, the book's structure, and every chapter executed by nbval at smoke parameters.
@@ -32,6 +50,13 @@ test: $(STAMP)
 #   make run CHAPTER=book/vector_weighted.md PARAMS="n=500 seed=7"
 run: $(STAMP)
 	$(BIN)/python -m ppmlib.rerun $(CHAPTER) $(foreach p,$(PARAMS),-p $(p)) --out runs
+
+# Every page of the built book (make book first) rendered in headless Chromium: a screenshot per page
+# in _build/screenshots/, and a failure for a page that does not render, a JavaScript error, math left
+# unrendered, a broken link or image, or an output showing a traceback or warning. Installs nothing:
+# it needs Debian's chromium (apt-get install chromium).
+check-html: $(STAMP)
+	$(BIN)/python -m ppmlib.bookcheck browser _build/html --screenshots _build/screenshots
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_lipschitz.py

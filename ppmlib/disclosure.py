@@ -10,6 +10,14 @@ the H draws of the fit to the true data are reweighted (importance sampling):
     q_h = w_h / sum_h' w_h',           w_h = N(y* | mu_hi, sigma_h) / N(y_i | mu_hi, sigma_h).
 
 p_h is a product over all synthetic records, so everything stays in log space (log-sum-exp).
+
+Under an alpha-weighted (pseudo posterior) synthesizer, replacing y_i by y* multiplies the pseudo
+posterior by [N(y* | mu_hi, sigma_h) / N(y_i | mu_hi, sigma_h)]^alpha_i, so record i's ratios are
+raised to alpha_i (``weights=``). An intruder who does not know alpha uses the unweighted ratios
+(``weights=None``) on the same draws: a second, misspecified reading.
+
+The loops of the attribute-risk chapter (over H, over m, over synthetic datasets) are here too:
+:func:`risk_by_draws`, :func:`risk_by_m`, :func:`risk_by_dataset`.
 """
 from __future__ import annotations
 
@@ -30,12 +38,14 @@ class AttributeRisk:
     rank_true : (n,) rank of the true value, 1 = most probable; ties take the best rank
     guesses : (n, G) the guessed values y_i + offsets
     offsets : (G,)
+    draw_share : (H,) p(Z | theta_h) normalised over the draws: how much each draw explains Z (all records)
     """
     probs: np.ndarray
     prob_true: np.ndarray
     rank_true: np.ndarray
     guesses: np.ndarray
     offsets: np.ndarray
+    draw_share: np.ndarray
 
 
 def _inputs(y, z, mu, sigma, offsets):
@@ -87,7 +97,7 @@ def log_weights(y, mu, sigma, offsets) -> np.ndarray:
     return -offsets * (offsets + 2.0 * resid) / (2.0 * sigma[:, None, None] ** 2)
 
 
-def attribute_risk(y, z, mu, sigma, offsets=None) -> AttributeRisk:
+def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk:
     """Probability of each guess y_i + offset for every record, by importance sampling.
 
     Parameters
@@ -97,9 +107,23 @@ def attribute_risk(y, z, mu, sigma, offsets=None) -> AttributeRisk:
     mu : (H, n) the synthesizer's mean of every record under each of H posterior draws
     sigma : (H,) the synthesizer's standard deviation under each draw
     offsets : (G,) guesses relative to the truth; must contain 0. Default -2.5, -2.0, ..., 2.5.
+    weights : (n,) the synthesizer's record weights alpha in [0, 1]: record i's importance ratios
+        are raised to alpha_i. None = the unweighted synthesizer (all alpha_i = 1), or an intruder
+        who does not know alpha.
+
+    Returns
+    -------
+    AttributeRisk
+        probs (n, G), prob_true (n,), rank_true (n,), guesses (n, G), offsets (G,), draw_share (H,).
+
+    Examples
+    --------
+    >>> risk = attribute_risk(y, z, *risk_inputs(fit, 50), weights=fit.weights)  # doctest: +SKIP
+    >>> risk.prob_true.max(), (risk.rank_true == 1).mean()                        # doctest: +SKIP
     """
     y, z, mu, sigma, offsets = _inputs(y, z, mu, sigma, offsets)
-    log_w = log_weights(y, mu, sigma, offsets)                                 # (H, n, G)
+    alpha = _checks.weights(weights, y.size)
+    log_w = alpha[None, :, None] * log_weights(y, mu, sigma, offsets)          # (H, n, G)
     log_p = synthetic_log_lik(z, mu, sigma)                                    # (m, H)
     log_q = log_w - _logsumexp0(log_w)                                         # normalised over draws
     # log p(Z_l | y*) = LSE_h(log p_h + log q_h) - log H, one dataset at a time (a loop over the
@@ -112,7 +136,9 @@ def attribute_risk(y, z, mu, sigma, offsets=None) -> AttributeRisk:
     true_col = int(np.flatnonzero(offsets == 0)[0])
     prob_true = probs[:, true_col]
     rank_true = 1 + (probs > prob_true[:, None]).sum(axis=1)
-    return AttributeRisk(probs, prob_true, rank_true, y[:, None] + offsets[None, :], offsets)
+    log_share = log_p.sum(axis=0)
+    draw_share = np.exp(log_share - _logsumexp0(log_share))
+    return AttributeRisk(probs, prob_true, rank_true, y[:, None] + offsets[None, :], offsets, draw_share)
 
 
 def risk_inputs(fit, H: int) -> tuple[np.ndarray, np.ndarray]:
@@ -138,3 +164,93 @@ def guess_table(risk: AttributeRisk, record: int):
     table = pd.DataFrame({"guess": risk.guesses[record], "offset": risk.offsets,
                           "probability": risk.probs[record], "true value": risk.offsets == 0})
     return table.sort_values("probability", ascending=False, kind="stable").reset_index(drop=True)
+
+
+# --- The chapter's studies: the same estimator over H, over m, and over synthetic datasets ---------
+
+def risk_summary(risk: AttributeRisk, sigma_h, sigma_draws) -> dict:
+    """The global numbers behind a rank distribution.
+
+    ``sigma_h`` (H,) are the sigmas of the draws the estimator used and ``sigma_draws`` (S,) all of
+    the fit's sigma draws. The synthetic data favour the draws whose sigma matches their spread:
+    ``effective sigma`` is the draw_share-weighted mean of sigma_h, and its percentile among the
+    posterior draws says whether the one released dataset is wider (high) or narrower (low) than
+    a typical draw. ``draws that matter`` is 1 / sum(draw_share^2).
+    """
+    sigma_h = _checks.finite_array(sigma_h, "sigma_h", ndim=1)
+    sigma_draws = _checks.finite_array(sigma_draws, "sigma_draws", ndim=1)
+    if sigma_h.size != risk.draw_share.size:
+        raise ValueError(f"sigma_h must have one value per draw used (H = {risk.draw_share.size}), got {sigma_h.size}")
+    effective = float(risk.draw_share @ sigma_h)
+    G = risk.offsets.size
+    return {"median P(true)": float(np.median(risk.prob_true)), "max P(true)": float(risk.prob_true.max()),
+            "share P(true) < 1/G": float(np.mean(risk.prob_true < 1 / G)),
+            "mean rank": float(risk.rank_true.mean()), "share ranked 1st": float(np.mean(risk.rank_true == 1)),
+            f"share ranked {G // 2 + 2}..{G}": float(np.mean(risk.rank_true > G // 2 + 1)),
+            "draws that matter": float(1.0 / np.sum(risk.draw_share**2)),
+            "effective sigma": effective, "its percentile among the sigma draws": float(np.mean(sigma_draws < effective))}
+
+
+def risk_by_draws(fit, y, z, H_values, offsets=None, weights=None, progress: bool = False):
+    """The estimator with H evenly spaced draws, for each H in ``H_values`` (a DataFrame indexed by H).
+
+    Besides the summaries it reports the largest change of any record's P(true) against the
+    largest H, the reference: the Monte Carlo error of the importance sampler.
+    """
+    import pandas as pd
+    from tqdm.auto import tqdm
+    H_values = sorted({_checks.integer(h, "H_values[...]", low=1) for h in H_values})
+    risks = {h: attribute_risk(y, z, *risk_inputs(fit, h), offsets, weights)
+             for h in tqdm(H_values, desc="H", disable=not progress)}
+    reference = risks[H_values[-1]].prob_true
+    sigma_draws = fit.draws["sigma"]
+    rows = {h: {**risk_summary(r, risk_inputs(fit, h)[1], sigma_draws),
+                f"max |P(true) - P(true) at H = {H_values[-1]}|": float(np.abs(r.prob_true - reference).max())}
+            for h, r in risks.items()}
+    return pd.DataFrame(rows).T.rename_axis("H")
+
+
+def risk_by_m(y, z, mu, sigma, m_values, sigma_draws, offsets=None, weights=None):
+    """The estimator on the first m released datasets z[:m], for each m: (risks by m, summary table)."""
+    import pandas as pd
+    z = np.atleast_2d(_checks.finite_array(z, "z"))
+    m_values = sorted({_checks.integer(k, "m_values[...]", low=1) for k in m_values})
+    if m_values[-1] > z.shape[0]:
+        raise ValueError(f"m_values go up to {m_values[-1]} but z holds {z.shape[0]} datasets")
+    risks = {k: attribute_risk(y, z[:k], mu, sigma, offsets, weights) for k in m_values}
+    table = pd.DataFrame({k: risk_summary(r, sigma, sigma_draws) for k, r in risks.items()}).T.rename_axis("m")
+    return risks, table
+
+
+def generating_sigma(fit, m: int) -> np.ndarray:
+    """sigma of the m draws that ``fit.synthesize(m, ...)`` turns into datasets (evenly spaced draws)."""
+    m = _checks.integer(m, "m", low=1)
+    return fit.draws["sigma"][np.linspace(0, fit.n_draws - 1, m).round().astype(int)]
+
+
+def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, decimals: int | None = 1,
+                    progress: bool = False):
+    """The rank pattern over K synthetic datasets, each drawn from its own posterior draw (m = 1).
+
+    The draws are K evenly spaced draws of ``fit``; each dataset is rounded to ``decimals`` like the
+    chapter's data. One row per dataset: the generating draw's sigma and its percentile among all
+    sigma draws, then :func:`risk_summary` of the estimator on that dataset alone.
+    """
+    import pandas as pd
+    from tqdm.auto import tqdm
+    K = _checks.integer(K, "K", low=1)
+    if K > fit.n_draws:
+        raise ValueError(f"K = {K} datasets need K draws; the fit has {fit.n_draws}")
+    mu, sigma = risk_inputs(fit, H)
+    sigma_draws = fit.draws["sigma"]
+    rng = np.random.default_rng(_checks.seed(seed))
+    rows = []
+    for index in tqdm(np.linspace(0, fit.n_draws - 1, K).round().astype(int), desc="datasets", disable=not progress):
+        one = fit.subset(np.arange(fit.n_draws) == index)
+        z = one.model.predict(one.draws, one.X, fit.y.size, rng)
+        z = np.round(z, decimals) if decimals is not None else z
+        generating = float(sigma_draws[index])
+        rows.append({"draw": int(index), "generating sigma": generating,
+                     "its percentile": float(np.mean(sigma_draws < generating)),
+                     **risk_summary(attribute_risk(y, z, mu, sigma, offsets, weights), sigma, sigma_draws)})
+    return pd.DataFrame(rows)

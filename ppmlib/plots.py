@@ -104,6 +104,212 @@ def bounds_vs_weights(results: dict, title: str = "By-record bound against weigh
     return fig
 
 
+# --- attribute_risk chapter (issue 14): why the truth ranks where it does ----------------------------
+
+def rank_diagnosis(by_dataset, sigma_draws, released: dict, G: int):
+    """Left: the posterior draws of sigma, with the sigma of the draw that generated the released
+    dataset and the effective sigma of the draws that explain it. Right: over many synthetic
+    datasets, the percentile of that effective sigma against the mean rank of the true value.
+
+    ``by_dataset`` is :func:`ppmlib.disclosure.risk_by_dataset`'s table; ``released`` is
+    :func:`ppmlib.disclosure.risk_summary` of the released dataset plus its "generating sigma".
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    left.hist(sigma_draws, bins=50, color=PALETTE["Unweighted"], alpha=0.6)
+    left.axvline(released["generating sigma"], color="black", lw=2, label="draw that generated the release")
+    left.axvline(released["effective sigma"], color="red", ls="--", lw=2, label="effective sigma of the release")
+    left.set_xlabel(r"posterior draws of $\sigma$")
+    left.set_ylabel("draws")
+    left.set_title(r"Where the released dataset sits among the $\sigma$ draws")
+    left.legend(fontsize=8)
+    points = right.scatter(by_dataset["its percentile among the sigma draws"], by_dataset["mean rank"],
+                           c=by_dataset["share ranked 1st"], cmap="viridis", s=40, vmin=0)
+    right.scatter([released["its percentile among the sigma draws"]], [released["mean rank"]], marker="*", s=250,
+                  color="red", label="the released dataset")
+    right.axhline((G + 1) / 2, color="grey", ls=":", lw=1, label="middle rank")
+    fig.colorbar(points, ax=right, label="share of records whose truth ranks 1st")
+    right.set_xlabel(r"percentile of the effective $\sigma$ among the $\sigma$ draws")
+    right.set_ylabel(f"mean rank of the true value (of {G})")
+    right.set_title(f"{len(by_dataset)} synthetic datasets, one draw each")
+    right.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def risk_by_draws_and_m(by_H, risks_by_m: dict, G: int, H: int):
+    """Left: median and largest P(true) against the number of draws H. Right: P(true) by m datasets."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    left.plot(by_H.index, by_H["median P(true)"], "o-", label="median over records")
+    left.plot(by_H.index, by_H["max P(true)"], "s-", label="largest over records")
+    left.axhline(1 / G, color="red", ls="--", lw=1, label="1/G")
+    left.set_xscale("log")
+    left.set_xlabel("H, posterior draws used")
+    left.set_ylabel("probability of the true value")
+    left.set_title("Stability in H")
+    left.legend(fontsize=8)
+    ms = list(risks_by_m)
+    right.boxplot([risks_by_m[k].prob_true for k in ms], showfliers=False)
+    right.set_xticks(range(1, len(ms) + 1), [f"m = {k}" for k in ms])
+    right.axhline(1 / G, color="red", ls="--", lw=1)
+    right.set_ylabel("probability of the true value")
+    right.set_title(f"Released datasets m (H = {H})")
+    fig.tight_layout()
+    return fig
+
+
+# --- book/dp_definitions.md ----------------------------------------------------------------------
+
+def em_versus_sw(sw_draws, grid, sw_logpdf, em_logpdf, a: float):
+    """Stan's SW draws, the exact SW Gamma and the grid-normalised EM density on one axis."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    ax.hist(sw_draws, bins=60, density=True, color=PALETTE["SW"], alpha=0.35, label="Stan SW draws")
+    ax.plot(grid, np.exp(sw_logpdf), color="black", lw=2, label="exact Gamma (SW, conjugate)")
+    ax.plot(grid, np.exp(em_logpdf), color=PALETTE["SW"], lw=1.5, ls="--", label="EM, normalised on the grid")
+    ax.set_xlabel(r"Poisson rate $\lambda$")
+    ax.set_ylabel("density")
+    ax.set_title(f"Exponential mechanism = scalar-weighted pseudo posterior (a = {a:.3f})")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def _check_colours(checks: dict):
+    return [_colour(name, i) for i, name in enumerate(checks)]
+
+
+def loo_ratios(checks: dict, y):
+    """Per neighbour (by the removed record's value): the largest exact log ratio, its by-record
+    bound 2 Delta_i and the mechanism's 2 Delta, on a log axis (one panel per LooCheck)."""
+    fig, axes = plt.subplots(1, len(checks), figsize=(6 * len(checks), 4.2), sharey=True, squeeze=False)
+    floor = 1e-3  # a zero-weight record has a ratio of exactly 0; it is drawn at this floor on the log axis
+    for ax, (name, ch), colour in zip(axes[0], checks.items(), _check_colours(checks)):
+        ax.scatter(y, np.maximum(ch.ratio, floor), s=9, color=colour, alpha=0.6,
+                   label=r"max$_\lambda$ |log ratio| for neighbour $x_{-i}$")
+        ax.scatter(y, np.maximum(2 * ch.record_bounds, floor), s=6, color="grey", alpha=0.35, marker="x",
+                   label=r"$2\Delta_{\alpha, x_i}$ (by-record bound, draws)")
+        ax.axhline(2 * ch.delta, color="red", ls="--", lw=1.5, label=rf"$2\Delta$ = {2 * ch.delta:.2f}")
+        ax.set_yscale("log")
+        ax.set_xlabel(r"value $y_i$ of the removed record")
+        ax.set_title(f"{name}: largest log density ratio per neighbour")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower left", fontsize=8)
+    axes[0][0].set_ylabel("absolute log density ratio (log scale)")
+    fig.tight_layout()
+    return fig
+
+
+def worst_neighbours(checks: dict, y, *, prior_shape: float, prior_rate: float):
+    """For each mechanism, the exact pseudo posterior of the database and of its worst neighbour."""
+    from . import exact
+    prior = dict(prior_shape=prior_shape, prior_rate=prior_rate)
+    fig, axes = plt.subplots(1, len(checks), figsize=(6 * len(checks), 4), squeeze=False)
+    for ax, (name, ch), colour in zip(axes[0], checks.items(), _check_colours(checks)):
+        grid, w, worst = ch.grid, ch.weights, ch.worst
+        keep = np.arange(y.size) != worst
+        ax.plot(grid, np.exp(exact.log_density(grid, y, w, **prior)), color=colour, lw=2, label=r"$x$ (all records)")
+        ax.plot(grid, np.exp(exact.log_density(grid, y[keep], w[keep], **prior)), color="black", lw=1.5, ls="--",
+                label=rf"$x_{{-i}}$ (record $y_i$ = {y[worst]}, weight {w[worst]:.2f}, removed)")
+        ratio = exact.loo_log_ratio(grid, y, w, **prior)[worst]
+        ax.set_title(f"{name}: max |log ratio| = {np.abs(ratio).max():.3f} (2Δ = {2 * ch.delta:.2f})")
+        ax.set_xlabel(r"Poisson rate $\lambda$ (grid = the draws' range)")
+        ax.set_ylabel("pseudo posterior density")
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # headroom for the legend above the peak
+        ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def loo_tails(wide, curves: dict, checks: dict, shaded: str = "Unweighted"):
+    """The largest log ratio over all neighbours on a wide grid, each mechanism's 2 Delta dashed,
+    and the range of the ``shaded`` mechanism's draws as a grey band (log axis)."""
+    fig, ax = plt.subplots(figsize=(11, 4.2))
+    for (name, curve), colour in zip(curves.items(), _check_colours(checks)):
+        ax.plot(wide, curve, color=colour, lw=2, label=f"{name}: max over neighbours")
+        ax.axhline(2 * checks[name].delta, color=colour, ls="--", lw=1, label=f"{name}: 2Δ = {2 * checks[name].delta:.2f}")
+    ax.axvspan(checks[shaded].grid[0], checks[shaded].grid[-1], color="grey", alpha=0.3,
+               label=f"range of the {shaded.lower()} draws")
+    ax.set_yscale("log")
+    ax.set_xlabel(r"Poisson rate $\lambda$")
+    ax.set_ylabel("max |log density ratio| (log scale)")
+    ax.set_title("The LOO log ratio far from the data: bounded only where the pseudo posterior lives")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def delta_map(surface, delta_unweighted: float):
+    """Delta over a (c, g) grid (the DataFrame of ``lw_delta_grid``): a labelled map, and Delta
+    against c for each g beside the unweighted Delta."""
+    table = surface.pivot(index="g", columns="c", values="Delta")
+    values = table.to_numpy()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
+    image = left.imshow(values, origin="lower", cmap="viridis", aspect="auto")
+    left.set_xticks(range(len(table.columns)), [f"{v:g}" for v in table.columns])
+    left.set_yticks(range(len(table.index)), [f"{v:g}" for v in table.index])
+    for (row, col), value in np.ndenumerate(values):
+        bright = value > values.mean()  # dark text on the bright end of the colour map
+        left.text(col, row, f"{value:.2f}", ha="center", va="center", color="black" if bright else "white", fontsize=10)
+    left.set_xlabel("scale c")
+    left.set_ylabel("shift g")
+    left.set_title("LW: Lipschitz bound Δ by (c, g)")
+    fig.colorbar(image, ax=left, label="Δ")
+    for shift, rows in surface.groupby("g"):
+        right.plot(rows["c"], rows["Delta"], marker="o", label=f"g = {shift:g}")
+    right.axhline(delta_unweighted, color=PALETTE["Unweighted"], ls=":", label=f"Unweighted Δ = {delta_unweighted:.2f}")
+    right.set_xlabel("scale c")
+    right.set_ylabel("Δ (ε = 2Δ)")
+    right.set_title("Δ rises with c and with g")
+    right.legend(fontsize=8)
+    right.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+# --- book/attribute_risk.md: every record, and LW against Unweighted ------------------------------
+
+def risk_of_every_record(risk, G: int):
+    """The probability of the true value of every record (dashed: 1/G), and the rank of the truth."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    left.hist(risk.prob_true, bins=40, color=PALETTE["Data"], alpha=0.8)
+    left.axvline(1 / G, color="red", ls="--", label=f"1/G = {1 / G:.4f} (no information)")
+    left.set_xlabel("probability of the true value")
+    left.set_ylabel("records")
+    left.set_title(f"Probability of the truth, all {risk.prob_true.size} records")
+    left.legend()
+    counts = np.bincount(risk.rank_true, minlength=G + 1)[1:]
+    right.bar(np.arange(1, G + 1), counts, color=PALETTE["LW"], alpha=0.8)
+    right.set_xlabel("rank of the true value among the guesses (1 = best guess)")
+    right.set_ylabel("records")
+    right.set_title("Rank of the truth")
+    right.set_xticks(np.arange(1, G + 1))
+    fig.tight_layout()
+    return fig
+
+
+def risk_lw_against_unweighted(risk, risk_lw, risk_lw_blind, weights, G: int, delta: float, delta_lw: float):
+    """Per record, P(true) under LW (weighted ratios) against Unweighted, coloured by the LW weight;
+    and the three distributions (Unweighted, LW for the intruder who knows alpha, and who ignores it)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    left.scatter(risk.prob_true, risk_lw.prob_true, s=8, alpha=0.5, c=weights, cmap="plasma")
+    lims = [min(risk.prob_true.min(), risk_lw.prob_true.min()), max(risk.prob_true.max(), risk_lw.prob_true.max())]
+    left.plot(lims, lims, color="black", lw=1, label="equal risk")
+    left.axhline(1 / G, color="red", ls="--", lw=1)
+    left.axvline(1 / G, color="red", ls="--", lw=1, label="1/G")
+    left.set_xlabel("P(true), unweighted synthesizer")
+    left.set_ylabel("P(true), LW synthesizer (weighted ratios)")
+    left.set_title("Per record (colour: LW weight)")
+    left.legend()
+    right.hist([risk.prob_true, risk_lw.prob_true, risk_lw_blind.prob_true], bins=40,
+               label=["Unweighted", "LW, knows α", "LW, ignores α"], color=["#1b9e77", "#d95f02", "#7570b3"], alpha=0.7)
+    right.axvline(1 / G, color="red", ls="--", lw=1)
+    right.set_xlabel("probability of the true value")
+    right.set_ylabel("records")
+    right.set_title(f"Unweighted (Δ = {delta:.1f}) vs LW (Δ = {delta_lw:.1f})")
+    right.legend()
+    fig.tight_layout()
+    return fig
+
+
 # --- re-weighting chapters (reweighting.md, salary.md) ---------------------------------------
 
 def reweighting_scatter(pairs: dict, title: str = "By-record bound against weight, before and after re-weighting"):

@@ -2,16 +2,21 @@
 
 Chapters are MyST-markdown notebooks; papermill reads ``.ipynb``, so the chapter is converted
 with jupytext, its ``parameters`` cell overridden by papermill, and executed. The executed
-notebook lands in ``--out`` (default ``runs/``). ``--smoke`` instead writes every chapter with the
+notebook lands in ``--out`` (default ``runs/``); ``--html`` also writes a standalone page of it.
+``--list`` prints the chapter's parameters with their defaults and comments. Values are checked
+against the defaults' types before anything runs. ``--smoke`` instead writes every chapter with the
 small parameters of ``book/smoke.yml``, unexecuted, for ``pytest --nbval-lax`` to run.
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import io
 import shutil
 import sys
 import tempfile
+import tokenize
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,22 +36,91 @@ def parse_assignment(text: str) -> tuple[str, object]:
     return name.strip(), value
 
 
-def parameter_names(notebook) -> set[str]:
-    """Names assigned in the chapter's cell tagged ``parameters``."""
+@dataclass(frozen=True)
+class Parameter:
+    """One name of a chapter's ``parameters`` cell: its default value and its comment."""
+    name: str
+    default: object
+    comment: str
+
+
+def _parameters_cell(notebook):
     for cell in notebook.cells:
         if "parameters" in cell.get("metadata", {}).get("tags", []):
-            tree = ast.parse(cell.source)
-            return {t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
-                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-                    if isinstance(t, ast.Name)}
+            return cell
     raise ValueError("the chapter has no cell tagged 'parameters'")
 
 
+def parameters(notebook) -> list[Parameter]:
+    """Every name assigned in the chapter's ``parameters`` cell, in order, with its default
+    (a Python literal; otherwise the source text) and the comment on its line."""
+    source = _parameters_cell(notebook).source
+    comments = {tok.start[0]: tok.string.lstrip("#").strip()
+                for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT}
+    found = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        try:
+            default = ast.literal_eval(node.value)
+        except ValueError:
+            default = ast.get_source_segment(source, node.value)
+        comment = comments.get(node.lineno, "")
+        found += [Parameter(t.id, default, comment) for t in targets if isinstance(t, ast.Name)]
+    return found
+
+
+def parameter_names(notebook) -> set[str]:
+    """Names assigned in the chapter's cell tagged ``parameters``."""
+    return {p.name for p in parameters(notebook)}
+
+
+def _type_name(value) -> str:
+    return type(value).__name__
+
+
+def _fits(value, default) -> bool:
+    """Whether ``value`` may replace ``default``: same kind, an int where a float is expected,
+    lists stay lists (their items checked against the default's items when those share a kind)."""
+    if default is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, (list, tuple)):
+        if not isinstance(value, (list, tuple)):
+            return False
+        kinds = {_type_name(d) for d in default}
+        return len(kinds) != 1 or all(_fits(v, default[0]) for v in value)
+    return isinstance(value, type(default))
+
+
 def check_parameters(notebook, params: dict, chapter: Path) -> None:
-    unknown = set(params) - parameter_names(notebook)
+    """Reject unknown names and values whose type does not match the default's, naming each."""
+    known = {p.name: p for p in parameters(notebook)}
+    unknown = set(params) - set(known)
     if unknown:
-        raise ValueError(f"{chapter.name} has no parameter(s) {sorted(unknown)}; "
-                         f"it takes {sorted(parameter_names(notebook))}")
+        raise ValueError(f"{chapter.name} has no parameter(s) {sorted(unknown)}; it takes {sorted(known)}")
+    for name, value in params.items():
+        default = known[name].default
+        if not _fits(value, default):
+            expected = "a number" if isinstance(default, float) else _type_name(default)
+            if isinstance(default, (list, tuple)) and isinstance(value, (list, tuple)):
+                expected = f"a list of {_type_name(default[0])}"
+            raise TypeError(f"parameter {name!r} of {chapter.name} must be {expected} (default {default!r}), "
+                            f"got {value!r} ({_type_name(value)})")
+
+
+def describe(chapter: Path) -> str:
+    """The chapter's parameters as a table: name, default, comment."""
+    import jupytext
+    rows = [(p.name, repr(p.default), p.comment) for p in parameters(jupytext.read(chapter))]
+    width = [max(len(r[i]) for r in rows + [("name", "default", "")]) for i in (0, 1)]
+    lines = [f"{'name':<{width[0]}}  {'default':<{width[1]}}  meaning", "-" * (width[0] + width[1] + 12)]
+    lines += [f"{name:<{width[0]}}  {default:<{width[1]}}  {comment}" for name, default, comment in rows]
+    return "\n".join(lines)
 
 
 def converted(chapter: Path, folder: Path) -> Path:
@@ -87,8 +161,44 @@ def write_smoke(out: Path) -> list[Path]:
     return written
 
 
-def run(chapter: Path, params: dict, out: Path) -> Path:
-    """Execute ``chapter`` with ``params``; the executed notebook is ``out/<chapter>.ipynb``."""
+class RerunFailed(RuntimeError):
+    """A cell of the chapter raised; the message names the cell and the error."""
+
+
+def _failure_message(chapter: Path, err) -> str:
+    """The failing cell's number and error as papermill reports it (with the traceback)."""
+    cell = getattr(err, "exec_count", None)
+    head = f"{chapter.name} failed" + (f" in cell [{cell}]" if cell is not None else "")
+    if hasattr(err, "ename"):
+        trace = "\n".join(getattr(err, "traceback", []) or [])
+        return f"{head}: {err.ename}: {err.evalue}\n{_strip_ansi(trace)}"
+    return f"{head}: {type(err).__name__}: {err}"
+
+
+def _strip_ansi(text: str) -> str:
+    import re
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def write_html(notebook_path: Path, target: Path) -> Path:
+    """A standalone HTML page of an executed notebook, figures embedded, written atomically."""
+    import nbconvert
+    import nbformat
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(nbformat.read(notebook_path, as_version=4))
+    partial = target.with_suffix(".html.partial")
+    partial.write_text(body, encoding="utf-8")
+    partial.replace(target)
+    return target
+
+
+def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
+    """Execute ``chapter`` with ``params``; the executed notebook is ``out/<chapter>.ipynb``.
+
+    Parameters are checked (names and types) before anything runs or is written. A failed run
+    keeps the partly executed notebook as ``out/<chapter>.failed.ipynb`` and raises
+    :class:`RerunFailed` naming the failing cell; a previous good result is never replaced by a
+    partial one. ``html=True`` also writes ``out/<chapter>.html``.
+    """
     import jupytext
     import papermill
 
@@ -100,13 +210,16 @@ def run(chapter: Path, params: dict, out: Path) -> Path:
         try:
             papermill.execute_notebook(str(converted(chapter, Path(folder))), str(partial), parameters=params,
                                        cwd=str(ROOT / "book"), progress_bar=True)
-        except Exception:
+        except Exception as err:
+            message = _failure_message(chapter, err)
             if partial.exists():  # keep what ran, for debugging, without replacing a good result
                 failed = out / f"{chapter.stem}.failed.ipynb"
                 shutil.move(partial, failed)
-                print(f"{chapter.name} failed; the partly executed notebook is {failed}", file=sys.stderr)
-            raise
+                message += f"\nthe partly executed notebook is {failed}"
+            raise RerunFailed(message) from err
         shutil.move(partial, target)  # only a complete run replaces the previous result
+    if html:
+        write_html(target, out / f"{chapter.stem}.html")
     return target
 
 
@@ -116,6 +229,8 @@ def main(argv=None) -> int:
     parser.add_argument("-p", "--param", action="append", type=parse_assignment, default=[],
                         metavar="NAME=VALUE", help="override a parameter (repeatable)")
     parser.add_argument("--out", type=Path, default=ROOT / "runs", help="output folder")
+    parser.add_argument("--list", action="store_true", help="print the chapter's parameters, defaults and comments")
+    parser.add_argument("--html", action="store_true", help="also write a standalone HTML page of the executed chapter")
     parser.add_argument("--smoke", action="store_true", help="write every chapter at smoke parameters, unexecuted")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -124,7 +239,20 @@ def main(argv=None) -> int:
         return 0
     if args.chapter is None:
         parser.error("name a chapter (book/CHAPTER.md) or pass --smoke")
-    print(f"executed: {run(args.chapter.resolve(), dict(args.param), args.out)}")
+    if not args.chapter.is_file():
+        parser.error(f"no chapter file {args.chapter}")
+    if args.list:
+        print(describe(args.chapter))
+        return 0
+    try:
+        target = run(args.chapter.resolve(), dict(args.param), args.out, html=args.html)
+    except (ValueError, TypeError) as err:  # bad parameters: nothing ran, nothing was written
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except RerunFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(f"executed: {target}" + (f" and {target.with_suffix('.html')}" if args.html else ""))
     return 0
 
 

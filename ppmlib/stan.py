@@ -9,6 +9,17 @@
 ``PPMLIB_BACKEND=cmdstanpy|pystan`` forces one. Both return a :class:`Draws` with the draw axis
 first and chains concatenated chain after chain, so nothing downstream knows which backend ran.
 CmdStan is never downloaded from here.
+
+Same program, data and seed give the same numbers on either backend, bit for bit, when both run
+the same Stan release (PyStan 3.10's httpstan and CmdStan 2.35 both run Stan 2.35): both number
+the chains 1..N and seed chain k's generator with (seed, k), both draw random inits in (-2, 2),
+and CmdStan is asked for 18 significant digits in its CSV files (its default of 6 would round
+every draw). A different CmdStan release, or a different compiler, may change the draws; they
+then agree only within Monte Carlo error.
+
+Neither backend writes into the caller's output: compiler and sampler messages (PyStan's
+"Building...", cmdstanpy's INFO lines, Stan's "Non-fatal error during sampling" warnings) are
+kept on ``Draws.messages`` and logged at DEBUG level on this module's logger.
 """
 from __future__ import annotations
 
@@ -43,6 +54,8 @@ class Draws:
 
     ``params[name]`` has shape ``(S, *dims)`` with S = chains * draws_per_chain, chain after chain;
     ``sampler[name]`` holds the sampler's per-draw values (``divergent__``, ``treedepth__``, ...).
+    ``messages`` is what the backend printed or logged (compiler, sampler warnings), kept out of
+    the caller's output.
     """
     params: dict
     sampler: dict
@@ -127,14 +140,56 @@ def _cmdstan_model(path: Path):
     return _CMDSTAN_MODELS[key]
 
 
+@contextlib.contextmanager
+def _captured_cmdstanpy_log(buffer: io.StringIO):
+    """Route the ``cmdstanpy`` logger to ``buffer`` only, restoring its handlers afterwards.
+
+    Redirecting sys.stderr is not enough: cmdstanpy's own handler keeps the stream that was
+    sys.stderr when cmdstanpy was imported (in a Jupyter kernel, the cell's output), and with
+    propagation on, records would also reach whatever handlers the root logger has.
+    """
+    from cmdstanpy.utils import get_logger
+    logger = get_logger()  # first call installs cmdstanpy's default handler: keep it for afterwards
+    saved = logger.handlers[:], logger.propagate, logger.level
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(logging.Formatter("%(levelname)s - %(message)s"))
+    logger.handlers, logger.propagate = [handler], False
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.handlers, logger.propagate = saved[0], saved[1]
+        logger.setLevel(saved[2])
+
+
+# CmdStan writes draws as decimal text; 18 significant digits (cmdstanpy's maximum) round-trip
+# every double exactly, so the draws are the sampler's own numbers, as on the PyStan route.
+CMDSTAN_SIG_FIGS = 18
+
+
 def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed) -> Draws:
-    model = _cmdstan_model(path)
-    fit = model.sample(data=data, chains=chains, iter_sampling=draws, iter_warmup=warmup, seed=seed,
-                       show_progress=False, show_console=False, parallel_chains=min(chains, os.cpu_count() or 1))
-    params = {name: np.asarray(fit.stan_variable(name)) for name in fit.metadata.stan_vars}
-    # method variables come as (draws, chains); flatten chain after chain like stan_variable does
-    sampler = {name: np.asarray(arr).T.reshape(-1) for name, arr in fit.method_variables().items()}
-    return Draws(params=params, sampler=sampler, chains=chains, backend="cmdstanpy")
+    with (_captured_output() as chatter, _captured_cmdstanpy_log(chatter),
+          tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir):
+        try:
+            model = _cmdstan_model(path)
+            # chain ids 1..N with one seed is PyStan's convention too: same seed, same draws
+            fit = model.sample(data=data, chains=chains, chain_ids=list(range(1, chains + 1)), seed=seed,
+                               iter_sampling=draws, iter_warmup=warmup, sig_figs=CMDSTAN_SIG_FIGS,
+                               output_dir=csv_dir, show_progress=False, show_console=False,
+                               parallel_chains=min(chains, os.cpu_count() or 1))
+            # read everything now: the CSV files go with csv_dir
+            params = {name: np.asarray(fit.stan_variable(name)) for name in fit.metadata.stan_vars}
+            # method variables come as (draws, chains); flatten chain after chain like stan_variable does
+            sampler = {name: np.asarray(arr).T.reshape(-1) for name, arr in fit.method_variables().items()}
+        except Exception as err:
+            chatter.write(f"\n{type(err).__name__}: {err}")
+            failure = err
+        else:
+            failure = None
+    if failure is not None:
+        raise RuntimeError(f"cmdstanpy failed; its last output was:\n{chatter.getvalue()[-3000:]}") from failure
+    log.debug("cmdstanpy output:\n%s", chatter.getvalue())
+    return Draws(params=params, sampler=sampler, chains=chains, backend="cmdstanpy", messages=chatter.getvalue())
 
 
 # --- PyStan 3 -------------------------------------------------------------------------------
@@ -187,6 +242,13 @@ def _captured_output():
             buffer.write(raw.read().decode(errors="replace"))
 
 
+def _chain_after_chain(arr: np.ndarray, chains: int) -> np.ndarray:
+    """PyStan 3 flattens (draw, chain) with the chain index fastest (draw 1 of every chain, then
+    draw 2, ...); reorder the leading axis so that each chain's draws are contiguous."""
+    per_chain = arr.shape[0] // chains
+    return arr.reshape(per_chain, chains, *arr.shape[1:]).swapaxes(0, 1).reshape(arr.shape)
+
+
 def _pystan_run(code: str, data: dict, chains, draws, warmup, seed) -> Draws:
     import stan
     with _captured_output() as chatter:
@@ -205,8 +267,10 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed) -> Draws:
         arr = np.asarray(fit[name])
         if arr.size == 0:  # e.g. log_lik when emit_log_lik = 0
             continue
-        params[name] = np.moveaxis(arr.reshape(*dims, -1), -1, 0) if dims else arr.reshape(-1)
-    sampler = {name: np.asarray(fit[name]).reshape(-1) for name in fit.sample_and_sampler_param_names}
+        flat = np.moveaxis(arr.reshape(*dims, -1), -1, 0) if dims else arr.reshape(-1)
+        params[name] = _chain_after_chain(flat, chains)
+    sampler = {name: _chain_after_chain(np.asarray(fit[name]).reshape(-1), chains)
+               for name in fit.sample_and_sampler_param_names}
     log.debug("PyStan output:\n%s", chatter.getvalue())
     return Draws(params=params, sampler=sampler, chains=chains, backend="pystan", messages=chatter.getvalue())
 

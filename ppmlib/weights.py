@@ -53,6 +53,11 @@ def lw_weights(log_lik, c: float = 1.0, g: float = 0.0, q: float = 1.0) -> np.nd
 def isolation_risks(y, radius: float, relative: bool = False) -> np.ndarray:
     """CW risk IR_i = #{j : abs(y_j - y_i) > r_i} / n, the share of records outside a ball around y_i.
 
+    The ball is closed: a record exactly r_i away counts as inside (abs(y_j - y_i) <= r_i), and
+    record i itself is always inside. For integer counts with an integer radius this matters:
+    radius 10 counts the records at distance 10 as inside, so radius 10 and 10.5 give the same
+    risks while 9.99 does not.
+
     ``radius`` is absolute (r_i = radius) or, with ``relative=True``, a fraction of the value
     (r_i = radius abs(y_i)). Counting uses a sorted copy (O(n log n)), never an n x n matrix.
     """

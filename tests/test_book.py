@@ -16,14 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_book_builds_with_warnings_as_errors(tmp_path):
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["execute"]["execute_notebooks"] = "off"
-    # figure labels ({numref} targets) come from executed cell outputs, absent here; the
-    # executing build (make book, -W -n) still checks every figure reference
-    config["sphinx"]["config"]["suppress_warnings"] = [*config["sphinx"]["config"].get("suppress_warnings", []),
-                                                        "ref.numref"]
-    cfg = tmp_path / "_config.yml"
-    cfg.write_text(yaml.safe_dump(config))
+    from conftest import fast_book_config
+    cfg = fast_book_config(tmp_path)
     jb = Path(sys.executable).parent / "jupyter-book"
     result = subprocess.run([str(jb), "build", str(ROOT), "--config", str(cfg), "--path-output", str(tmp_path),
                              "-W", "-n", "--keep-going"], capture_output=True, text=True, timeout=600)
@@ -31,22 +25,75 @@ def test_book_builds_with_warnings_as_errors(tmp_path):
     assert (tmp_path / "_build" / "html" / "index.html").exists()
 
 
-def test_every_toc_chapter_has_a_parameters_cell_and_imports_ppmlib():
+def toc_files(toc: dict) -> list[str]:
+    """Every file the toc names, root first, walking parts, chapters and sections at any depth."""
+    files = [toc["root"]] if "root" in toc else []
+    for key in ("parts", "chapters", "sections"):
+        for entry in toc.get(key, []):
+            files += [entry["file"]] if "file" in entry else []
+            files += toc_files({k: v for k, v in entry.items() if k != "file"})
+    return files
+
+
+def notebook_chapters(toc: dict, root: Path = ROOT) -> list[str]:
+    """The toc's files that are MyST notebooks (a kernelspec in their front matter)."""
+    return [c for c in toc_files(toc) if "kernelspec" in (root / f"{c}.md").read_text()[:500]]
+
+
+def missing_parameters_or_import(toc: dict, root: Path = ROOT) -> list[str]:
+    """Notebook chapters without a `parameters` cell or without `import ppmlib`."""
     import jupytext
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    chapters = [entry["file"] for entry in toc.get("chapters", [])]
-    notebooks = [c for c in chapters if "kernelspec" in (ROOT / f"{c}.md").read_text()[:500]]
-    for chapter in notebooks:
-        nb = jupytext.read(ROOT / f"{chapter}.md")
-        assert rerun.parameter_names(nb), chapter
-        assert any("import ppmlib" in cell.source for cell in nb.cells if cell.cell_type == "code"), chapter
+    bad = []
+    for chapter in notebook_chapters(toc, root):
+        nb = jupytext.read(root / f"{chapter}.md")
+        imports = any("import ppmlib" in cell.source for cell in nb.cells if cell.cell_type == "code")
+        try:
+            parameters = rerun.parameter_names(nb)
+        except ValueError:  # no cell tagged `parameters`
+            parameters = []
+        if not parameters or not imports:
+            bad.append(chapter)
+    return bad
+
+
+def missing_smoke_entries(toc: dict, smoke: set, root: Path = ROOT) -> set:
+    """Notebook chapters with no entry in book/smoke.yml."""
+    return {Path(c).name + ".md" for c in notebook_chapters(toc, root)} - smoke
+
+
+BOOK_TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
+
+
+def test_the_toc_walk_finds_every_chapter_of_the_book():
+    files = toc_files(BOOK_TOC)
+    assert {"book/dp_definitions", "book/vector_weighted", "book/attribute_risk"} <= set(files)
+    assert set(files) >= {f"book/{p.stem}" for p in (ROOT / "book").glob("*.md")}
+    nested = {"root": "a", "parts": [{"chapters": [{"file": "b", "sections": [{"file": "c"}]}]}],
+              "chapters": [{"file": "d"}]}
+    assert toc_files(nested) == ["a", "b", "c", "d"]
+
+
+def test_every_toc_chapter_has_a_parameters_cell_and_imports_ppmlib():
+    assert len(notebook_chapters(BOOK_TOC)) >= 3
+    assert missing_parameters_or_import(BOOK_TOC) == []
 
 
 def test_every_notebook_chapter_has_smoke_parameters():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    chapters = [entry["file"] for entry in toc.get("chapters", [])]
-    notebooks = {Path(c).name + ".md" for c in chapters if "kernelspec" in (ROOT / f"{c}.md").read_text()[:500]}
-    assert notebooks <= set(rerun.smoke_parameters())
+    assert missing_smoke_entries(BOOK_TOC, set(rerun.smoke_parameters())) == set()
+
+
+def test_the_toc_checks_reject_a_bad_chapter_nested_in_parts(tmp_path):
+    # a notebook chapter with neither a parameters cell nor `import ppmlib`, two levels deep in parts/sections
+    (tmp_path / "book").mkdir()
+    for name in ("good", "bad"):
+        (tmp_path / "book" / f"{name}.md").write_text(TINY_CHAPTER)
+    bad = TINY_CHAPTER.replace(":tags: [parameters]\n", "").replace("import ppmlib\n", "")
+    (tmp_path / "book" / "bad.md").write_text(bad)
+    toc = {"format": "jb-book", "root": "book/good",
+           "parts": [{"caption": "P", "chapters": [{"file": "book/good", "sections": [{"file": "book/bad"}]}]}]}
+    assert missing_parameters_or_import(toc, tmp_path) == ["book/bad"]
+    assert missing_smoke_entries(toc, {"good.md"}, tmp_path) == {"bad.md"}
+    assert missing_smoke_entries(toc, {"good.md", "bad.md"}, tmp_path) == set()
 
 
 def test_parse_assignment():

@@ -134,3 +134,84 @@ def test_risk_inputs_from_a_normal_fit():
     counts = ppmlib.fit("poisson", [1, 2, 3], seed=1, draws=50, warmup=50)
     with pytest.raises(ValueError, match="needs a normal synthesizer"):
         risk_inputs(counts, 5)
+
+
+def exact_normal_guess_probs(y, z, alpha, sigma, prior_sd, offsets):
+    """Brute force over the guesses with the exact weighted pseudo posterior (a 'refit' per guess).
+
+    Model: y_j ~ N(mu, sigma) with sigma known, prior mu ~ N(0, prior_sd). The alpha-weighted pseudo
+    posterior of mu is normal with precision P = 1 / prior_sd^2 + sum(alpha) / sigma^2 and mean
+    sum(alpha y) / (sigma^2 P). Given that posterior, the synthetic data's likelihood depends on mu
+    only through zbar: p(Z | y*) is proportional to N(zbar | mean(y*), sigma^2 / n_z + 1 / P).
+    """
+    precision = 1 / prior_sd**2 + alpha.sum() / sigma**2
+    probs = np.empty((y.size, offsets.size))
+    for i in range(y.size):
+        for g, d in enumerate(offsets):
+            guess = y.copy()
+            guess[i] += d
+            mean = (alpha * guess).sum() / sigma**2 / precision
+            probs[i, g] = stats.norm.pdf(z.mean(), mean, np.sqrt(sigma**2 / z.size + 1 / precision))
+    return probs / probs.sum(axis=1, keepdims=True)
+
+
+@pytest.fixture
+def conjugate():
+    """A tiny normal model with known sigma; H deterministic posterior draws (quantiles of the exact posterior)."""
+    y = np.array([0.3, -0.4, 1.1, 2.9])
+    alpha = np.array([1.0, 0.7, 0.4, 0.15])
+    sigma, prior_sd, H = 1.0, 10.0, 200_000
+    z = np.array([2.2, 1.4, 2.9, 0.8])                       # a synthetic dataset well above the data's mean
+    precision = 1 / prior_sd**2 + alpha.sum() / sigma**2
+    centre = (alpha * y).sum() / sigma**2 / precision
+    draws = centre + stats.norm.ppf((np.arange(H) + 0.5) / H) / np.sqrt(precision)
+    mu = np.repeat(draws[:, None], y.size, axis=1)            # (H, n): every record has mean mu_h
+    return y, z, alpha, sigma, prior_sd, mu, np.full(H, sigma)
+
+
+def test_weighted_ratios_match_an_exact_refit(conjugate):
+    y, z, alpha, sigma, prior_sd, mu, sig = conjugate
+    exact = exact_normal_guess_probs(y, z, alpha, sigma, prior_sd, DEFAULT_OFFSETS)
+    risk = attribute_risk(y, z, mu, sig, weights=alpha)
+    np.testing.assert_allclose(risk.probs, exact, rtol=1e-3)  # Monte Carlo: H quantile draws, truncated tails
+    # the unweighted ratios are the intruder who ignores alpha: off by far more than the tolerance
+    ignorant = attribute_risk(y, z, mu, sig).probs
+    assert np.abs(ignorant[3] / exact[3] - 1).max() > 0.2
+    np.testing.assert_allclose(ignorant[0], exact[0], rtol=1e-3)  # alpha_1 = 1: nothing to ignore
+
+
+def test_unweighted_is_weights_one(problem):
+    y, z, mu, sigma = problem
+    np.testing.assert_array_equal(attribute_risk(y, z, mu, sigma).probs,
+                                  attribute_risk(y, z, mu, sigma, weights=np.ones(y.size)).probs)
+    zero = attribute_risk(y, z, mu, sigma, weights=np.zeros(y.size))
+    np.testing.assert_allclose(zero.probs, 1 / DEFAULT_OFFSETS.size)  # weight 0: the record does not enter the fit
+    with pytest.raises(ValueError, match=r"weights must lie in \[0, 1\]"):
+        attribute_risk(y, z, mu, sigma, weights=np.full(y.size, 1.5))
+
+
+def test_draw_share_is_the_normalised_synthetic_likelihood(problem):
+    y, z, mu, sigma = problem
+    share = attribute_risk(y, np.vstack([z, z[::-1]]), mu, sigma).draw_share
+    log_p = stats.norm.logpdf(z, mu, sigma[:, None]).sum(axis=1) + stats.norm.logpdf(z[::-1], mu, sigma[:, None]).sum(axis=1)
+    np.testing.assert_allclose(share, np.exp(log_p - logsumexp(log_p)), rtol=1e-10)
+
+
+def test_risk_by_m_and_summary_by_hand(problem):
+    from ppmlib.disclosure import risk_by_m, risk_summary
+    y, z, mu, sigma = problem
+    zs = np.vstack([z, z[::-1], z + 0.1])
+    sigma_draws = np.linspace(0.4, 0.9, 101)
+    risks, table = risk_by_m(y, zs, mu, sigma, [3, 1], sigma_draws)
+    assert list(table.index) == [1, 3]
+    np.testing.assert_array_equal(risks[3].probs, attribute_risk(y, zs, mu, sigma).probs)
+    share = risks[1].draw_share
+    effective = float(share @ sigma)
+    assert table.loc[1, "effective sigma"] == pytest.approx(effective)
+    assert table.loc[1, "its percentile among the sigma draws"] == pytest.approx(np.mean(sigma_draws < effective))
+    assert table.loc[1, "draws that matter"] == pytest.approx(1 / np.sum(share**2))
+    assert table.loc[3, "mean rank"] == pytest.approx(risks[3].rank_true.mean())
+    with pytest.raises(ValueError, match="m_values go up to 4"):
+        risk_by_m(y, zs, mu, sigma, [4], sigma_draws)
+    with pytest.raises(ValueError, match="sigma_h must have one value per draw"):
+        risk_summary(risks[1], sigma[:3], sigma_draws)

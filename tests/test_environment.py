@@ -42,3 +42,25 @@ def test_jupyter_book_pinned_to_the_1x_line():
 def test_conda_route_brings_cmdstan():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     assert any(_name(s) == "cmdstan" for s in env["dependencies"] if isinstance(s, str))
+
+
+def _locked() -> dict:
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, version = line.split("==")
+            pins[_name(name)] = version.split(";")[0].strip()
+    return pins
+
+
+def test_the_lock_pins_every_dependency_inside_its_range():
+    """make lock regenerates requirements.lock; a dependency added to pyproject without it fails here."""
+    from packaging.requirements import Requirement
+    pins = _locked()
+    for spec in _pip_packages().values():
+        req = Requirement(spec)
+        name = _name(req.name)
+        assert name in pins, f"{name} is in pyproject.toml but not in requirements.lock: run `make lock`"
+        assert req.specifier.contains(pins[name], prereleases=True), \
+            f"requirements.lock pins {name}=={pins[name]}, outside pyproject's {req.specifier}: run `make lock`"

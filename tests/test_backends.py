@@ -1,0 +1,151 @@
+"""The two Stan backends: the same numbers from the same seed, and nothing written into cells.
+
+PyStan 3.10 (httpstan 4.13) and CmdStan 2.35 run the same Stan 2.35 sampler. With the same program,
+data, seed, chain ids (1..N on both) and full-precision CmdStan output, their draws are identical
+bit for bit, not merely close: the parity tests below assert exact equality. They need a CmdStan
+2.35 installation (CMDSTAN=<path>, or the conda-forge route) and are skipped without one; `.ci/run`
+builds one with ../shared/tools/cmdstan-offline when that folder is there.
+"""
+import io
+import logging
+import re
+
+import nbformat
+import numpy as np
+import pytest
+
+import ppmlib
+from ppmlib import rerun, stan
+
+pytestmark = pytest.mark.stan
+
+
+def _both_backends_and_same_stan() -> tuple[bool, str]:
+    if not (stan.cmdstan_available() and stan.pystan_available()):
+        return False, "needs both PyStan 3 and a CmdStan installation (CMDSTAN=<path>)"
+    import cmdstanpy
+    version = cmdstanpy.cmdstan_version()
+    if version is None or tuple(version[:2]) != (2, 35):
+        return False, f"CmdStan {version} is not the Stan 2.35 that PyStan 3.10 runs: draws may differ"
+    return True, ""
+
+
+_ok, _why = _both_backends_and_same_stan()
+needs_both = pytest.mark.skipif(not _ok, reason=_why)
+
+
+@pytest.fixture(scope="module")
+def counts():
+    return ppmlib.simulate.nb_mixture(60, [100, 100], [5, 20], [0.2, 0.8], seed=11)
+
+
+def _on(backend, monkeypatch, *args, **kwargs):
+    monkeypatch.setenv("PPMLIB_BACKEND", backend)
+    fit = ppmlib.fit(*args, **kwargs)
+    assert fit.backend == backend
+    return fit
+
+
+def test_chain_one_of_a_four_chain_fit_is_the_one_chain_fit(counts):
+    """Chain k's draws depend only on (seed, k): chain 1 of a 4-chain fit is the 1-chain fit, and
+    the draws come chain after chain (the order rhat and ESS assume)."""
+    one = ppmlib.fit("negbin", counts, seed=21, chains=1, draws=150, warmup=150)
+    four = ppmlib.fit("negbin", counts, seed=21, chains=4, draws=150, warmup=150)
+    for name in one.draws:
+        np.testing.assert_array_equal(four.draws[name][:150], one.draws[name])
+    np.testing.assert_array_equal(four.sampler["stepsize__"][:150], one.sampler["stepsize__"])
+    # and the other chains are other chains
+    assert not np.array_equal(four.draws["mu"][150:300], one.draws["mu"])
+
+
+@needs_both
+@pytest.mark.parametrize("model", ["poisson", "negbin", "normal"])
+def test_both_backends_give_identical_draws(model, counts, monkeypatch):
+    rng = np.random.default_rng(4)
+    X, y = None, counts
+    if model == "normal":
+        x = rng.normal(size=counts.size)
+        X = np.column_stack([np.ones_like(x), x])
+        y = 1.0 + 0.5 * x + rng.normal(scale=0.7, size=x.size)
+    weights = rng.uniform(0.1, 1.0, counts.size)
+    kwargs = dict(X=X, weights=weights, seed=31, chains=3, draws=200, warmup=200, emit_log_lik=True)
+    cmd, py = (_on(b, monkeypatch, model, y, **kwargs) for b in ("cmdstanpy", "pystan"))
+    assert cmd.draws.keys() == py.draws.keys() and "log_lik" in cmd.draws
+    for name in cmd.draws:
+        np.testing.assert_array_equal(cmd.draws[name], py.draws[name], err_msg=name)
+    for name in ("lp__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__"):
+        np.testing.assert_array_equal(cmd.sampler[name], py.sampler[name], err_msg=name)
+    np.testing.assert_array_equal(cmd.log_lik, py.log_lik)
+
+
+@needs_both
+def test_lw_pipeline_gives_the_same_delta_on_both_backends(monkeypatch):
+    """The issue's example: 1000 Poisson counts, LW weights from the unweighted fit, the weighted
+    fit's Delta. With 6-digit CmdStan output Delta_LW was 3.624 against PyStan's 3.592."""
+    y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    run = dict(chains=1, draws=1000, warmup=1000)
+    deltas = {}
+    for backend in ("cmdstanpy", "pystan"):
+        base = _on(backend, monkeypatch, "poisson", y, seed=1, **run)
+        alpha = ppmlib.lw_weights(base.log_lik, c=1.0, g=0.0)
+        private = _on(backend, monkeypatch, "poisson", y, weights=alpha, seed=2, **run)
+        deltas[backend] = (ppmlib.lipschitz_bound(base.log_lik), ppmlib.lipschitz_bound(private.log_lik, alpha))
+    assert deltas["cmdstanpy"] == deltas["pystan"]
+    assert deltas["pystan"][1] < deltas["pystan"][0]  # the weights did cut Delta
+
+
+@pytest.mark.skipif(not stan.cmdstan_available(), reason="no CmdStan installation found")
+def test_cmdstanpy_chatter_stays_out_of_output(capfd, counts, monkeypatch):
+    """Mirror of test_fit.py::test_pystan_chatter_stays_out_of_output: nothing on fd 1/2 nor on the
+    streams cmdstanpy's log would reach, and the messages (INFO lines, Stan's non-fatal gamma_lpdf
+    rejections in early warmup) kept on Draws."""
+    from cmdstanpy.utils import get_logger
+    monkeypatch.setenv("PPMLIB_BACKEND", "cmdstanpy")
+    # cmdstanpy's handler keeps the sys.stderr of its first use (in a kernel: the cell), and records
+    # propagate to the root logger's handlers (a notebook's logging.basicConfig): watch both
+    log_stream = io.StringIO()
+    for handler in get_logger().handlers:
+        monkeypatch.setattr(handler, "stream", log_stream)
+    root_handler = logging.StreamHandler(log_stream)
+    logging.getLogger().addHandler(root_handler)
+    try:
+        data = ppmlib.models.family("poisson").stan_data(counts, None, np.ones(counts.size),
+                                                          {"prior_shape": 1.0, "prior_rate": 0.001}, False)
+        draws = stan.sample("poisson", data, chains=4, draws=200, warmup=200, seed=5)
+    finally:
+        logging.getLogger().removeHandler(root_handler)
+    out, err = capfd.readouterr()
+    for seen in (out, err, log_stream.getvalue()):
+        assert "cmdstanpy" not in seen and "Chain [" not in seen and "gamma_lpdf" not in seen, seen[:500]
+    assert "CmdStan start processing" in draws.messages
+    assert "gamma_lpdf: Random variable is inf" in draws.messages  # this seed hits it: it is kept
+    assert draws.params["lambda"].shape == (800,)
+
+
+# Lines either backend (or the C++ compiler) would print if it leaked into a cell. (The chapters
+# themselves print "Stan backend: cmdstanpy", which is wanted.)
+STAN_CHATTER = re.compile(r"- cmdstanpy -|Chain \[\d+\]|Non-fatal error|gamma_lpdf|Informational Message"
+                          r"|Building:|Sampling:|Messages from stanc|Gradient evaluation took|warning:")
+SMOKE_CHAPTER = "vector_weighted.md"
+
+
+def _printed(notebook) -> str:
+    """Everything a reader would see under the code cells: streams, tracebacks, text results."""
+    parts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            parts.append(output.get("text", ""))
+            parts.append("\n".join(output.get("traceback", [])))
+            parts.append(output.get("data", {}).get("text/plain", ""))
+    return "\n".join(parts)
+
+
+def test_executed_smoke_chapter_has_no_stan_chatter(tmp_path):
+    """One chapter executed at smoke parameters in a Jupyter kernel, on whichever backend ppmlib
+    picks (CI runs this once per backend): its cells show no compiler or sampler output."""
+    params = rerun.smoke_parameters()[SMOKE_CHAPTER]
+    executed = nbformat.read(rerun.run(rerun.ROOT / "book" / SMOKE_CHAPTER, params, tmp_path), as_version=4)
+    printed = _printed(executed)
+    assert "weight" in printed.lower()  # the chapter did print its tables
+    leaked = sorted({line.strip() for line in printed.splitlines() if STAN_CHATTER.search(line)})
+    assert not leaked, f"{stan.backend()} output leaked into {SMOKE_CHAPTER}: {leaked[:10]}"

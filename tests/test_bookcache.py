@@ -1,0 +1,70 @@
+"""The execution cache: an unchanged chapter is not re-run; a change to the library re-runs it."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ppmlib import bookcache
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHAPTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+# Cached
+
+```{{code-cell}} ipython3
+with open({counter!r}, "a") as f:
+    f.write("executed\\n")
+```
+"""
+
+
+def build(book: Path) -> None:
+    jb = Path(sys.executable).parent / "jupyter-book"
+    bookcache.refresh(book, dependencies=("lib",))
+    result = subprocess.run([str(jb), "build", str(book), "-W", "-n", "--keep-going"],
+                            capture_output=True, text=True, timeout=300, cwd=book)
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_unchanged_chapters_come_from_the_cache_and_a_library_change_reruns_them(tmp_path):
+    book = tmp_path / "book_root"
+    (book / "book").mkdir(parents=True)
+    (book / "lib").mkdir()
+    (book / "lib" / "model.py").write_text("def f():\n    return 1\n")
+    shutil.copy(ROOT / "_config.yml", book / "_config.yml")
+    shutil.copy(ROOT / "book" / "references.bib", book / "book" / "references.bib")
+    (book / "_toc.yml").write_text("format: jb-book\nroot: book/cached\n")
+    counter = tmp_path / "executions.txt"
+    (book / "book" / "cached.md").write_text(CHAPTER.format(counter=str(counter)))
+
+    def runs() -> int:
+        return counter.read_text().count("executed") if counter.exists() else 0
+
+    build(book)
+    assert runs() == 1
+    build(book)
+    assert runs() == 1                       # nothing changed: nothing re-executed
+    (book / "lib" / "model.py").write_text("def f():\n    return 2\n")
+    build(book)
+    assert runs() == 2                       # the library changed: the chapter ran again
+    assert bookcache.refresh(book, dependencies=("lib",), fresh=True)
+    assert not bookcache.refresh(book, dependencies=("lib",))
+
+
+def test_digest_sees_content_and_names_but_not_bytecode(tmp_path):
+    (tmp_path / "lib" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "lib" / "a.py").write_text("x = 1\n")
+    before = bookcache.digest(tmp_path, ("lib",))
+    (tmp_path / "lib" / "__pycache__" / "a.pyc").write_bytes(b"\0")
+    assert bookcache.digest(tmp_path, ("lib",)) == before
+    (tmp_path / "lib" / "a.py").write_text("x = 2\n")
+    assert bookcache.digest(tmp_path, ("lib",)) != before
