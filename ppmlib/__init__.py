@@ -26,6 +26,11 @@ from .seeding import seeds
 from .stan import BackendUnavailableError, backend
 from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight, risk_to_weight, scalar_weights
 
+# re-weighting (Algorithm 1), calibration to a chosen epsilon, release, the salary stand-in (issue 15)
+from . import reweighting, salary_like
+from .reweighting import calibrate_lw_epsilon, epsilon_curve, reweight_to_tolerance, reweighting_comparison
+from .release import release
+
 __all__ = [
     "Fit", "fit", "simulate", "record_bounds", "lipschitz_bound", "epsilon", "kept_draws",
     "lw_weights", "lw_risks", "cw_weights", "isolation_risks", "scalar_weights", "reweight", "risk_to_weight",
@@ -35,4 +40,6 @@ __all__ = [
     "attribute_risk", "AttributeRisk", "ce_like", "exact", "seeds",
     "audit",
 ]
+__all__ += ["reweighting", "salary_like", "reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve",
+            "reweighting_comparison", "release"]
 __version__ = "0.1.0"

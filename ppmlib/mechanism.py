@@ -26,7 +26,14 @@ LABELS = {"unweighted": "Unweighted", "lw": "LW", "cw": "CW", "sw": "SW", "custo
 
 
 class CalibrationError(RuntimeError):
-    """A calibration loop did not reach its target within its iterations (the history says how close)."""
+    """A calibration loop did not reach its target within its iterations (the history says how close).
+
+    ``history`` holds every (parameter value, Delta) pair the loop tried, in order.
+    """
+
+    def __init__(self, message: str, history=()):
+        super().__init__(message)
+        self.history = list(history)
 
 
 @dataclass(eq=False)
@@ -61,6 +68,15 @@ class Synthesis:
     def location_draws(self) -> np.ndarray:
         """Draws of the mean parameter (mu) of the pseudo posterior."""
         return self.fit.model.location(self.fit.draws)
+
+    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False):
+        """Write the m synthetic datasets (CSV) and their privacy budget (JSON), both or neither.
+
+        Never writes the weights, bounds, draws or confidential data; refuses (ValueError,
+        nothing written) when m * epsilon exceeds ``max_epsilon``. See :func:`ppmlib.release`.
+        """
+        from .release import release
+        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite)
 
     def summary(self) -> dict:
         """One row for a table: Delta, epsilon, weights and diagnostics."""
@@ -120,6 +136,8 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, base=None,
         "custom" (needs ``weights``).
     q : float
         Draw truncation level; 1 keeps every draw. Dropped draws are not used for synthesis either.
+        Truncation is applied once: an LW ``base`` Synthesis made with the same q < 1 already
+        holds only its kept draws, and its risks are computed from those as they are.
     m : int
         Number of synthetic datasets, one per draw.
     seed : int
@@ -134,7 +152,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, base=None,
         raise TypeError(f"scheme must be a string, one of {SCHEMES}")
     base_fit = base.fit if isinstance(base, Synthesis) else base
     alpha = scheme_weights(scheme, y, base=base_fit, c=c, g=g, radius=radius, relative=relative,
-                           a=a, weights=weights, q=q)
+                           a=a, weights=weights, q=_base_truncation(base, q))
     fit_seed, syn_seed = _seeds(seed)
     posterior = fit(model, y, weights=alpha, X=X, chains=chains, draws=draws, warmup=warmup,
                     seed=fit_seed, prior=prior)
@@ -148,9 +166,30 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, base=None,
                      delta, _epsilon(delta), kept.synthesize(m, syn_seed))
 
 
+def _base_truncation(base, q) -> float:
+    """The truncation still to apply to the base's draws when LW risks are computed from them.
+
+    A Synthesis made with q < 1 holds only the draws its truncation kept; truncating those again
+    at q would keep about q^2 of the draws. So such a base is used as it is (level 1), and a base
+    truncated at a different level than the one asked for is an error, not a silent mix.
+    """
+    q = _checks.quantile_level(q)
+    base_q = base.settings.get("q", 1.0) if isinstance(base, Synthesis) else 1.0
+    if base_q == 1.0:
+        return q
+    if base_q != q:
+        raise ValueError(f"base was truncated with q = {base_q:g} but q = {q:g} was asked for; "
+                         "make the base with the same q (or with q = 1) so the draws are truncated once")
+    return 1.0
+
+
 def match_delta(make: Callable[[float], Synthesis], target: float, start: float, low: float, high: float,
-                *, parameter: str = "x", rtol: float = 0.03, max_iter: int = 12, progress: bool = True) -> Synthesis:
+                *, parameter: str = "x", rtol: float = 0.03, max_iter: int = 12, progress: bool = True,
+                atol: float | None = None) -> Synthesis:
     """Find x in [low, high] with make(x).delta within ``rtol`` of ``target``; Delta must rise with x.
+
+    With ``atol`` given, the stopping rule is absolute instead: abs(Delta - target) < atol (the
+    tolerance tau of the re-weighting algorithm); ``rtol`` is then ignored.
 
     Each evaluation is a refit. The first step x <- x * target / Delta(x) uses that Delta is
     roughly proportional to a weight scale; until the target is bracketed by two evaluations the
@@ -160,6 +199,9 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
     """
     target = _checks.real(target, "target", low=0, low_open=True)
     rtol = _checks.real(rtol, "rtol", low=0, low_open=True)
+    if atol is not None:
+        atol = _checks.real(atol, "atol", low=0, low_open=True)
+    max_iter = _checks.integer(max_iter, "max_iter", low=1)
     low, high = _checks.real(low, "low"), _checks.real(high, "high")
     x = _checks.real(start, "start", low=low, high=high)
     # bracket ends as (x, Delta(x) - target), the second None until evaluated
@@ -173,8 +215,10 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
             history.append((x, result.delta))
             bar.update(1)
             bar.set_postfix({parameter: f"{x:.4g}", "Delta": f"{result.delta:.3f}", "target": f"{target:.3f}"})
-            if abs(result.delta - target) <= rtol * target:
-                result.calibration = {"parameter": parameter, "value": x, "target": target, "rtol": rtol,
+            gap = abs(result.delta - target)
+            if (gap < atol) if atol is not None else (gap <= rtol * target):
+                result.calibration = {"parameter": parameter, "value": x, "target": target,
+                                      **({"atol": atol} if atol is not None else {"rtol": rtol}),
                                       "iterations": len(history), "history": history}
                 return result
             side = "above" if result.delta > target else "below"
@@ -190,8 +234,10 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
             x = _next_point(x, result.delta, target, below, above, first=len(history) == 1)
     finally:
         bar.close()
-    raise CalibrationError(f"Delta did not reach {target:.4g} (rtol {rtol}) in {max_iter} refits of {parameter}; "
-                           f"tried ({parameter}, Delta): " + ", ".join(f"({p:.4g}, {d:.4g})" for p, d in history))
+    tolerance = f"atol {atol}" if atol is not None else f"rtol {rtol}"
+    raise CalibrationError(f"Delta did not reach {target:.4g} ({tolerance}) in {max_iter} refits of {parameter}; "
+                           f"tried ({parameter}, Delta): " + ", ".join(f"({p:.4g}, {d:.4g})" for p, d in history),
+                           history)
 
 
 def _next_point(x, delta, target, below, above, first: bool) -> float:

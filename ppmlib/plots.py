@@ -433,3 +433,80 @@ def audit_modes(table, output: str = "m datasets", neighbours: str = "add/remove
     fig.suptitle(f"Weights held fixed (the theorem) against recomputed on D' (the pipeline): {output}")
     fig.tight_layout()
     return fig
+
+
+# --- re-weighting chapters (reweighting.md, salary.md) ---------------------------------------
+
+def reweighting_scatter(pairs: dict, title: str = "By-record bound against weight, before and after re-weighting"):
+    """One panel per scheme: (alpha_i, Delta_i) before (light) and after (dark) re-weighting, each
+    maximum Delta dashed. ``pairs`` maps a scheme name to (before, after) Synthesis objects."""
+    fig, axes = plt.subplots(1, len(pairs), figsize=(5.5 * len(pairs), 4), squeeze=False)
+    for ax, (name, (before, after)) in zip(axes[0], pairs.items()):
+        for r, label, alpha in ((before, name, 0.35), (after, f"{name}_final", 0.8)):
+            colour = _colour(label, 0)
+            ax.scatter(r.weights, r.bounds, s=7, alpha=alpha, color=colour, label=label)
+            ax.axhline(r.delta, color=colour, ls="--", lw=1.2)
+        ax.set_xlabel(r"weight $\alpha_i$")
+        ax.set_ylabel(r"bound $\Delta_{\alpha, x_i}$ (dashed: maximum $\Delta$)")
+        ax.set_title(name)
+        ax.legend(loc="lower right")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def weight_change(pairs: dict, title: str = "Each record's weight before and after re-weighting"):
+    """One panel per scheme: alpha_i (x) against alpha^w_i (y); above the diagonal = the record gained."""
+    fig, axes = plt.subplots(1, len(pairs), figsize=(4.5 * len(pairs), 4), squeeze=False)
+    for ax, (name, (before, after)) in zip(axes[0], pairs.items()):
+        lost = after.weights < before.weights
+        ax.scatter(before.weights[~lost], after.weights[~lost], s=7, alpha=0.6, color=_colour(f"{name}_final", 0),
+                   label=f"gain or keep ({(~lost).sum()})")
+        ax.scatter(before.weights[lost], after.weights[lost], s=12, color="red", label=f"lose ({lost.sum()})")
+        ax.plot([0, 1], [0, 1], color="black", lw=1, ls=":")
+        ax.set_xlabel(rf"$\alpha_i$ ({name})")
+        ax.set_ylabel(rf"$\alpha^w_i$ ({name}_final)")
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(loc="lower right")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def k_path(finals: dict, title: str = "The search for k: each refit's Delta against its target"):
+    """One panel per re-weighted Synthesis: the tried (k, Delta) in order, the target Delta and its
+    band of +- tau."""
+    fig, axes = plt.subplots(1, len(finals), figsize=(4.5 * len(finals), 3.6), squeeze=False)
+    for ax, (name, r) in zip(axes[0], finals.items()):
+        cal = r.calibration
+        k, d = np.array(cal["history"]).T
+        ax.axhspan(cal["target"] - cal["atol"], cal["target"] + cal["atol"], color="grey", alpha=0.25,
+                   label=r"target $\Delta \pm \tau$")
+        ax.plot(k, d, "-o", color=_colour(name, 0), label="refits, in order")
+        for i, (ki, di) in enumerate(zip(k, d), start=1):
+            ax.annotate(str(i), (ki, di), textcoords="offset points", xytext=(4, 4))
+        ax.set_xlabel("k")
+        ax.set_ylabel(r"$\Delta_{\alpha^w, x}$")
+        ax.set_title(name)
+        ax.legend(loc="best")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def epsilon_utility(table, title: str = "Utility bought by a larger epsilon (LW calibrated to each target)"):
+    """The distance to the data (``gap`` column) against the achieved epsilon of each calibrated LW."""
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    ax.plot(table["epsilon"], table["gap"], "-o", color=PALETTE["LW"])
+    for eps, gap, c in zip(table["epsilon"], table["gap"], table["c"]):
+        ax.annotate(f"c = {c:.2f}", (eps, gap), textcoords="offset points", xytext=(5, 5))
+    ax.set_xlabel(r"$\varepsilon = 2\Delta$ per synthetic dataset")
+    ax.set_ylabel("distance to the data (sds, 4 statistics)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig

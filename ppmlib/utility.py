@@ -68,3 +68,27 @@ def tail_distortion(long: pd.DataFrame, source: str) -> float:
     if source not in c.columns:
         raise ValueError(f"no source {source!r}; have {list(c.columns)}")
     return float(sum(abs(c.loc[s, source] - c.loc[s, "Data"]) for s in ("15th pct", "90th pct")))
+
+
+# --- re-weighting chapters (reweighting.md, salary.md) ---------------------------------------
+
+def standardized_gap(long: pd.DataFrame, source: str, statistics=tuple(STATISTICS)) -> float:
+    """How far a synthesizer's datasets are from the data, over several statistics.
+
+    For each statistic: the root mean squared distance between its value in the synthesizer's m
+    datasets and its value in the data (the median of the bootstrap distribution), divided by the
+    sd of the data's bootstrap distribution; then summed over ``statistics``. Bias and spread both
+    count: a synthesizer centred on the data but much more variable is also far. Smaller is better;
+    a synthesizer that drew fresh samples from the data's own distribution would score about
+    sqrt(2) per statistic.
+    """
+    data = long[long["source"] == "Data"].groupby("statistic")["value"]
+    centre_, spread = data.median(), data.std()
+    mine = long[long["source"] == source]
+    if mine.empty:
+        raise ValueError(f"no source {source!r}; have {sorted(long['source'].unique())}")
+    total = 0.0
+    for stat in statistics:
+        values = mine.loc[mine["statistic"] == stat, "value"].to_numpy(float)
+        total += float(np.sqrt(np.mean((values - centre_[stat]) ** 2)) / spread[stat])
+    return total
