@@ -155,3 +155,34 @@ def test_a_failing_cell_fails_the_book_build(tmp_path):
                             capture_output=True, text=True, timeout=600)
     assert result.returncode != 0
     assert "fails on purpose" in result.stdout + result.stderr
+
+
+def exercise_problems(toc: dict, root: Path = ROOT) -> list[str]:
+    """Notebook chapters (the landing page aside) that do not end with 2-4 exercises, each with a
+    hidden solution, at least one solution with a code cell, and at least one rerun exercise."""
+    import re
+    problems = []
+    for chapter in notebook_chapters(toc, root):
+        if chapter == toc.get("root"):
+            continue
+        text = (root / f"{chapter}.md").read_text()
+        exercises = re.findall(r"```\{exercise\}\n:label: (\S+)", text)
+        solutions = re.findall(r"```\{solution-start\} (\S+)\n:class: dropdown", text)
+        tail = text.split("## Exercises")[-1] if "## Exercises" in text else ""
+        if not 2 <= len(exercises) <= 4 or set(solutions) != set(exercises):
+            problems.append(f"{chapter}: {len(exercises)} exercises, hidden solutions for {sorted(solutions)}")
+        elif "```{code-cell}" not in tail or "make run CHAPTER=" not in tail:
+            problems.append(f"{chapter}: no executable solution or no rerun exercise")
+    return problems
+
+
+def test_every_chapter_ends_with_exercises_and_hidden_executable_solutions():
+    assert exercise_problems(BOOK_TOC) == []
+
+
+def test_the_exercise_check_rejects_a_chapter_without_them(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "bare.md").write_text(TINY_CHAPTER)
+    (tmp_path / "book" / "intro.md").write_text("# Intro\n")
+    assert exercise_problems({"root": "book/intro", "chapters": [{"file": "book/bare"}]}, tmp_path) == \
+        ["book/bare: 0 exercises, hidden solutions for []"]
