@@ -22,6 +22,8 @@ from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, rec
 from .posterior import Fit, fit
 from .seeding import seeds
 from .stan import BackendUnavailableError, backend
+from . import montecarlo  # issue 9: asymptotic DP by Monte Carlo
+from . import parallel  # issue 9: map_jobs (serial, local workers or a Dask cluster)
 from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight, risk_to_weight, scalar_weights
 
 __all__ = [
@@ -31,5 +33,7 @@ __all__ = [
     "synthesizer", "Synthesis", "match_delta", "matched_comparison", "summary_table", "CalibrationError",
     "near_max_share", "Claims", "claims", "diagnostics", "plots", "utility",
     "attribute_risk", "AttributeRisk", "ce_like", "exact", "seeds",
+    "montecarlo",
+    "parallel",
 ]
 __version__ = "0.1.0"

@@ -165,10 +165,16 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
     return Study(deltas, estimands, args)
 
 
-def contraction(deltas: pd.DataFrame) -> pd.DataFrame:
+def contraction(deltas: pd.DataFrame, max_databases: int | None = None) -> pd.DataFrame:
     """Spread of the local bounds per (model, synthesizer, n): databases, min, median, 95th
-    percentile, max, and the range max - min (the paper's contraction measure)."""
-    grouped = deltas.groupby(["model", "synthesizer", "n"])["delta"]
+    percentile, max, and the range max - min (the paper's contraction measure).
+
+    ``max_databases`` keeps only databases r < max_databases at every n: the range of R values
+    grows with R, so sizes are compared on the same number of databases.
+    """
+    if max_databases is not None:
+        deltas = deltas[deltas["r"] < _checks.integer(max_databases, "max_databases", low=1)]
+    grouped = deltas.groupby(["model", "synthesizer", "n"], sort=False)["delta"]
     table = pd.DataFrame({"databases": grouped.size(), "min": grouped.min(), "median": grouped.median(),
                           "95th pct": grouped.quantile(0.95), "max": grouped.max()})
     table["max - min"] = table["max"] - table["min"]
