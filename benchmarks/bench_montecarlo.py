@@ -2,16 +2,19 @@
 
 R = 100 databases of n = 1000 records from each generating model (Poisson and NB mixture), the
 Unweighted and LW synthesizers on each (4 chains x 1000 draws): 400 fits. The compiled models
-must be cached (warm); the 2-worker run includes starting the local Dask cluster. Also checks
-that both runs give the identical table and reports the fits' worst diagnostics.
+must be cached (warm); the 2-worker run includes starting the local Dask cluster. Reports the
+fits' worst diagnostics.
+
+Each worker count runs with its own seed (seed + workers): httpstan keeps every seeded fit on disk
+and serves a repeated (data, seed) request from that cache, so a second run with the same seed
+would time the cache, not the sampler. (That the numbers do not depend on the worker count is
+tested in tests/test_parallel.py.)
 
 Run: ``python benchmarks/bench_montecarlo.py [--R 100] [--workers 1 2] [--save deltas.csv]``.
 """
 import argparse
 import os
 import time
-
-import pandas as pd
 
 from ppmlib import montecarlo
 
@@ -28,19 +31,15 @@ def main():
     tables = {}
     for workers in args.workers:
         start = time.perf_counter()
-        study = montecarlo.run_study(["poisson", "nb_mixture"], n=args.n, R=args.R, seed=args.seed, n_jobs=workers,
-                                     progress=False)
+        study = montecarlo.run_study(["poisson", "nb_mixture"], n=args.n, R=args.R, seed=args.seed + workers,
+                                     n_jobs=workers, progress=False)
         seconds = time.perf_counter() - start
         tables[workers] = study.deltas
         d = study.deltas
         print(f"{workers} worker(s): {seconds:.0f} s for {len(d)} fits ({len(d) // 2} databases); "
               f"worst R-hat {d['max_rhat'].max():.4f}, smallest bulk ESS {d['min_ess_bulk'].min():.0f}, "
               f"divergences {int(d['divergences'].sum())}; load average {os.getloadavg()}", flush=True)
-    first, *rest = tables.values()
-    for other in rest:
-        pd.testing.assert_frame_equal(first, other, check_exact=True)
-    if rest:
-        print("identical tables for", list(tables), "workers")
+    first = next(iter(tables.values()))
     print(montecarlo.contraction(first).round(3).to_string())
     if args.save:
         first.to_csv(args.save, index=False)
