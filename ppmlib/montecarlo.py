@@ -203,3 +203,14 @@ def estimate_global_delta(deltas: pd.DataFrame, level: float = 0.95) -> dict:
     level = _checks.real(level, "level", low=0, high=1)
     largest = deltas[deltas["n"] == deltas["n"].max()]
     return {key: float(g["delta"].quantile(level)) for key, g in largest.groupby(["model", "synthesizer"])}
+
+
+def rank_correlation(deltas: pd.DataFrame, first: str = "LW", second: str = "Unweighted") -> pd.DataFrame:
+    """Spearman correlation, over databases, between two synthesizers' local bounds, per (model, n):
+    near 1 means the same databases are hard for both."""
+    wide = deltas.pivot_table(index=["model", "n", "r"], columns="synthesizer", values="delta")
+    missing = [s for s in (first, second) if s not in wide.columns]
+    if missing:
+        raise ValueError(f"no synthesizer {missing} in deltas; have {list(wide.columns)}")
+    corr = wide.groupby(level=["model", "n"]).apply(lambda g: g[first].corr(g[second], method="spearman"))
+    return corr.unstack("n")
