@@ -119,7 +119,7 @@ def test_contraction_and_exceedance_by_hand():
 def test_rank_correlation_by_hand():
     deltas = pd.DataFrame({"model": "M", "n": 10, "r": [0, 1, 2, 0, 1, 2],
                            "synthesizer": ["LW"] * 3 + ["Unweighted"] * 3,
-                           "delta": [1.0, 2.0, 3.0, 30.0, 10.0, 20.0]})
+                           "delta": [1.0, 2.0, 3.0, 30.0, 10.0, 11.0]})
     # LW ranks (1, 2, 3), Unweighted ranks (3, 1, 2): Spearman = 1 - 6 * (4 + 1 + 1) / (3 * 8) = -0.5
     assert montecarlo.rank_correlation(deltas).loc["M", 10] == pytest.approx(-0.5)
     with pytest.raises(ValueError, match="no synthesizer"):
