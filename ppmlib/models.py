@@ -102,9 +102,15 @@ class NegBin(Family):
 
     def log_lik(self, draws, y, X):
         mu, phi = draws["mu"][:, None], draws["phi"][:, None]
-        log_total = np.log(mu + phi)
-        return (special.gammaln(y + phi) - special.gammaln(phi) - special.gammaln(y + 1.0)
-                + phi * (np.log(phi) - log_total) + y * (np.log(mu) - log_total))
+        y = np.asarray(y, dtype=float)
+        # Written to stay accurate when phi is huge (the Poisson limit, which the sampler can visit):
+        # lgamma(y + phi) - lgamma(phi) = lgamma(y) - betaln(y, phi) for y > 0 (0 for y = 0), and
+        # phi log(phi / (mu + phi)) = -phi log1p(mu / phi); the plain differences lose everything
+        # to cancellation at phi ~ 1e17 (an error of thousands in log p).
+        positive = np.maximum(y, 1.0)
+        lgamma_ratio = np.where(y > 0, special.gammaln(positive) - special.betaln(positive, phi), 0.0)
+        return (lgamma_ratio - special.gammaln(y + 1.0) - phi * np.log1p(mu / phi)
+                + y * (np.log(mu) - np.log(mu + phi)))
 
     def location(self, draws):
         return draws["mu"]

@@ -147,3 +147,14 @@ def test_synthesizer_bounds_equal_the_matrix_route(model):
     keep = ppmlib.kept_draws(refit.log_lik, lw.weights, 0.9)
     assert lw.fit.n_draws == keep.sum() < refit.n_draws
     np.testing.assert_allclose(lw.bounds, ppmlib.record_bounds(refit.log_lik[keep], lw.weights), rtol=1e-12)
+
+
+def test_negbin_log_lik_stays_accurate_in_the_poisson_limit():
+    # the LW-weighted NB fit can visit phi ~ 1e17; the naive formula was off by thousands there
+    from scipy import stats
+    y = np.array([0, 1, 65, 100, 231])
+    for phi in (6.7e17, 1e12):
+        ours = family("negbin").log_lik({"mu": np.array([69.0]), "phi": np.array([phi])}, y, None)[0]
+        np.testing.assert_allclose(ours, stats.poisson.logpmf(y, 69.0), rtol=1e-9)
+    ours = family("negbin").log_lik({"mu": np.array([100.0]), "phi": np.array([5.0])}, y, None)[0]
+    np.testing.assert_allclose(ours, stats.nbinom.logpmf(y, 5.0, 5.0 / 105.0), rtol=1e-12)
