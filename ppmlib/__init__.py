@@ -24,6 +24,8 @@ from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, rec
 from .posterior import Fit, fit
 from .seeding import seeds
 from .stan import BackendUnavailableError, backend
+from . import montecarlo  # issue 9: asymptotic DP by Monte Carlo
+from . import parallel  # issue 9: map_jobs (serial, local workers or a Dask cluster)
 from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight, risk_to_weight, scalar_weights
 
 # re-weighting (Algorithm 1), calibration to a chosen epsilon, release, the salary stand-in (issue 15)
@@ -39,6 +41,8 @@ __all__ = [
     "near_max_share", "Claims", "claims", "diagnostics", "plots", "utility",
     "attribute_risk", "AttributeRisk", "ce_like", "exact", "seeds",
     "audit",
+    "montecarlo",
+    "parallel",
 ]
 __all__ += ["reweighting", "salary_like", "reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve",
             "reweighting_comparison", "release"]

@@ -3,12 +3,18 @@
 Between leave-one-out neighbours the weighted log-likelihood differs by one term, alpha_i f_theta(x_i),
 so the authors' leave-one-out double loop |sum_j f_j - sum_{j != i} f_j| is just |f_i|: one
 vectorised pass over the S x n matrix does it (ALGORITHMS.md section 2).
+
+Every function takes either that S x n matrix or a :class:`~ppmlib.Fit`. Given a Fit, nothing of
+size S x n is built: the log-likelihood is evaluated per distinct key (a count record's value) in
+blocks of draws, keeping running maxima. The answers are the same to the last bit, because
+alpha max_s abs(f_s) = max_s alpha abs(f_s) for alpha >= 0 in floating point too (rounding is monotone).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import _checks
+from .posterior import Fit
 
 
 def weighted_abs_log_lik(log_lik, weights=None) -> np.ndarray:
@@ -34,8 +40,14 @@ def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
 
     Per draw s, m_s = max_i abs(alpha_i f_s(x_i)); draws with m_s above the q-quantile of m are
     dropped, both from the bound and from synthesis. q = 1 keeps every draw.
+    ``log_lik`` is the S x n matrix or the Fit itself (then no S x n matrix is built).
     """
     q = _checks.quantile_level(q)
+    if isinstance(log_lik, Fit):
+        if q == 1.0:
+            return np.ones(log_lik.n_draws, dtype=bool)
+        per_draw = _streamed_per_draw_max(log_lik, _checks.weights(weights, log_lik.y.size))
+        return per_draw <= np.quantile(per_draw, q)
     A = weighted_abs_log_lik(log_lik, weights)
     return np.ones(A.shape[0], dtype=bool) if q == 1.0 else _kept(A, q)
 
@@ -43,12 +55,51 @@ def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
 def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     """By-record Lipschitz bounds Delta_i = max_s abs(alpha_i f_s(x_i)) over the kept draws, shape (n,).
 
-    ``log_lik`` is the S x n *unweighted* log-likelihood of the draws of the alpha-weighted fit;
+    ``log_lik`` is the S x n *unweighted* log-likelihood of the draws of the alpha-weighted fit, or
+    that Fit itself (the same answer, without building the S x n matrix);
     ``weights`` are that fit's alpha (None: all ones). ``q`` < 1 truncates draws first.
     """
     q = _checks.quantile_level(q)
+    if isinstance(log_lik, Fit):
+        return _streamed_record_bounds(log_lik, weights, q)
     A = weighted_abs_log_lik(log_lik, weights)
     return A.max(axis=0) if q == 1.0 else A[_kept(A, q)].max(axis=0)
+
+
+def _key_weights(fit: Fit, w: np.ndarray) -> np.ndarray:
+    """Largest weight among the records of each key: max_i abs(alpha_i f(x_i)) over a key's records
+    is that weight times abs(f) (a key whose records all have weight 0 contributes 0)."""
+    out = np.zeros(fit._distinct[0].size)
+    np.maximum.at(out, fit.record_keys, w)
+    return out
+
+
+def _streamed_per_draw_max(fit: Fit, w: np.ndarray) -> np.ndarray:
+    """m_s = max_i abs(alpha_i f_s(x_i)), shape (S,), one block of draws at a time."""
+    key_w = _key_weights(fit, w)
+    used = key_w > 0
+    per_draw = np.zeros(fit.n_draws)
+    for part, block in fit.log_lik_blocks():
+        if used.any():
+            per_draw[part] = (np.abs(block[:, used]) * key_w[used]).max(axis=1)
+    return per_draw
+
+
+def _streamed_record_bounds(fit: Fit, weights, q: float) -> np.ndarray:
+    w = None if weights is None else _checks.weights(weights, fit.y.size)
+    keep = np.ones(fit.n_draws, dtype=bool) if q == 1.0 else kept_draws(fit, w, q)
+    key_max = np.full(fit._distinct[0].size, -np.inf)  # running max_s abs(f_s(key)) over kept draws
+    for part, block in fit.log_lik_blocks():
+        kept = keep[part]
+        if kept.any():
+            np.maximum(key_max, np.abs(block[kept]).max(axis=0), out=key_max)
+    bounds = key_max[fit.record_keys]
+    if w is None:
+        return bounds
+    with np.errstate(invalid="ignore"):
+        bounds = bounds * w
+    bounds[w == 0] = 0.0  # a zero weight keeps the bound finite even where f = -inf
+    return bounds
 
 
 def lipschitz_bound(log_lik, weights=None, q: float = 1.0) -> float:

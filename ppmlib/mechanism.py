@@ -102,7 +102,7 @@ def scheme_weights(scheme: str, y, *, base: Fit | None = None, c: float = 1.0, g
     if scheme == "lw":
         if base is None:
             raise ValueError("scheme 'lw' needs base=, the unweighted fit whose log-likelihood sets the weights")
-        return lw_weights(base.log_lik, c=c, g=g, q=q)
+        return lw_weights(base, c=c, g=g, q=q)
     if scheme == "cw":
         if radius is None:
             raise ValueError("scheme 'cw' needs a radius (absolute, or a fraction of |y_i| with relative=True)")
@@ -156,8 +156,8 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, base=None,
     fit_seed, syn_seed = _seeds(seed)
     posterior = fit(model, y, weights=alpha, X=X, chains=chains, draws=draws, warmup=warmup,
                     seed=fit_seed, prior=prior)
-    kept = posterior.subset(kept_draws(posterior.log_lik, alpha, q))
-    bounds = record_bounds(kept.log_lik, alpha)
+    kept = posterior.subset(kept_draws(posterior, alpha, q))
+    bounds = record_bounds(kept, alpha)
     delta = float(bounds.max())
     settings = {"c": c, "g": g, "radius": radius, "relative": relative, "a": a, "q": q, "seed": seed}
     used = {"unweighted": ("q", "seed"), "lw": ("c", "g", "q", "seed"), "cw": ("c", "g", "radius", "relative", "q", "seed"),

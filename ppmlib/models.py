@@ -32,6 +32,15 @@ class Family:
     def log_lik(self, draws: dict, y, X) -> np.ndarray:
         raise NotImplementedError
 
+    def distinct(self, y, X) -> tuple:
+        """Records grouped by what their log-likelihood depends on: ``(keys_y, keys_X, index)``.
+
+        ``log_lik(draws, keys_y, keys_X)[:, index]`` equals ``log_lik(draws, y, X)``, so bounds and
+        risks can be computed per key (S x u) instead of per record (S x n). The default is no
+        grouping (u = n); the count families group by value.
+        """
+        return y, X, np.arange(y.size)
+
     def location(self, draws: dict) -> np.ndarray:
         """Draws of the family's mean parameter (the papers' mu), shape (S,)."""
         raise NotImplementedError
@@ -47,6 +56,18 @@ class Poisson(Family):
 
     def check_y(self, y):
         return _checks.counts(y)
+
+    def distinct(self, y, X):
+        return _by_value(y)
+
+    def stan_data(self, y, X, weights, prior, emit_log_lik):
+        # the weighted Poisson likelihood needs only these sums; y itself is sent only to write
+        # Stan's own per-record log_lik (tests), so the data sent to Stan does not grow with n
+        values, index = np.unique(y, return_inverse=True)
+        value_weights = np.bincount(index, weights=weights, minlength=values.size)
+        return {"n": y.size, "sum_w": float(weights.sum()), "sum_wy": float(weights @ y),
+                "sum_w_lgamma": float(value_weights @ special.gammaln(values + 1.0)),
+                **prior, "emit_log_lik": int(emit_log_lik), "y": y if emit_log_lik else np.zeros(0, int)}
 
     def log_lik(self, draws, y, X):
         lam = draws["lambda"][:, None]
@@ -67,18 +88,29 @@ class NegBin(Family):
     def check_y(self, y):
         return _checks.counts(y)
 
+    def distinct(self, y, X):
+        return _by_value(y)
+
     def stan_data(self, y, X, weights, prior, emit_log_lik):
-        # the program sums the likelihood over distinct values, each with its records' total weight
+        # the program sums the likelihood over distinct values, each with its records' total weight;
+        # y is sent only to write Stan's own per-record log_lik (tests)
         values, index = np.unique(y, return_inverse=True)
         value_weights = np.bincount(index, weights=weights, minlength=values.size)
-        return {**super().stan_data(y, X, weights, prior, emit_log_lik),
+        return {"n": y.size, **prior, "emit_log_lik": int(emit_log_lik),
+                "y": y if emit_log_lik else np.zeros(0, int),
                 "n_values": values.size, "values": values, "value_weights": value_weights}
 
     def log_lik(self, draws, y, X):
         mu, phi = draws["mu"][:, None], draws["phi"][:, None]
-        log_total = np.log(mu + phi)
-        return (special.gammaln(y + phi) - special.gammaln(phi) - special.gammaln(y + 1.0)
-                + phi * (np.log(phi) - log_total) + y * (np.log(mu) - log_total))
+        y = np.asarray(y, dtype=float)
+        # Written to stay accurate when phi is huge (the Poisson limit, which the sampler can visit):
+        # lgamma(y + phi) - lgamma(phi) = lgamma(y) - betaln(y, phi) for y > 0 (0 for y = 0), and
+        # phi log(phi / (mu + phi)) = -phi log1p(mu / phi); the plain differences lose everything
+        # to cancellation at phi ~ 1e17 (an error of thousands in log p).
+        positive = np.maximum(y, 1.0)
+        lgamma_ratio = np.where(y > 0, special.gammaln(positive) - special.betaln(positive, phi), 0.0)
+        return (lgamma_ratio - special.gammaln(y + 1.0) - phi * np.log1p(mu / phi)
+                + y * (np.log(mu) - np.log(mu + phi)))
 
     def location(self, draws):
         return draws["mu"]
@@ -121,6 +153,12 @@ class Normal(Family):
 
     def predict(self, draws, X, n, rng):
         return rng.normal(self.mean(draws, X), draws["sigma"][:, None])
+
+
+def _by_value(y) -> tuple:
+    """Count records repeat: the distinct values are the keys (u is about the range of the data)."""
+    values, index = np.unique(y, return_inverse=True)
+    return values, None, index
 
 
 FAMILIES = {family.name: family for family in (Poisson(), NegBin(), Normal())}

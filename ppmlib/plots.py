@@ -510,3 +510,71 @@ def epsilon_utility(table, title: str = "Utility bought by a larger epsilon (LW 
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+# --- book/asymptotic_dp.md (issue 9): local bounds over many databases ---------------------------
+
+def local_deltas(deltas, title: str = "Local Lipschitz bounds over the Monte Carlo databases"):
+    """Violins of the local Delta of every database, per synthesizer, one panel per generating
+    model (the 2025 paper's Figs 10 and 12); each violin's maximum is marked."""
+    models = list(dict.fromkeys(deltas["model"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 4), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        sub = deltas[deltas["model"] == model]
+        groups = {name: g["delta"].to_numpy() for name, g in sub.groupby("synthesizer", sort=False)}
+        sizes = sorted(sub["n"].unique())
+        violins(ax, groups, title=f"{model} (n = {', '.join(map(str, sizes))}, {len(sub) // len(groups)} databases)",
+                ylabel=r"local $\Delta_{\alpha, x_r}$", mark_max=True)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def mc_estimands(estimands, statistics=("mean", "median", "15th pct", "90th pct"),
+                 title: str = "Estimands of the confidential and the synthetic data over the databases"):
+    """One row per generating model, one panel per statistic: the statistic of each confidential
+    database ("Data") beside that of its synthetic data, per synthesizer (the paper's Figs 11, 13)."""
+    models = list(dict.fromkeys(estimands["model"]))
+    fig, axes = plt.subplots(len(models), len(statistics), figsize=(3.6 * len(statistics), 3.4 * len(models)),
+                             squeeze=False)
+    for row, model in zip(axes, models):
+        sub = estimands[estimands["model"] == model]
+        for ax, stat in zip(row, statistics):
+            part = sub[sub["statistic"] == stat]
+            groups = {src: g["value"].to_numpy() for src, g in part.groupby("source", sort=False)}
+            violins(ax, groups, title=f"{model}: {stat}", ylabel="value" if ax is row[0] else "")
+            ax.tick_params(axis="x", labelsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def contraction_over_n(table, title: str = "Spread of the local bounds as n grows"):
+    """From :func:`ppmlib.montecarlo.contraction`: per model, the range min..max of the local
+    Delta at each n (bars), its median (dot) and 95th percentile (tick), per synthesizer; and
+    beside it the range max - min against n."""
+    models = list(dict.fromkeys(table.index.get_level_values("model")))
+    fig, axes = plt.subplots(len(models), 2, figsize=(11, 3.6 * len(models)), squeeze=False)
+    for (left, right), model in zip(axes, models):
+        sub = table.xs(model, level="model")
+        for i, name in enumerate(dict.fromkeys(sub.index.get_level_values("synthesizer"))):
+            rows = sub.xs(name, level="synthesizer")
+            sizes = rows.index.to_numpy(dtype=float)
+            colour = _colour(name, i)
+            shift = sizes * (1 + 0.04 * (i - 0.5))  # side by side on the log axis
+            left.vlines(shift, rows["min"], rows["max"], color=colour, lw=2, alpha=0.7)
+            left.plot(shift, rows["median"], "o", color=colour, label=f"{name}: median, min-max")
+            left.plot(shift, rows["95th pct"], "_", color=colour, ms=14, mew=2)
+            right.plot(sizes, rows["max - min"], "o-", color=colour, label=name)
+        for ax in (left, right):
+            ax.set_xscale("log")
+            ax.set_xlabel("n (records per database)")
+            ax.grid(alpha=0.3)
+        left.set_ylabel(r"local $\Delta$ (tick: 95th percentile)")
+        left.set_title(model)
+        left.legend(fontsize=8)
+        right.set_ylabel(r"max $-$ min of the local $\Delta$")
+        right.set_title(f"{model}: range of the local bounds")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -40,8 +40,36 @@ class Fit:
 
     @cached_property
     def log_lik(self) -> np.ndarray:
-        """S x n *unweighted* per-record log-likelihood log p(y_i | theta_s)."""
+        """S x n *unweighted* per-record log-likelihood log p(y_i | theta_s).
+
+        The full matrix, for those who want it (S = 4000, n = 10^6 is 32 GB). Bounds, risks and
+        weights never need it: pass the Fit itself to :func:`ppmlib.record_bounds`,
+        :func:`ppmlib.lw_weights`, ... and they work through :meth:`log_lik_blocks`.
+        """
         return self.model.log_lik(self.draws, self.y, self.X)
+
+    @cached_property
+    def _distinct(self) -> tuple:
+        return self.model.distinct(self.y, self.X)
+
+    @property
+    def record_keys(self) -> np.ndarray:
+        """(n,) column of each record in the blocks of :meth:`log_lik_blocks`."""
+        return self._distinct[2]
+
+    def log_lik_blocks(self, max_elements: int = 2**21):
+        """The log-likelihood in small pieces: yields ``(draws slice, (b, u) block)``.
+
+        Columns are the u distinct keys of the records (distinct values for the count families,
+        whose log-likelihood depends on a record only through its value; every record for the
+        normal model), so ``block[:, record_keys]`` is ``log_lik[draws slice]``. Blocks of b draws
+        hold at most about ``max_elements`` numbers, so memory stays flat in S and n.
+        """
+        keys_y, keys_X, _ = self._distinct
+        step = max(1, int(max_elements) // max(1, keys_y.size))
+        for start in range(0, self.n_draws, step):
+            part = slice(start, min(start + step, self.n_draws))
+            yield part, self.model.log_lik({k: v[part] for k, v in self.draws.items()}, keys_y, keys_X)
 
     @cached_property
     def diagnostics(self) -> dict:

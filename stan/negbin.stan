@@ -11,19 +11,19 @@
 // Data: weights are data. Counts repeat, so the weighted log-likelihood is evaluated once per
 // distinct value with the summed weights of its records (value_weights[k] = sum of alpha_i over
 // the records with y_i = values[k]); ppmlib computes these from y and weights. This is exact and
-// several times faster than a loop over records. emit_log_lik = 1 writes Stan's own unweighted
-// neg_binomial_2_lpmf per record (the tests compare ppmlib's numpy version with it).
+// several times faster than a loop over records. emit_log_lik = 1 also sends the n records y and
+// writes Stan's own unweighted neg_binomial_2_lpmf per record (the tests compare ppmlib's numpy
+// version with it); with 0, y is empty, so the data sent to Stan does not grow with n.
 data {
   int<lower=1> n;
-  array[n] int<lower=0> y;
-  vector<lower=0, upper=1>[n] weights;
+  int<lower=0, upper=1> emit_log_lik;
+  array[emit_log_lik ? n : 0] int<lower=0> y;
   int<lower=1> n_values;
   array[n_values] int<lower=0> values;
   vector<lower=0>[n_values] value_weights;
   real prior_log_mu_mean;
   real<lower=0> prior_log_mu_sd;
   real<lower=0> prior_inv_sqrt_phi_sd;
-  int<lower=0, upper=1> emit_log_lik;
 }
 parameters {
   real log_mu;

@@ -6,22 +6,23 @@
 //   With this conjugate prior the alpha-weighted posterior is exactly
 //   Gamma(prior_shape + sum(alpha_i y_i), prior_rate + sum(alpha_i)), which the tests check.
 //
-// Data: weights are data, so one compiled program serves every weighting scheme.
-// emit_log_lik = 1 also writes the unweighted per-record log-likelihood with Stan's own
-// poisson_lpmf (used by the tests to check ppmlib's numpy version); 0 keeps the output small.
+// Data: the weighted log-likelihood sum_i alpha_i (y_i log(lambda) - lambda - lgamma(y_i + 1))
+// depends on the data only through three sums (sufficient statistics), which ppmlib computes from
+// y and the weights alpha: sum_w = sum(alpha_i), sum_wy = sum(alpha_i y_i) and the constant
+// sum_w_lgamma = sum(alpha_i lgamma(y_i + 1)) (kept so that lp__ is the weighted log density).
+// So the data sent to Stan does not grow with n, and one compiled program serves every weighting.
+// emit_log_lik = 1 also sends the n records and writes the unweighted per-record log-likelihood
+// with Stan's own poisson_lpmf (the tests check ppmlib's numpy version against it); with 0, y is
+// empty.
 data {
   int<lower=1> n;
-  array[n] int<lower=0> y;
-  vector<lower=0, upper=1>[n] weights;
+  real<lower=0> sum_w;
+  real<lower=0> sum_wy;
+  real sum_w_lgamma;
   real<lower=0> prior_shape;
   real<lower=0> prior_rate;
   int<lower=0, upper=1> emit_log_lik;
-}
-transformed data {
-  // The weighted log-likelihood only needs these sums (sufficient statistics).
-  real sum_w = sum(weights);
-  real sum_wy = dot_product(weights, to_vector(y));
-  real sum_w_lgamma = dot_product(weights, lgamma(to_vector(y) + 1));
+  array[emit_log_lik ? n : 0] int<lower=0> y;
 }
 parameters {
   real<lower=0> lambda;

@@ -1,0 +1,129 @@
+"""Run independent jobs in parallel: serially, on this machine's cores, or on a Dask cluster.
+
+One function, :func:`map_jobs`, for every chapter with a loop over databases, seeds or settings.
+The engine is Dask distributed: ``n_jobs > 1`` starts a temporary ``LocalCluster`` of worker
+processes on this machine; ``client=`` (a ``distributed.Client`` or a scheduler address such as
+``"tcp://10.0.0.5:8786"``) sends the same jobs to an existing cluster, on one machine or many.
+Results come back in input order, and each job carries its own seed, so the numbers do not depend
+on how many workers ran them or in which order they finished.
+
+What a worker needs (README, "Running on a cluster"): the same ppmlib and the ``stan/`` programs
+(``pip install`` the repository, or set ``PPMLIB_STAN_DIR``), a Stan backend, and either a C++
+compiler or a warm compiled-model cache (``~/.cache/httpstan`` for PyStan). Models are compiled
+once per machine and then loaded from that cache by every worker process; nothing recompiles
+per job.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Callable, Iterable
+
+from . import _checks
+
+
+def map_jobs(fn: Callable, items: Iterable, *, n_jobs: int = 1, client=None, progress: bool = True,
+             desc: str = "") -> list:
+    """``[fn(item) for item in items]``, run in parallel when asked; results in input order.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (workers import it by name), taking one item. Each item must carry
+        everything the job needs, including its seed.
+    items : iterable
+        The jobs' inputs (small, picklable).
+    n_jobs : int
+        Worker processes on this machine when no client is given: 1 runs serially in this process;
+        more start a temporary Dask ``LocalCluster`` with that many single-threaded workers.
+    client : distributed.Client or str or None
+        An existing Dask client, or the address of a running scheduler; overrides ``n_jobs``.
+    progress : bool
+        Show a progress bar (tqdm) while jobs finish.
+    desc : str
+        Label of the progress bar.
+
+    Returns
+    -------
+    list
+        ``fn(item)`` for each item, in the order of ``items``. The first failed job's exception is
+        raised (after the other jobs are cancelled).
+
+    Examples
+    --------
+    >>> from ppmlib.parallel import map_jobs
+    >>> map_jobs(abs, [-1, 2, -3], progress=False)
+    [1, 2, 3]
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    items = list(items)
+    n_jobs = _checks.integer(n_jobs, "n_jobs", low=1)
+    if client is None and (n_jobs == 1 or len(items) <= 1):
+        from tqdm.auto import tqdm
+        return [fn(item) for item in tqdm(items, desc=desc, disable=not progress, leave=False)]
+    with _connected(client, n_jobs) as dask_client:
+        return _on_dask(dask_client, fn, items, progress, desc)
+
+
+def _on_dask(client, fn, items, progress, desc) -> list:
+    from distributed import as_completed
+    from tqdm.auto import tqdm
+
+    futures = client.map(fn, items, pure=False)  # pure=False: never merge two jobs into one
+    try:
+        with tqdm(total=len(futures), desc=desc, disable=not progress, leave=False) as bar:
+            for future in as_completed(futures):
+                if future.status == "error":
+                    future.result()  # raises the job's own exception
+                bar.update(1)
+        return client.gather(futures)
+    finally:
+        client.cancel(futures)
+
+
+@contextlib.contextmanager
+def _connected(client, n_jobs: int):
+    """The given client; a new client for an address string; or a temporary local cluster."""
+    from distributed import Client
+
+    if isinstance(client, Client):
+        yield client
+    elif isinstance(client, str):
+        with Client(client) as connected:
+            yield connected
+    elif client is None:
+        with local_cluster(n_jobs) as local:
+            yield local
+    else:
+        raise TypeError(f"client must be a distributed.Client, a scheduler address string or None, "
+                        f"got {type(client).__name__}")
+
+
+@contextlib.contextmanager
+def local_cluster(n_workers: int = 2):
+    """A Dask client on a temporary cluster of ``n_workers`` single-threaded worker processes.
+
+    The workers are not daemon processes, because PyStan (httpstan) forks one process per chain
+    and a daemon process may not have children.
+    """
+    import dask
+    from distributed import Client, LocalCluster
+
+    n_workers = _checks.integer(n_workers, "n_workers", low=1)
+    with dask.config.set({"distributed.worker.daemon": False}):
+        with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+            try:
+                yield client
+            finally:
+                client.run(_stop_stan_processes)
+
+
+def _stop_stan_processes() -> None:
+    """Shut down httpstan's per-chain process pool on a worker before the worker is stopped;
+    otherwise those forked processes outlive the worker that started them."""
+    import sys
+    stub = sys.modules.get("httpstan.services_stub")
+    if stub is not None:
+        stub.executor.shutdown(wait=True, cancel_futures=True)
