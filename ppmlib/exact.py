@@ -263,7 +263,7 @@ def lw_delta_grid(y, base_log_lik, c_grid, g_grid, *, seed: int = 0, chains: int
     ``base_log_lik`` is the S x n log-likelihood of the *unweighted* fit (it sets the LW risks).
     Every refit uses the same ``seed``, so differences between cells are not sampler noise alone.
     Returns a DataFrame with one row per (c, g): c, g, Delta, epsilon, mean weight, max_rhat,
-    min_ess_bulk, divergences, diagnostics_ok.
+    min_ess_bulk, min_ess_tail, divergences, diagnostics_ok.
     """
     import pandas as pd
 
@@ -284,7 +284,7 @@ def lw_delta_grid(y, base_log_lik, c_grid, g_grid, *, seed: int = 0, chains: int
             d = weighted.diagnostics
             rows.append({"c": float(c), "g": float(g), "Delta": delta, "epsilon": 2.0 * delta,
                          "mean weight": float(alpha.mean()), "max_rhat": d["max_rhat"],
-                         "min_ess_bulk": d["min_ess_bulk"], "divergences": d["divergences"],
+                         "min_ess_bulk": d["min_ess_bulk"], "min_ess_tail": d["min_ess_tail"], "divergences": d["divergences"],
                          "diagnostics_ok": is_ok(d)})
     return pd.DataFrame(rows)
 

@@ -83,7 +83,8 @@ class Synthesis:
         d = self.diagnostics
         return {"synthesizer": self.name, "Delta": self.delta, "epsilon": self.epsilon,
                 "mean weight": float(self.weights.mean()), "min weight": float(self.weights.min()),
-                "max R-hat": d["max_rhat"], "min bulk ESS": d["min_ess_bulk"], "divergences": d["divergences"]}
+                "max R-hat": d["max_rhat"], "min bulk ESS": d["min_ess_bulk"],
+                "min tail ESS": d["min_ess_tail"], "divergences": d["divergences"]}
 
 
 def _seeds(seed) -> tuple[int, int]:

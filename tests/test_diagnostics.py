@@ -81,3 +81,23 @@ def test_negative_binomial_fit_agrees_with_arviz():
     fit = ppmlib.fit("negbin", y, chains=4, draws=300, warmup=300, seed=5)
     for name in ("mu", "phi"):
         assert_agrees_with_arviz(fit.draws[name].reshape(4, -1))
+
+
+def test_summary_tables_show_tail_ess_and_flag_a_bad_tail():
+    """The synthesizer table shows min tail ESS beside bulk ESS, and flags a fit whose tail ESS is low."""
+    from ppmlib.mechanism import Synthesis, summary_table
+    from ppmlib.models import family
+    from ppmlib.posterior import Fit
+
+    rng = np.random.default_rng(1)
+    good = rng.normal(size=4000)
+    sticky = np.repeat(rng.normal(size=400), 10) + 0.01 * rng.normal(size=4000)  # strongly autocorrelated
+    rows = {}
+    for name, lam in (("good", 100 + good), ("sticky", 100 + sticky)):
+        fit = Fit(family("poisson"), np.array([100]), None, np.ones(1), {"lambda": lam},
+                  {"divergent__": np.zeros(4000)}, 4, "test", 0)
+        rows[name] = Synthesis(name, "custom", {}, np.ones(1), fit, np.ones(1), 1.0, 2.0, np.zeros((1, 1)))
+    table = summary_table(rows.values())
+    assert table.loc["good", "min tail ESS"] == pytest.approx(diagnostics.ess_tail(100 + good, 4))
+    assert table.loc["sticky", "min tail ESS"] < 400 <= table.loc["good", "min tail ESS"]
+    assert table.loc["good", "diagnostics"] == "ok" and table.loc["sticky", "diagnostics"].startswith("CHECK")
