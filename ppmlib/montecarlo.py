@@ -89,10 +89,15 @@ def run_database(job: dict) -> dict:
 class Study:
     """Results of :func:`run_study`.
 
-    deltas : one row per (model, n, r, synthesizer): local Delta, epsilon = 2 Delta, diagnostics
-    estimands : long table (model, n, r, source, statistic, value); source "Data" is the
-        confidential database, the others the synthetic data
-    settings : the arguments that produced it
+    Attributes
+    ----------
+    deltas : pandas.DataFrame
+        One row per (model, n, r, synthesizer): local Delta, epsilon = 2 Delta, diagnostics.
+    estimands : pandas.DataFrame
+        Long table (model, n, r, source, statistic, value); source "Data" is the confidential
+        database, the others the synthetic data.
+    settings : dict
+        The arguments that produced it.
     """
     deltas: pd.DataFrame
     estimands: pd.DataFrame
