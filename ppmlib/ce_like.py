@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from . import _checks
+from ._files import write_text_atomically
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "ce_like.csv"
 DEFAULT_SEED = 20170101  # 2017 Q1, the quarter of the CE paper's sample
@@ -81,18 +81,7 @@ def generate(n: int = 994, seed: int = DEFAULT_SEED) -> pd.DataFrame:
 
 def write(path: str | os.PathLike = DATA_FILE, n: int = 994, seed: int = DEFAULT_SEED) -> Path:
     """Write :func:`generate`'s sample as CSV, atomically (a temp file in the folder, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = generate(n, seed).to_csv(index=False, lineterminator="\n")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".ce_like.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return path
+    return write_text_atomically(path, generate(n, seed).to_csv(index=False, lineterminator="\n"))
 
 
 def load(path: str | os.PathLike = DATA_FILE) -> pd.DataFrame:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +25,7 @@ import pandas as pd
 from scipy import optimize
 
 from . import _checks
+from ._files import write_text_atomically
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "salary_like.csv"
 DEFAULT_SEED = 2017  # the SDR wave the paper's sample comes from
@@ -65,18 +65,7 @@ def generate(seed: int = DEFAULT_SEED) -> pd.DataFrame:
 
 def write(path: str | os.PathLike = DATA_FILE, seed: int = DEFAULT_SEED) -> Path:
     """Write :func:`ppmlib.salary_like.generate`'s sample as CSV, atomically (a temp file in the folder, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = generate(seed).to_csv(index=False, lineterminator="\n")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".salary_like.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return path
+    return write_text_atomically(path, generate(seed).to_csv(index=False, lineterminator="\n"))
 
 
 def load(path: str | os.PathLike = DATA_FILE) -> np.ndarray:

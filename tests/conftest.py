@@ -23,3 +23,17 @@ def fast_book_config(folder):
     path = Path(folder) / "_config.yml"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+# The front matter that makes a MyST markdown file a notebook chapter (tests build tiny chapters).
+NOTEBOOK_FRONT_MATTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""

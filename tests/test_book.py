@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import NOTEBOOK_FRONT_MATTER
 from ppmlib import rerun
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,17 +106,7 @@ def test_parse_assignment():
         rerun.parse_assignment("n500")
 
 
-TINY_CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-# Tiny
+TINY_CHAPTER = NOTEBOOK_FRONT_MATTER + """# Tiny
 
 ```{code-cell} ipython3
 :tags: [parameters]

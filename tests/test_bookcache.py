@@ -4,21 +4,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import NOTEBOOK_FRONT_MATTER
 from ppmlib import bookcache
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-# Cached
+CHAPTER = NOTEBOOK_FRONT_MATTER + """# Cached
 
 ```{{code-cell}} ipython3
 with open({counter!r}, "a") as f:

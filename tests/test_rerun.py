@@ -3,19 +3,10 @@ standalone HTML, and a failed run that says which cell failed."""
 import nbformat
 import pytest
 
+from conftest import NOTEBOOK_FRONT_MATTER
 from ppmlib import rerun
 
-CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-# Tiny
+CHAPTER = NOTEBOOK_FRONT_MATTER + """# Tiny
 
 ```{code-cell} ipython3
 :tags: [parameters]
