@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from . import _checks
+from .progress import progress_bar
 from .lipschitz import epsilon as _epsilon
 from .lipschitz import kept_draws, record_bounds
 from .posterior import Fit, fit
@@ -209,7 +210,7 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
     below, above = (low, None), (high, None)
     last_side = None
     history = []
-    bar = _progress(max_iter, f"matching Delta by {parameter}", progress)
+    bar = progress_bar(total=max_iter, desc=f"matching Delta by {parameter}", enabled=progress)
     try:
         for _ in range(max_iter):
             result = make(x)
@@ -249,11 +250,6 @@ def _next_point(x, delta, target, below, above, first: bool) -> float:
         # one proportional guess, then bisect until the target is bracketed
         proposal = x * target / delta if first and delta > 0 and x != 0 else 0.5 * (x_lo + x_hi)
     return proposal if x_lo < proposal < x_hi else 0.5 * (x_lo + x_hi)
-
-
-def _progress(total: int, desc: str, enabled: bool):
-    from .progress import progress_bar
-    return progress_bar(total=total, desc=desc, enabled=enabled)
 
 
 def summary_table(results) -> "pd.DataFrame":

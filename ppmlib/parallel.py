@@ -20,6 +20,7 @@ import logging
 from typing import Callable, Iterable
 
 from . import _checks
+from .progress import progress_bar
 
 
 def map_jobs(fn: Callable, items: Iterable, *, n_jobs: int = 1, client=None, progress: bool = True,
@@ -60,19 +61,17 @@ def map_jobs(fn: Callable, items: Iterable, *, n_jobs: int = 1, client=None, pro
     items = list(items)
     n_jobs = _checks.integer(n_jobs, "n_jobs", low=1)
     if client is None and (n_jobs == 1 or len(items) <= 1):
-        from tqdm.auto import tqdm
-        return [fn(item) for item in tqdm(items, desc=desc, disable=not progress, leave=False)]
+        return [fn(item) for item in progress_bar(items, desc=desc, enabled=progress)]
     with _connected(client, n_jobs) as dask_client:
         return _on_dask(dask_client, fn, items, progress, desc)
 
 
 def _on_dask(client, fn, items, progress, desc) -> list:
     from distributed import as_completed
-    from tqdm.auto import tqdm
 
     futures = client.map(fn, items, pure=False)  # pure=False: never merge two jobs into one
     try:
-        with tqdm(total=len(futures), desc=desc, disable=not progress, leave=False) as bar:
+        with progress_bar(total=len(futures), desc=desc, enabled=progress) as bar:
             for future in as_completed(futures):
                 if future.status == "error":
                     future.result()  # raises the job's own exception
