@@ -168,9 +168,8 @@ CMDSTAN_SIG_FIGS = 18
 
 
 def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed) -> Draws:
-    with (_captured_output() as chatter, _captured_cmdstanpy_log(chatter),
-          tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir):
-        try:
+    def work(chatter):
+        with _captured_cmdstanpy_log(chatter), tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir:
             model = _cmdstan_model(path)
             # chain ids 1..N with one seed is PyStan's convention too: same seed, same draws
             fit = model.sample(data=data, chains=chains, chain_ids=list(range(1, chains + 1)), seed=seed,
@@ -181,15 +180,10 @@ def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed) ->
             params = {name: np.asarray(fit.stan_variable(name)) for name in fit.metadata.stan_vars}
             # method variables come as (draws, chains); flatten chain after chain like stan_variable does
             sampler = {name: np.asarray(arr).T.reshape(-1) for name, arr in fit.method_variables().items()}
-        except Exception as err:
-            chatter.write(f"\n{type(err).__name__}: {err}")
-            failure = err
-        else:
-            failure = None
-    if failure is not None:
-        raise RuntimeError(f"cmdstanpy failed; its last output was:\n{chatter.getvalue()[-3000:]}") from failure
-    log.debug("cmdstanpy output:\n%s", chatter.getvalue())
-    return Draws(params=params, sampler=sampler, chains=chains, backend="cmdstanpy", messages=chatter.getvalue())
+        return params, sampler
+
+    (params, sampler), messages = _run_captured("cmdstanpy", work)
+    return Draws(params=params, sampler=sampler, chains=chains, backend="cmdstanpy", messages=messages)
 
 
 # --- PyStan 3 -------------------------------------------------------------------------------
@@ -242,6 +236,27 @@ def _captured_output():
             buffer.write(raw.read().decode(errors="replace"))
 
 
+def _run_captured(backend: str, work):
+    """Run ``work(chatter)`` with all output captured into ``chatter`` (see :func:`_captured_output`).
+
+    Returns ``(work's result, the captured text)``; the text is also logged at DEBUG level. A failure
+    is raised as RuntimeError with the tail of the output, and only after the capture has ended, so
+    that the message includes what the compiler wrote straight to the file descriptors.
+    """
+    with _captured_output() as chatter:
+        try:
+            result = work(chatter)
+        except Exception as err:
+            chatter.write(f"\n{type(err).__name__}: {err}")
+            failure = err
+        else:
+            failure = None
+    if failure is not None:
+        raise RuntimeError(f"{backend} failed; its last output was:\n{chatter.getvalue()[-3000:]}") from failure
+    log.debug("%s output:\n%s", backend, chatter.getvalue())
+    return result, chatter.getvalue()
+
+
 def _chain_after_chain(arr: np.ndarray, chains: int) -> np.ndarray:
     """PyStan 3 flattens (draw, chain) with the chain index fastest (draw 1 of every chain, then
     draw 2, ...); reorder the leading axis so that each chain's draws are contiguous."""
@@ -251,17 +266,12 @@ def _chain_after_chain(arr: np.ndarray, chains: int) -> np.ndarray:
 
 def _pystan_run(code: str, data: dict, chains, draws, warmup, seed) -> Draws:
     import stan
-    with _captured_output() as chatter:
-        try:
-            posterior = stan.build(code, data=data, random_seed=seed)
-            fit = posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup)
-        except Exception as err:
-            chatter.write(f"\n{type(err).__name__}: {err}")
-            failure = err
-        else:
-            failure = None
-    if failure is not None:
-        raise RuntimeError(f"PyStan failed; its last output was:\n{chatter.getvalue()[-3000:]}") from failure
+
+    def work(chatter):
+        posterior = stan.build(code, data=data, random_seed=seed)
+        return posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup)
+
+    fit, messages = _run_captured("PyStan", work)
     params = {}
     for name, dims in zip(fit.param_names, fit.dims):
         arr = np.asarray(fit[name])
@@ -271,8 +281,7 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed) -> Draws:
         params[name] = _chain_after_chain(flat, chains)
     sampler = {name: _chain_after_chain(np.asarray(fit[name]).reshape(-1), chains)
                for name in fit.sample_and_sampler_param_names}
-    log.debug("PyStan output:\n%s", chatter.getvalue())
-    return Draws(params=params, sampler=sampler, chains=chains, backend="pystan", messages=chatter.getvalue())
+    return Draws(params=params, sampler=sampler, chains=chains, backend="pystan", messages=messages)
 
 
 def _sample_pystan(path: Path, data: dict, *, chains, draws, warmup, seed) -> Draws:

@@ -150,3 +150,11 @@ def test_executed_smoke_chapter_has_no_stan_chatter(tmp_path):
     assert "weight" in printed.lower()  # the chapter did print its tables
     leaked = sorted({line.strip() for line in printed.splitlines() if STAN_CHATTER.search(line)})
     assert not leaked, f"{stan.backend()} output leaked into {SMOKE_CHAPTER}: {leaked[:10]}"
+
+
+def test_a_failed_fit_raises_with_the_backends_own_output():
+    """Both backends report a failure the same way: RuntimeError naming the backend, with the tail of
+    what Stan and the compiler printed (captured, not shown in the cell)."""
+    with pytest.raises(RuntimeError, match=r"(PyStan|cmdstanpy) failed; its last output was:\n") as caught:
+        stan.sample("poisson", {"n": 1}, chains=1, draws=10, warmup=10, seed=1)  # the other data are missing
+    assert len(str(caught.value).splitlines()) > 1
