@@ -19,6 +19,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from ._files import write_text_atomically
+
 ROOT = Path(__file__).resolve().parent.parent
 DEPENDENCIES = ("ppmlib", "stan", "data", "pyproject.toml")
 CACHE = Path("_build") / ".jupyter_cache"
@@ -58,10 +60,7 @@ def refresh(root: Path = ROOT, dependencies=DEPENDENCIES, fresh: bool = False) -
         for folder in (cache, root / DOCTREES):
             if folder.exists():
                 shutil.rmtree(folder)
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    partial = stamp.with_suffix(".partial")
-    partial.write_text(current + "\n")
-    partial.replace(stamp)
+    write_text_atomically(stamp, current + "\n")
     return stale
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import _checks
+from ._files import write_texts_atomically
 
 if TYPE_CHECKING:
     from .mechanism import Synthesis
@@ -58,27 +58,6 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None) -
         "guarantee": COVERS,
         "not_covered": DOES_NOT_COVER,
     }
-
-
-def _write_text_files(contents: dict[Path, str]) -> None:
-    """Write every (path, text) pair or none: temp files in the target folder, then renames."""
-    temps, done = {}, []
-    try:
-        for path, text in contents.items():
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            temps[path] = tmp
-            with os.fdopen(fd, "w", newline="") as handle:
-                handle.write(text)
-        for path, tmp in temps.items():
-            os.replace(tmp, path)
-            done.append(path)
-    except BaseException:
-        for tmp in temps.values():
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        for path in done:  # a half release is worse than none
-            path.unlink()
-        raise
 
 
 def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, overwrite: bool = False) -> tuple[Path, Path]:
@@ -123,5 +102,5 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     values = data.astype(np.int64) if np.all(data == np.round(data)) else data
     table = pd.DataFrame(values.T, columns=[f"dataset_{j + 1}" for j in range(m)])
     text = json.dumps(manifest(synthesis, csv_path.name, max_epsilon), indent=2) + "\n"
-    _write_text_files({csv_path: table.to_csv(index=False, lineterminator="\n"), json_path: text})
+    write_texts_atomically({csv_path: table.to_csv(index=False, lineterminator="\n"), json_path: text})
     return csv_path, json_path

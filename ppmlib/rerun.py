@@ -185,10 +185,8 @@ def write_html(notebook_path: Path, target: Path) -> Path:
     import nbconvert
     import nbformat
     body, _ = nbconvert.HTMLExporter().from_notebook_node(nbformat.read(notebook_path, as_version=4))
-    partial = target.with_suffix(".html.partial")
-    partial.write_text(body, encoding="utf-8")
-    partial.replace(target)
-    return target
+    from ._files import write_text_atomically
+    return write_text_atomically(target, body)
 
 
 def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
