@@ -28,7 +28,7 @@ lock:
 		--annotation-style line --custom-compile-command "make lock" --quiet -o $(LOCK)
 
 # The HTML book, every chapter executed with its (paper-sized) default parameters. Chapters whose
-# code, and ppmlib/stan/data, did not change since the last build come from the execution cache.
+# code, and ppmlib/, stan/ and data/, did not change since the last build come from the execution cache.
 book: $(STAMP)
 	$(BIN)/python -m ppmlib.bookcache
 	$(BIN)/jupyter-book build -W -n --keep-going .

@@ -25,7 +25,7 @@ def child(model: str, n: int) -> dict:
     import numpy as np
 
     import ppmlib
-    from ppmlib import stan
+    from ppmlib import backends
     from ppmlib.models import family
 
     times = {}
@@ -45,7 +45,7 @@ def child(model: str, n: int) -> dict:
     fam = family(model)
     # what fit() sends to Stan, prepared once on its own to time it (fit repeats it, a few ms)
     for weights in (np.ones(n), np.random.default_rng(0).uniform(size=n)):
-        stan._jsonable(fam.stan_data(y, None, weights, dict(fam.default_prior), False))
+        backends._jsonable(fam.stan_data(y, None, weights, dict(fam.default_prior), False))
     times["data for Stan (x2)"] = time.perf_counter() - clock
     clock = time.perf_counter()
     unweighted = ppmlib.fit(model, y, seed=2)

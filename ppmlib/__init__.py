@@ -23,7 +23,7 @@ from .mechanism import CalibrationError, Synthesis, match_delta, matched_compari
 from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, record_bounds
 from .posterior import Fit, fit
 from .seeding import seeds
-from .stan import BackendUnavailableError, backend
+from .backends import BackendUnavailableError, backend
 from . import montecarlo  # issue 9: asymptotic DP by Monte Carlo
 from . import parallel  # issue 9: map_jobs (serial, local workers or a Dask cluster)
 from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight, risk_to_weight, scalar_weights

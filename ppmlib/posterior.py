@@ -6,7 +6,7 @@ from functools import cached_property
 
 import numpy as np
 
-from . import _checks, stan
+from . import _checks, backends
 from .diagnostics import summarize
 from .models import Family, family
 
@@ -137,7 +137,7 @@ def fit(model: str, y, *, weights=None, X=None, chains: int = 4, draws: int = 10
     if seed is None:
         seed = int(np.random.default_rng().integers(2**31 - 1))
     data = fam.stan_data(y, X, alpha, _prior(fam, prior), emit_log_lik)
-    out = stan.sample(fam.name, data, chains=chains, draws=n_draws, warmup=warmup, seed=seed)
+    out = backends.sample(fam.name, data, chains=chains, draws=n_draws, warmup=warmup, seed=seed)
     keep = set(fam.params) | ({"log_lik"} if emit_log_lik else set())
     params = {k: v for k, v in out.params.items() if k in keep}
     return Fit(fam, y, X if fam.name == "normal" else None, alpha, params, out.sampler, chains, out.backend, seed)

@@ -31,9 +31,9 @@ def _httpstan_stan_version() -> str:
 
 def stan_backend() -> str:
     """The backend ppmlib will use, with its own version and the Stan version it runs."""
-    from . import stan
+    from . import backends
     try:
-        chosen = stan.backend()
+        chosen = backends.backend()
     except Exception as err:  # noqa: BLE001 - reported, not raised: the page must still build
         return f"none ({err})"
     if chosen == "cmdstanpy":

@@ -1,9 +1,9 @@
-from ppmlib import stan
+from ppmlib import backends
 
 
 def pytest_report_header(config):
     try:
-        return f"ppmlib Stan backend: {stan.backend()} (CmdStan found: {stan.cmdstan_available()})"
+        return f"ppmlib Stan backend: {backends.backend()} (CmdStan found: {backends.cmdstan_available()})"
     except Exception as err:  # noqa: BLE001 - the header must never break collection
         return f"ppmlib Stan backend: unavailable ({err})"
 

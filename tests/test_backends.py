@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib import rerun, stan
+from ppmlib import backends, rerun
 
 pytestmark = pytest.mark.stan
 
 
 def _both_backends_and_same_stan() -> tuple[bool, str]:
-    if not (stan.cmdstan_available() and stan.pystan_available()):
+    if not (backends.cmdstan_available() and backends.pystan_available()):
         return False, "needs both PyStan 3 and a CmdStan installation (CMDSTAN=<path>)"
     import cmdstanpy
     version = cmdstanpy.cmdstan_version()
@@ -94,7 +94,7 @@ def test_lw_pipeline_gives_the_same_delta_on_both_backends(monkeypatch):
     assert deltas["pystan"][1] < deltas["pystan"][0]  # the weights did cut Delta
 
 
-@pytest.mark.skipif(not stan.cmdstan_available(), reason="no CmdStan installation found")
+@pytest.mark.skipif(not backends.cmdstan_available(), reason="no CmdStan installation found")
 def test_cmdstanpy_chatter_stays_out_of_output(capfd, counts, monkeypatch):
     """Mirror of test_fit.py::test_pystan_chatter_stays_out_of_output: nothing on fd 1/2 nor on the
     streams cmdstanpy's log would reach, and the messages (INFO lines, Stan's non-fatal gamma_lpdf
@@ -111,7 +111,7 @@ def test_cmdstanpy_chatter_stays_out_of_output(capfd, counts, monkeypatch):
     try:
         data = ppmlib.models.family("poisson").stan_data(counts, None, np.ones(counts.size),
                                                           {"prior_shape": 1.0, "prior_rate": 0.001}, False)
-        draws = stan.sample("poisson", data, chains=4, draws=200, warmup=200, seed=5)
+        draws = backends.sample("poisson", data, chains=4, draws=200, warmup=200, seed=5)
     finally:
         logging.getLogger().removeHandler(root_handler)
     out, err = capfd.readouterr()
@@ -149,12 +149,12 @@ def test_executed_smoke_chapter_has_no_stan_chatter(tmp_path):
     printed = _printed(executed)
     assert "weight" in printed.lower()  # the chapter did print its tables
     leaked = sorted({line.strip() for line in printed.splitlines() if STAN_CHATTER.search(line)})
-    assert not leaked, f"{stan.backend()} output leaked into {SMOKE_CHAPTER}: {leaked[:10]}"
+    assert not leaked, f"{backends.backend()} output leaked into {SMOKE_CHAPTER}: {leaked[:10]}"
 
 
 def test_a_failed_fit_raises_with_the_backends_own_output():
     """Both backends report a failure the same way: RuntimeError naming the backend, with the tail of
     what Stan and the compiler printed (captured, not shown in the cell)."""
     with pytest.raises(RuntimeError, match=r"(PyStan|cmdstanpy) failed; its last output was:\n") as caught:
-        stan.sample("poisson", {"n": 1}, chains=1, draws=10, warmup=10, seed=1)  # the other data are missing
+        backends.sample("poisson", {"n": 1}, chains=1, draws=10, warmup=10, seed=1)  # the other data are missing
     assert len(str(caught.value).splitlines()) > 1

@@ -4,13 +4,13 @@ import pytest
 from scipy import stats
 
 import ppmlib
-from ppmlib import stan
+from ppmlib import backends
 from ppmlib.diagnostics import ess_bulk, rhat
 
 pytestmark = pytest.mark.stan
 
 needs_cmdstan = pytest.mark.skipif(
-    not stan.cmdstan_available(),
+    not backends.cmdstan_available(),
     reason="no CmdStan installation found (the conda-forge route in environment.yml provides one); "
            "the pip route runs the same programs through PyStan")
 
@@ -143,11 +143,11 @@ def test_fit_rejects_bad_input_before_sampling(kwargs, error, match):
 def test_forced_backend_must_exist(monkeypatch):
     monkeypatch.setenv("PPMLIB_BACKEND", "nonsense")
     with pytest.raises(ValueError, match="PPMLIB_BACKEND must be one of"):
-        stan.backend()
-    if not stan.cmdstan_available():
+        backends.backend()
+    if not backends.cmdstan_available():
         monkeypatch.setenv("PPMLIB_BACKEND", "cmdstanpy")
-        with pytest.raises(stan.BackendUnavailableError, match="no CmdStan installation"):
-            stan.backend()
+        with pytest.raises(backends.BackendUnavailableError, match="no CmdStan installation"):
+            backends.backend()
 
 
 @needs_cmdstan
@@ -210,7 +210,7 @@ def test_weighted_normal_matches_grid_quadrature():
 
 
 def test_pystan_chatter_stays_out_of_output(capfd, counts, monkeypatch):
-    if not stan.pystan_available():
+    if not backends.pystan_available():
         pytest.skip("PyStan not installed")
     monkeypatch.setenv("PPMLIB_BACKEND", "pystan")
     fit = ppmlib.fit("poisson", counts, seed=12, draws=100, warmup=100)
@@ -221,7 +221,7 @@ def test_pystan_chatter_stays_out_of_output(capfd, counts, monkeypatch):
 
 def test_no_backend_says_what_to_install(monkeypatch):
     monkeypatch.delenv("PPMLIB_BACKEND", raising=False)
-    monkeypatch.setattr(stan, "cmdstan_available", lambda: False)
-    monkeypatch.setattr(stan, "pystan_available", lambda: False)
-    with pytest.raises(stan.BackendUnavailableError, match="pip install pystan.*cmdstan"):
+    monkeypatch.setattr(backends, "cmdstan_available", lambda: False)
+    monkeypatch.setattr(backends, "pystan_available", lambda: False)
+    with pytest.raises(backends.BackendUnavailableError, match="pip install pystan.*cmdstan"):
         ppmlib.fit("poisson", [1, 2, 3], seed=1)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import montecarlo, stan
+from ppmlib import backends, montecarlo
 from ppmlib.parallel import local_cluster, map_jobs
 
 TINY = dict(n=120, R=3, n_values=[60], R_sweep=2, chains=2, draws=150, warmup=150, m=2, seed=7, progress=False)
@@ -26,7 +26,7 @@ def cache_message(_=None):
     """Run one tiny PyStan fit on this worker and return PyStan's own build message."""
     data = {"n": 3, "sum_w": 3.0, "sum_wy": 30.0, "sum_w_lgamma": 0.0, "prior_shape": 1.0, "prior_rate": 0.001,
             "emit_log_lik": 0, "y": []}
-    return stan.sample("poisson", data, chains=1, draws=10, warmup=10, seed=1).messages
+    return backends.sample("poisson", data, chains=1, draws=10, warmup=10, seed=1).messages
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_dask_map_keeps_input_order_and_raises_job_errors(client):
 
 @pytest.mark.stan
 def test_workers_load_compiled_models_from_the_cache(client):
-    if stan.backend() != "pystan":
+    if backends.backend() != "pystan":
         pytest.skip("checks PyStan's model cache")
     # every worker process, not just one: each must find the model compiled, never build it
     messages = client.run(cache_message)
