@@ -10,22 +10,7 @@ import time
 import numpy as np
 
 import ppmlib
-
-
-def literal_lw_weights(log_lik, c=1.0, g=0.0):
-    """A line-by-line Python transcription of the authors' R steps 1-4 (q = 1)."""
-    S, N = log_lik.shape
-    log_ratio = np.zeros((S, N))
-    pos = np.ones(N, dtype=bool)
-    for s in range(S):
-        log_like_xs = log_lik[s, :].sum()
-        for i in range(N):
-            pos_i = pos.copy()
-            pos_i[i] = False
-            log_ratio[s, i] = abs(log_like_xs - log_lik[s, pos_i].sum())
-    log_ratio_data = log_ratio.max(axis=0)
-    risks = (log_ratio_data - log_ratio_data.min()) / (log_ratio_data.max() - log_ratio_data.min())
-    return np.clip(c * (1 - risks) + g, 0, 1)
+from ppmlib._oracles import literal_lw_weights  # the authors' R steps 1-4, line by line
 
 
 def best_of(fn, repeat):

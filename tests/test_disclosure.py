@@ -4,24 +4,8 @@ import pytest
 from scipy import stats
 from scipy.special import logsumexp
 
+from ppmlib._oracles import literal_attribute_risk
 from ppmlib.disclosure import DEFAULT_OFFSETS, attribute_risk, guess_table
-
-
-def literal_risk(y, z, mu, sigma, offsets):
-    """The slides' algorithm, one record, one guess and one draw at a time (m = 1)."""
-    n, H = y.size, sigma.size
-    probs = np.empty((n, offsets.size))
-    for i in range(n):
-        log_z = np.empty(offsets.size)
-        for g, guess in enumerate(y[i] + offsets):
-            w = stats.norm.pdf(guess, mu[:, i], sigma) / stats.norm.pdf(y[i], mu[:, i], sigma)
-            log_pq = np.empty(H)
-            for h in range(H):
-                log_p_h = stats.norm.logpdf(z, mu[h], sigma[h]).sum()
-                log_pq[h] = log_p_h + np.log(w[h] / w.sum())
-            log_z[g] = logsumexp(log_pq)
-        probs[i] = np.exp(log_z - logsumexp(log_z))
-    return probs
 
 
 @pytest.fixture
@@ -40,7 +24,7 @@ def problem():
 def test_matches_the_slides_literal_loop(problem):
     y, z, mu, sigma = problem
     risk = attribute_risk(y, z, mu, sigma)
-    np.testing.assert_allclose(risk.probs, literal_risk(y, z, mu, sigma, DEFAULT_OFFSETS), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(risk.probs, literal_attribute_risk(y, z, mu, sigma, DEFAULT_OFFSETS), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(risk.probs.sum(axis=1), 1.0)
     np.testing.assert_allclose(risk.prob_true, risk.probs[:, 5])
     np.testing.assert_allclose(risk.guesses[:, 5], y)

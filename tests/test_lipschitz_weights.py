@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import ppmlib
+from ppmlib._oracles import literal_lw_weights, loo_record_bounds
 from ppmlib.weights import isolation_risks
 
 # 3 draws x 4 records; by hand: max_s |f| per record = [3, 1, 5, 2]
@@ -27,9 +28,13 @@ def test_equals_authors_leave_one_out_double_loop():
     rng = np.random.default_rng(0)
     LL = -rng.gamma(2.0, 2.0, size=(30, 12))
     w = rng.uniform(size=12)
-    wl = LL * w
-    loo = np.array([[abs(wl[s].sum() - np.delete(wl[s], i).sum()) for i in range(12)] for s in range(30)])
-    np.testing.assert_allclose(ppmlib.record_bounds(LL, w), loo.max(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(ppmlib.record_bounds(LL, w), loo_record_bounds(LL, w), rtol=1e-12)
+
+
+def test_lw_weights_equal_authors_r_steps():
+    LL = -np.random.default_rng(3).gamma(2.0, 2.0, size=(25, 15))
+    for c, g in [(1.0, 0.0), (0.6, -0.1), (2.0, -0.5)]:
+        np.testing.assert_allclose(ppmlib.lw_weights(LL, c=c, g=g), literal_lw_weights(LL, c=c, g=g), atol=1e-12)
 
 
 def test_truncation_drops_draws_above_quantile():
