@@ -16,6 +16,8 @@ A constant quantity has no defined R-hat or ESS: the functions return NaN for it
 """
 from __future__ import annotations
 
+__all__ = ["rhat", "ess_bulk", "ess_tail", "summarize", "is_ok"]
+
 import numpy as np
 from scipy import stats
 
@@ -45,7 +47,32 @@ def _rhat(c: np.ndarray) -> float:
 
 
 def rhat(x, chains: int) -> float:
-    """max(bulk, tail) rank-normalised split R-hat; NaN for a constant quantity."""
+    """max(bulk, tail) rank-normalised split R-hat; NaN for a constant quantity.
+
+    Parameters
+    ----------
+    x : array_like, shape (chains * draws_per_chain,)
+        One scalar quantity's draws, chain after chain.
+    chains : int
+        Number of chains in ``x``.
+
+    Returns
+    -------
+    float
+
+    See Also
+    --------
+    ess_bulk, ess_tail : the effective sample sizes from the same split chains.
+    summarize : the worst R-hat over every parameter of a fit.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).normal(size=4000)          # 4 well-mixed chains
+    >>> round(rhat(x, chains=4), 3)
+    1.0
+    >>> round(rhat(x + np.repeat([0, 0, 0, 3.0], 1000), chains=4), 2)   # one chain elsewhere
+    1.48
+    """
     c = _split(np.asarray(x, float), chains)
     if np.ptp(c) == 0:
         return np.nan
@@ -96,7 +123,20 @@ def _ess(c: np.ndarray) -> float:
 
 
 def ess_bulk(x, chains: int) -> float:
-    """Bulk effective sample size (rank-normalised split chains); NaN for a constant quantity."""
+    """Bulk effective sample size (rank-normalised split chains); NaN for a constant quantity.
+
+    ``x`` is one quantity's draws, chain after chain, shape (chains * draws_per_chain,).
+
+    See Also
+    --------
+    ess_tail, rhat
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).normal(size=4000)
+    >>> round(ess_bulk(x, chains=4))
+    3926
+    """
     c = _split(np.asarray(x, float), chains)
     if np.ptp(c) == 0:
         return np.nan
@@ -107,6 +147,11 @@ def ess_tail(x, chains: int) -> float:
     """Tail effective sample size: the smaller ESS of the indicators x <= q05 and x <= q95.
 
     The quantiles are taken over all draws (type 7, numpy's default); NaN for a constant quantity.
+    ``x`` is one quantity's draws, chain after chain, shape (chains * draws_per_chain,).
+
+    See Also
+    --------
+    ess_bulk, rhat
     """
     x = np.asarray(x, float)
     if np.ptp(x) == 0:
@@ -123,6 +168,30 @@ def summarize(params: dict, sampler: dict, chains: int) -> dict:
     """Worst-case diagnostics over every scalar component of every parameter.
 
     Returns max_rhat, min_ess_bulk, min_ess_tail, divergences, draws and chains.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        Each parameter's draws, shape (draws, ...) with the draws of all chains concatenated.
+    sampler : dict
+        Sampler diagnostics per draw; ``divergent__`` (draws,) is counted when present.
+    chains : int
+        Number of chains.
+
+    Returns
+    -------
+    dict
+
+    See Also
+    --------
+    is_ok : the usual thresholds applied to this dict.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).normal(size=4000)
+    >>> diag = summarize({"mu": x}, {"divergent__": np.zeros(4000)}, chains=4)
+    >>> diag["divergences"], diag["draws"], is_ok(diag)
+    (0, 4000, True)
     """
     rhats, bulk, tail = [], [], []
     for arr in params.values():

@@ -2,7 +2,10 @@
 
 Between leave-one-out neighbours the weighted log-likelihood differs by one term, alpha_i f_theta(x_i),
 so the authors' leave-one-out double loop |sum_j f_j - sum_{j != i} f_j| is just |f_i|: one
-vectorised pass over the S x n matrix does it (ALGORITHMS.md section 2).
+vectorised pass over the S x n matrix does it. The by-record bound of a fit with weights alpha is
+Delta_i = max_s abs(alpha_i f_s(x_i)), the overall bound Delta = max_i Delta_i, and each draw is
+epsilon = 2 Delta differentially private for this database under add/remove-one neighbours (CE paper,
+section 2.2; 2025 paper, Appendix A; 4 Delta under replace-one neighbours).
 
 Every function takes either that S x n matrix or a :class:`~ppmlib.Fit`. Given a Fit, nothing of
 size S x n is built: the log-likelihood is evaluated per distinct key (a count record's value) in
@@ -10,6 +13,8 @@ blocks of draws, keeping running maxima. The answers are the same to the last bi
 alpha max_s abs(f_s) = max_s alpha abs(f_s) for alpha >= 0 in floating point too (rounding is monotone).
 """
 from __future__ import annotations
+
+__all__ = ["weighted_abs_log_lik", "kept_draws", "record_bounds", "lipschitz_bound", "epsilon", "near_max_share"]
 
 import numpy as np
 
@@ -41,6 +46,31 @@ def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     Per draw s, m_s = max_i abs(alpha_i f_s(x_i)); draws with m_s above the q-quantile of m are
     dropped, both from the bound and from synthesis. q = 1 keeps every draw.
     ``log_lik`` is the S x n matrix or the Fit itself (then no S x n matrix is built).
+
+    Parameters
+    ----------
+    log_lik : ndarray, shape (S, n), or Fit
+        Unweighted per-record log-likelihood of the draws of the alpha-weighted fit, or that fit.
+    weights : array_like, shape (n,), optional
+        The fit's alpha (None: all ones).
+    q : float
+        Quantile level in (0, 1].
+
+    Returns
+    -------
+    ndarray of bool, shape (S,)
+
+    See Also
+    --------
+    record_bounds : the bounds over the kept draws.
+
+    Examples
+    --------
+    >>> L = np.array([[-1.0, -0.5, -5.0, -2.0],
+    ...               [-3.0, -1.0, -4.0, -1.5],
+    ...               [-2.0, -0.2, -4.5, -0.1]])   # per-draw maxima 5, 4, 4.5
+    >>> kept_draws(L, q=0.5)
+    array([False,  True,  True])
     """
     q = _checks.quantile_level(q)
     if isinstance(log_lik, Fit):
@@ -58,6 +88,35 @@ def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     ``log_lik`` is the S x n *unweighted* log-likelihood of the draws of the alpha-weighted fit, or
     that Fit itself (the same answer, without building the S x n matrix);
     ``weights`` are that fit's alpha (None: all ones). ``q`` < 1 truncates draws first.
+
+    Parameters
+    ----------
+    log_lik : ndarray, shape (S, n), or Fit
+        Unweighted per-record log-likelihood f_s(x_i) of the draws of the alpha-weighted fit.
+    weights : array_like, shape (n,), optional
+        alpha in [0, 1]. A record with weight 0 has bound 0, even where f is -inf.
+    q : float
+        Truncation level in (0, 1] (see :func:`kept_draws`); 1 keeps every draw.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Delta_i for every record.
+
+    See Also
+    --------
+    lipschitz_bound : their maximum, Delta.
+    epsilon : 2 Delta.
+    near_max_share : how evenly the bounds spend Delta.
+
+    Examples
+    --------
+    >>> L = np.array([[-1.0, -0.5, -5.0, -2.0],
+    ...               [-3.0, -1.0, -4.0, -1.5]])   # 2 draws x 4 records
+    >>> record_bounds(L)
+    array([3., 1., 5., 2.])
+    >>> record_bounds(L, weights=[0.5, 1.0, 0.2, 0.0])
+    array([1.5, 1. , 1. , 0. ])
     """
     q = _checks.quantile_level(q)
     if isinstance(log_lik, Fit):
@@ -103,19 +162,49 @@ def _streamed_record_bounds(fit: Fit, weights, q: float) -> np.ndarray:
 
 
 def lipschitz_bound(log_lik, weights=None, q: float = 1.0) -> float:
-    """Overall bound Delta = max_i Delta_i; each draw is then epsilon = 2 Delta DP (locally)."""
+    """Overall bound Delta = max_i Delta_i; each draw is then epsilon = 2 Delta DP (locally).
+
+    Takes the same arguments as :func:`record_bounds` and returns a float.
+
+    See Also
+    --------
+    record_bounds : the by-record bounds Delta_i.
+    epsilon : the budget of one draw.
+
+    Examples
+    --------
+    >>> L = np.array([[-1.0, -0.5, -5.0, -2.0],
+    ...               [-3.0, -1.0, -4.0, -1.5]])
+    >>> lipschitz_bound(L), lipschitz_bound(L, [0.5, 1.0, 0.2, 0.0])
+    (5.0, 1.5)
+    """
     return float(record_bounds(log_lik, weights, q).max())
 
 
 def epsilon(delta: float) -> float:
-    """Privacy budget of one draw (and of one synthetic dataset made from it): 2 Delta."""
+    """Privacy budget of one draw (and of one synthetic dataset made from it): 2 Delta.
+
+    That is for add/remove-one neighbours; under replace-one neighbours the same draws are
+    4 Delta DP. Releasing m synthetic datasets costs m times this.
+
+    Examples
+    --------
+    >>> epsilon(1.5)
+    3.0
+    """
     return 2.0 * float(delta)
 
 
 def near_max_share(bounds, fraction: float = 0.9) -> float:
     """Share of records whose bound is at least ``fraction`` of the maximum: high means the
     privacy budget Delta is spent evenly (an efficient weighting), low means many records are
-    down-weighted more than the guarantee needs."""
+    down-weighted more than the guarantee needs.
+
+    Examples
+    --------
+    >>> near_max_share([1.0, 0.95, 0.5, 0.2], fraction=0.9)
+    0.5
+    """
     bounds = _checks.finite_array(bounds, "bounds", ndim=1)
     fraction = _checks.real(fraction, "fraction", low=0, high=1)
     return float(np.mean(bounds >= fraction * bounds.max()))

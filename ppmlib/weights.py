@@ -2,8 +2,15 @@
 
 All three end in the same map from a risk r_i in [0, 1] to a weight: alpha_i = clip(c (1 - r_i) + g, 0, 1).
 The clipping is part of the method (the papers' R code does it), not a silent repair.
+
+LW follows the 2020 paper's Algorithm 1 (its section 2.1; the 2025 paper's Algorithm 2, Appendix
+A.1), CW its Algorithm 2 (section 2.2; the 2025 paper's Algorithm 3, Appendix A.2), and the
+re-weighting step the 2025 paper's Algorithm 1 (its section 2.1).
 """
 from __future__ import annotations
+
+__all__ = ["risk_to_weight", "min_max_scale", "lw_risks", "lw_weights", "isolation_risks", "cw_weights",
+           "scalar_weights", "reweight"]
 
 import numpy as np
 
@@ -12,7 +19,31 @@ from .lipschitz import record_bounds
 
 
 def risk_to_weight(risk, c: float = 1.0, g: float = 0.0) -> np.ndarray:
-    """alpha = clip(c (1 - risk) + g, 0, 1): scale ``c`` compresses the weights, shift ``g`` moves them."""
+    """alpha = clip(c (1 - risk) + g, 0, 1): scale ``c`` compresses the weights, shift ``g`` moves them.
+
+    Parameters
+    ----------
+    risk : array_like, shape (n,)
+        Risks r_i in [0, 1] (finite).
+    c : float
+        Scale, >= 0.
+    g : float
+        Shift (may be negative).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Weights alpha_i in [0, 1].
+
+    See Also
+    --------
+    lw_weights, cw_weights : the two schemes that end in this map.
+
+    Examples
+    --------
+    >>> risk_to_weight([0.0, 0.5, 1.0], c=0.6, g=0.1)
+    array([0.7, 0.4, 0.1])
+    """
     c = _checks.real(c, "c", low=0)
     g = _checks.real(g, "g")
     risk = _checks.finite_array(risk, "risk", ndim=1)
@@ -32,6 +63,22 @@ def lw_risks(log_lik, q: float = 1.0) -> np.ndarray:
 
     Records with a non-finite log-likelihood are returned as NaN (they get weight 0 in
     :func:`lw_weights`); the scaling uses the finite records only.
+
+    Parameters
+    ----------
+    log_lik : ndarray, shape (S, n), or Fit
+        Per-record log-likelihood of the unweighted fit's draws, or that fit.
+    q : float
+        Truncation level of the draws (see :func:`ppmlib.kept_draws`); 1 keeps every draw.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        r_i in [0, 1], NaN where the log-likelihood is not finite.
+
+    See Also
+    --------
+    lw_weights : the weights made from these risks.
     """
     f = record_bounds(log_lik, None, q)
     risk = np.full_like(f, np.nan)
@@ -42,7 +89,43 @@ def lw_risks(log_lik, q: float = 1.0) -> np.ndarray:
 
 
 def lw_weights(log_lik, c: float = 1.0, g: float = 0.0, q: float = 1.0) -> np.ndarray:
-    """Lipschitz weights (ALGORITHMS.md section 3) from the S x n log-likelihood of the unweighted fit."""
+    """Lipschitz weights (LW) from the S x n log-likelihood of the unweighted fit.
+
+    f_i = max_s abs(f_s(x_i)); r_i = (f_i - min f) / (max f - min f) (0 when all are equal);
+    alpha_i = clip(c (1 - r_i) + g, 0, 1) (2020 paper, section 2.1, Algorithm 1). A record whose
+    log-likelihood is not finite gets alpha_i = 0, which keeps Delta finite.
+
+    Parameters
+    ----------
+    log_lik : ndarray, shape (S, n), or Fit
+        Per-record log-likelihood of S draws of the *unweighted* fit, or that fit (then no S x n
+        matrix is built).
+    c, g : float
+        Scale (>= 0) and shift of the risk-to-weight map.
+    q : float
+        Truncation level of the draws (CE paper, section 3.1); 1 keeps every draw.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Weights alpha in [0, 1].
+
+    See Also
+    --------
+    lw_risks : the risks r_i.
+    cw_weights : the count-weighted alternative.
+    ppmlib.record_bounds : Delta_i of the alpha-weighted refit.
+    ppmlib.synthesizer : weights, refit, bounds and synthetic data in one call.
+
+    Examples
+    --------
+    >>> L = np.array([[-1.0, -0.5, -5.0, -2.0],
+    ...               [-3.0, -1.0, -4.0, -1.5]])   # 2 draws x 4 records
+    >>> lw_weights(L)                              # f = [3, 1, 5, 2]
+    array([0.5 , 1.  , 0.  , 0.75])
+    >>> lw_weights(L, c=0.6, g=0.1)
+    array([0.4 , 0.7 , 0.1 , 0.55])
+    """
     risk = lw_risks(log_lik, q)
     finite = np.isfinite(risk)
     alpha = np.zeros_like(risk)
@@ -60,6 +143,29 @@ def isolation_risks(y, radius: float, relative: bool = False) -> np.ndarray:
 
     ``radius`` is absolute (r_i = radius) or, with ``relative=True``, a fraction of the value
     (r_i = radius abs(y_i)). Counting uses a sorted copy (O(n log n)), never an n x n matrix.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The confidential values (finite).
+    radius : float
+        Radius of the ball, > 0 (absolute, or relative to abs(y_i)).
+    relative : bool
+        Whether ``radius`` is a fraction of each value.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        IR_i in [0, 1).
+
+    See Also
+    --------
+    cw_weights : the weights made from these risks.
+
+    Examples
+    --------
+    >>> isolation_risks([0, 1, 2, 10, 11], radius=1.0)
+    array([0.6, 0.4, 0.6, 0.6, 0.6])
     """
     y = _checks.finite_array(y, "y", ndim=1)
     radius = _checks.real(radius, "radius", low=0, low_open=True)
@@ -72,21 +178,89 @@ def isolation_risks(y, radius: float, relative: bool = False) -> np.ndarray:
 
 
 def cw_weights(y, radius: float, c: float = 1.0, g: float = 0.0, relative: bool = False) -> np.ndarray:
-    """Count weights (ALGORITHMS.md section 4): alpha_i = clip(c (1 - IR_i) + g, 0, 1)."""
+    """Count weights (CW): alpha_i = clip(c (1 - IR_i) + g, 0, 1).
+
+    IR_i is the share of records farther than the radius from record i (:func:`isolation_risks`);
+    2020 paper, section 2.2, Algorithm 2.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The confidential values.
+    radius : float
+        Radius of the ball around each value, > 0 (a policy choice).
+    c, g : float
+        Scale (>= 0) and shift of the risk-to-weight map.
+    relative : bool
+        Whether ``radius`` is a fraction of each value (r_i = radius abs(y_i)).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Weights alpha in [0, 1].
+
+    See Also
+    --------
+    isolation_risks : the risks IR_i.
+    lw_weights : the Lipschitz-weighted alternative.
+
+    Examples
+    --------
+    >>> cw_weights([0, 1, 2, 10, 11], radius=1.0)
+    array([0.4, 0.6, 0.4, 0.4, 0.4])
+    """
     return risk_to_weight(isolation_risks(y, radius, relative), c, g)
 
 
 def scalar_weights(a: float, n: int) -> np.ndarray:
-    """SW / exponential mechanism: the same weight ``a`` for all ``n`` records."""
+    """SW / exponential mechanism: the same weight ``a`` for all ``n`` records, shape (n,).
+
+    With the log-likelihood as utility, the exponential mechanism at epsilon is the posterior with
+    every likelihood term raised to a = epsilon / (2 Delta_u) (CE paper, section 3.2).
+
+    See Also
+    --------
+    ppmlib.match_delta : finds the ``a`` whose Delta matches a target.
+
+    Examples
+    --------
+    >>> scalar_weights(0.375, 3)
+    array([0.375, 0.375, 0.375])
+    """
     a = _checks.real(a, "a", low=0, high=1)
     return np.full(_checks.integer(n, "n", low=1), a)
 
 
 def reweight(weights, bounds, k: float) -> np.ndarray:
-    """One re-weighting step (ALGORITHMS.md section 6): alpha_i k Delta / Delta_i, clipped to [0, 1].
+    """One re-weighting step: alpha^w_i = clip(k alpha_i Delta / Delta_i, 0, 1).
 
-    ``bounds`` are the by-record bounds Delta_i of the alpha-weighted fit and Delta their maximum.
-    Records with Delta_i = 0 keep their weight (nothing to scale against).
+    ``bounds`` are the by-record bounds Delta_i of the alpha-weighted fit and Delta their maximum
+    (2025 paper, section 2.1, Algorithm 1, step 1). Records with Delta_i = 0 keep their weight
+    (nothing to scale against). Since Delta_i = alpha_i max_s abs(f_s(x_i)), the new weight does not
+    depend on alpha_i, and a record with Delta_i >= k Delta loses weight.
+
+    Parameters
+    ----------
+    weights : array_like, shape (n,)
+        The weights alpha of the fit that gave ``bounds``.
+    bounds : array_like, shape (n,)
+        By-record bounds Delta_i >= 0 of that fit.
+    k : float
+        The constant, > 0 (the papers use 0.95).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Weights alpha^w in [0, 1].
+
+    See Also
+    --------
+    ppmlib.reweight_to_tolerance : repeats this step, adjusting k, until Delta is matched.
+
+    Examples
+    --------
+    >>> reweight([0.5, 0.2, 0.9, 0.4], [2.0, 1.0, 4.0, 0.0], k=0.95)
+    array([0.95 , 0.76 , 0.855, 0.4  ])
     """
     bounds = _checks.finite_array(bounds, "bounds", ndim=1)
     alpha = _checks.weights(weights, bounds.size)
