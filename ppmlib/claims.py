@@ -6,6 +6,8 @@ when a claim no longer holds.
 """
 from __future__ import annotations
 
+__all__ = ["Claims"]
+
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -13,6 +15,21 @@ import pandas as pd
 
 @dataclass
 class Claims:
+    """A growing table of claims: rows of dicts with claim, paper, ours, holds and checked.
+
+    Examples
+    --------
+    >>> claims = Claims()
+    >>> claims.add("LW's Delta is below the unweighted one", "2020 paper, section 3.1", "3.2 < 11.0", 3.2 < 11.0)
+    True
+    >>> claims.finish(check_claims=True)["reproduced?"].tolist()
+    ['yes']
+    >>> claims.add("Delta below 1", "(ours)", "3.2", 3.2 < 1)
+    False
+    >>> claims.finish(check_claims=True)
+    Traceback (most recent call last):
+    AssertionError: claims not reproduced: Delta below 1
+    """
     rows: list = field(default_factory=list)
 
     def add(self, claim: str, paper: str, ours: str, holds: bool, checked: bool = True) -> bool:
@@ -21,6 +38,8 @@ class Claims:
         return bool(holds)
 
     def table(self) -> pd.DataFrame:
+        """The claims as a DataFrame: claim, paper, ours, reproduced? ("yes", "NO", or a note that
+        the row was reported and not asserted)."""
         df = pd.DataFrame(self.rows, columns=["claim", "paper", "ours", "holds", "checked"])
         df["reproduced?"] = [("yes" if h else "NO") + ("" if c else " (reported, not asserted)")
                              for h, c in zip(df["holds"], df["checked"])]

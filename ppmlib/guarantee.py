@@ -9,6 +9,8 @@ the pseudo posterior mass there. The DP chapter reports both.
 """
 from __future__ import annotations
 
+__all__ = ["LooCheck", "loo_guarantee_check", "loo_check_table", "tail_exceedance"]
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,6 +68,16 @@ def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: 
     over ``grid_points`` rates spanning the draws, and over as many spanning the central 1 - 1e-6
     of the exact pseudo posterior.
 
+    Returns
+    -------
+    LooCheck
+
+    See Also
+    --------
+    loo_check_table : one row per mechanism's check.
+    tail_exceedance : where beyond the draws the bound fails, and the mass there.
+    ppmlib.exact.loo_log_ratio : the exact ratios, neighbour by neighbour.
+
     Examples
     --------
     >>> check = loo_guarantee_check("LW", lw_fit, alpha)   # doctest: +SKIP
@@ -107,6 +119,11 @@ def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = exact.DEFAULT
     (one row per mechanism: 2 Delta, the rates below/above which the bound is exceeded, the draws'
     range, and an upper bound on log10 of the pseudo posterior mass beyond them) and, per mechanism,
     the (G,) largest ratio over all neighbours at every rate of ``wide`` (for the figure).
+
+    See Also
+    --------
+    loo_guarantee_check : makes the checks this takes (a dict name -> LooCheck).
+    ppmlib.exact.exceedance_bounds, ppmlib.exact.log10_tail_mass_bound : the two computations per row.
     """
     import pandas as pd
     prior = dict(prior_shape=prior_shape, prior_rate=prior_rate)

@@ -1,6 +1,8 @@
 """One way to split a seed: every chapter and loop that needs several independent streams uses it."""
 from __future__ import annotations
 
+__all__ = ["seeds"]
+
 import numpy as np
 
 from . import _checks
@@ -18,6 +20,10 @@ def seeds(seed, k: int) -> list[int]:
     Examples
     --------
     >>> fit_seed, synthesis_seed = seeds(2020, 2)
+    >>> fit_seed, synthesis_seed
+    (15435262, 457594585)
+    >>> seeds(2020, 3)[:2] == [fit_seed, synthesis_seed]
+    True
     """
     seed = _checks.seed(seed)
     if seed is None:

@@ -1,10 +1,16 @@
-"""Utility of synthetic data: summary statistics with 95% intervals (ALGORITHMS.md section 7).
+"""Utility of synthetic data: summary statistics with 95% intervals.
+
+The statistics are those of the 2025 paper (section 2.2 and its Appendix B table): the 15th and
+90th percentiles, the mean and the median.
 
 A synthesizer's distribution of a statistic is its spread over the m synthetic datasets (one per
 draw); the confidential data's is its spread over bootstrap resamples. Intervals are the 2.5th and
 97.5th percentiles of those distributions.
 """
 from __future__ import annotations
+
+__all__ = ["STATISTICS", "statistics", "bootstrap", "long_table", "intervals", "centre", "tail_distortion",
+           "standardized_gap"]
 
 import numpy as np
 import pandas as pd
@@ -20,7 +26,29 @@ STATISTICS = {
 
 
 def statistics(datasets) -> pd.DataFrame:
-    """One row per dataset of an (m, n) array: 15th and 90th percentiles, mean, median."""
+    """One row per dataset of an (m, n) array: 15th and 90th percentiles, mean, median.
+
+    Parameters
+    ----------
+    datasets : array_like, shape (m, n) or (n,)
+        m datasets of n values (one dataset may be given as a 1-D array).
+
+    Returns
+    -------
+    pandas.DataFrame
+        m rows, one column per entry of :data:`STATISTICS`.
+
+    See Also
+    --------
+    long_table : the same statistics for the data's bootstrap and several synthesizers.
+
+    Examples
+    --------
+    >>> statistics([[1, 2, 3, 4], [2, 4, 6, 8]])
+       15th pct  90th pct  mean  median
+    0      1.45       3.7   2.5     2.5
+    1      2.90       7.4   5.0     5.0
+    """
     d = _checks.finite_array(datasets, "datasets")
     if d.ndim == 1:
         d = d[None, :]
@@ -30,7 +58,7 @@ def statistics(datasets) -> pd.DataFrame:
 
 
 def bootstrap(y, B: int, seed) -> np.ndarray:
-    """B bootstrap resamples of y, shape (B, n)."""
+    """B bootstrap resamples of y (n,), shape (B, n); ``seed`` makes them reproducible."""
     y = _checks.finite_array(y, "y", ndim=1)
     B = _checks.integer(B, "B", low=1)
     rng = np.random.default_rng(seed)
@@ -39,7 +67,39 @@ def bootstrap(y, B: int, seed) -> np.ndarray:
 
 def long_table(y, synthetic: dict, B: int = 500, seed=0) -> pd.DataFrame:
     """Statistics of the data's bootstrap ("Data") and of each synthesizer's datasets, long format:
-    columns source, statistic, value. ``synthetic`` maps a name to an (m, n) array."""
+    columns source, statistic, value. ``synthetic`` maps a name to an (m, n) array.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The confidential data.
+    synthetic : dict of str to ndarray, shape (m, n)
+        Each synthesizer's m synthetic datasets.
+    B : int
+        Number of bootstrap resamples of ``y``.
+    seed : int
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    pandas.DataFrame
+        (B + sum of the m's) x 4 rows; columns source, statistic, value.
+
+    See Also
+    --------
+    intervals, centre : summaries of this table.
+    ppmlib.plots.utility_violins : its figure.
+
+    Examples
+    --------
+    >>> y = np.random.default_rng(1).poisson(100, 1000)
+    >>> lw = np.random.default_rng(2).poisson(100, (20, 1000))     # stand-in for 20 synthetic datasets
+    >>> long = long_table(y, {"LW": lw}, B=50, seed=0)
+    >>> long.shape
+    (280, 3)
+    >>> intervals(long).loc["mean"].tolist()
+    ['99.5–100.5', '99.6–100.6']
+    """
     frames = [statistics(bootstrap(y, B, seed)).assign(source="Data")]
     frames += [statistics(d).assign(source=name) for name, d in synthetic.items()]
     wide = pd.concat(frames, ignore_index=True)
@@ -47,7 +107,15 @@ def long_table(y, synthetic: dict, B: int = 500, seed=0) -> pd.DataFrame:
 
 
 def intervals(long: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """Table of 'low-high' intervals (and the median) per statistic (rows) and source (columns)."""
+    """Table of 'low-high' intervals per statistic (rows) and source (columns).
+
+    ``long`` is a :func:`long_table`; the interval holds the central ``level`` of each distribution
+    (2.5th to 97.5th percentile at 0.95).
+
+    See Also
+    --------
+    centre : the medians of the same distributions.
+    """
     level = _checks.real(level, "level", low=0, high=1, low_open=True, high_open=True)
     tail = 50 * (1 - level)
     grouped = long.groupby(["statistic", "source"], sort=False)["value"]
@@ -57,7 +125,12 @@ def intervals(long: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
 
 
 def centre(long: pd.DataFrame) -> pd.DataFrame:
-    """Median of each statistic's distribution per source (rows statistic, columns source)."""
+    """Median of each statistic's distribution per source (rows statistic, columns source).
+
+    See Also
+    --------
+    intervals, tail_distortion
+    """
     return long.groupby(["statistic", "source"], sort=False)["value"].median().unstack("source")
 
 
