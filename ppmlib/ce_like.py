@@ -10,6 +10,8 @@ imitates the structure the book's methods care about, not any real household.
 """
 from __future__ import annotations
 
+__all__ = ["generate", "write", "load", "log_scale"]
+
 import os
 import sys
 from pathlib import Path
@@ -85,7 +87,21 @@ def write(path: str | os.PathLike = DATA_FILE, n: int = 994, seed: int = DEFAULT
 
 
 def load(path: str | os.PathLike = DATA_FILE) -> pd.DataFrame:
-    """The shipped CE-like sample (found next to the package, whatever the working directory)."""
+    """The shipped CE-like sample (found next to the package, whatever the working directory).
+
+    Returns a DataFrame with one row per consumer unit (994) and the columns described in
+    ``data/README.md``.
+
+    See Also
+    --------
+    log_scale : the two variables of the attribute-risk chapter.
+    generate : how the file was made.
+
+    Examples
+    --------
+    >>> load().shape
+    (994, 14)
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found; regenerate it with: python -m ppmlib.ce_like")
@@ -93,7 +109,14 @@ def load(path: str | os.PathLike = DATA_FILE) -> pd.DataFrame:
 
 
 def log_scale(df: pd.DataFrame, decimals: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """(log income, log expenditure), rounded to ``decimals`` as in the course slides."""
+    """(log income, log expenditure), each shape (n,), rounded to ``decimals`` as in the course slides.
+
+    Examples
+    --------
+    >>> y, x = log_scale(load())
+    >>> y[:3], x[:3]
+    (array([12.1, 11.6, 11.4]), array([9.7, 9.9, 9.5]))
+    """
     decimals = _checks.integer(decimals, "decimals", low=0)
     return (np.round(np.log(df["Income"].to_numpy(float)), decimals),
             np.round(np.log(df["Expenditure"].to_numpy(float)), decimals))

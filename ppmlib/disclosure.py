@@ -1,4 +1,4 @@
-"""Attribute-disclosure risk of synthetic data by importance sampling (ALGORITHMS.md section 10).
+"""Attribute-disclosure risk of synthetic data by importance sampling (the course slides' method).
 
 The intruder knows every other record's true value, the synthesizer (a normal model with mean
 mu_hi and sd sigma_h under posterior draw h) and the released synthetic data Z, and guesses record
@@ -20,6 +20,9 @@ The loops of the attribute-risk chapter (over H, over m, over synthetic datasets
 :func:`risk_by_draws`, :func:`risk_by_m`, :func:`risk_by_dataset`.
 """
 from __future__ import annotations
+
+__all__ = ["DEFAULT_OFFSETS", "AttributeRisk", "attribute_risk", "synthetic_log_lik", "log_weights", "risk_inputs",
+           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset"]
 
 from dataclasses import dataclass
 
@@ -116,8 +119,23 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk
     AttributeRisk
         probs (n, G), prob_true (n,), rank_true (n,), guesses (n, G), offsets (G,), draw_share (H,).
 
+    See Also
+    --------
+    risk_inputs : (mu, sigma) from a fitted normal synthesizer.
+    guess_table : one record's guesses, most probable first.
+    risk_by_draws, risk_by_m, risk_by_dataset : the estimator over H, over m and over datasets.
+
     Examples
     --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.normal(size=6)                                  # 6 records
+    >>> mu, sigma = rng.normal(0, 0.1, size=(4, 6)), np.full(4, 1.0)   # 4 draws
+    >>> risk = attribute_risk(y, y + 0.1, mu, sigma)
+    >>> risk.probs.shape, risk.prob_true.shape, bool(np.allclose(risk.probs.sum(axis=1), 1))
+    ((6, 11), (6,), True)
+
+    With a fitted normal synthesizer:
+
     >>> risk = attribute_risk(y, z, *risk_inputs(fit, 50), weights=fit.weights)  # doctest: +SKIP
     >>> risk.prob_true.max(), (risk.rank_true == 1).mean()                        # doctest: +SKIP
     """
@@ -196,6 +214,11 @@ def risk_by_draws(fit, y, z, H_values, offsets=None, weights=None, progress: boo
 
     Besides the summaries it reports the largest change of any record's P(true) against the
     largest H, the reference: the Monte Carlo error of the importance sampler.
+
+    See Also
+    --------
+    risk_summary : the columns of each row.
+    risk_by_m, risk_by_dataset
     """
     import pandas as pd
 
@@ -212,7 +235,16 @@ def risk_by_draws(fit, y, z, H_values, offsets=None, weights=None, progress: boo
 
 
 def risk_by_m(y, z, mu, sigma, m_values, sigma_draws, offsets=None, weights=None):
-    """The estimator on the first m released datasets z[:m], for each m: (risks by m, summary table)."""
+    """The estimator on the first m released datasets z[:m], for each m: (risks by m, summary table).
+
+    ``z`` is (M, n) with M >= max(m_values); ``mu`` (H, n), ``sigma`` (H,) and ``sigma_draws`` (S,)
+    as in :func:`attribute_risk` and :func:`risk_summary`. Returns a dict m -> AttributeRisk and a
+    DataFrame indexed by m.
+
+    See Also
+    --------
+    risk_by_draws, risk_by_dataset
+    """
     import pandas as pd
     z = np.atleast_2d(_checks.finite_array(z, "z"))
     m_values = sorted({_checks.integer(k, "m_values[...]", low=1) for k in m_values})
@@ -236,6 +268,11 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
     The draws are K evenly spaced draws of ``fit``; each dataset is rounded to ``decimals`` like the
     chapter's data. One row per dataset: the generating draw's sigma and its percentile among all
     sigma draws, then :func:`risk_summary` of the estimator on that dataset alone.
+
+    See Also
+    --------
+    generating_sigma : the sigma of the draws behind released datasets.
+    risk_by_draws, risk_by_m
     """
     import pandas as pd
 

@@ -9,6 +9,8 @@ not carry (a record's weight or bound says how unusual it is).
 """
 from __future__ import annotations
 
+__all__ = ["NEIGHBOURS", "COVERS", "DOES_NOT_COVER", "manifest", "release"]
+
 import json
 import os
 from pathlib import Path
@@ -79,6 +81,10 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     Returns
     -------
     (csv_path, json_path)
+
+    See Also
+    --------
+    ppmlib.Synthesis.release : the same, as a method of the synthesizer's result.
 
     Examples
     --------

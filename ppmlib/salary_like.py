@@ -16,6 +16,8 @@ the largest salaries below the maximum so the mean is exact.
 """
 from __future__ import annotations
 
+__all__ = ["generate", "write", "load", "summaries"]
+
 import os
 import sys
 from pathlib import Path
@@ -69,7 +71,19 @@ def write(path: str | os.PathLike = DATA_FILE, seed: int = DEFAULT_SEED) -> Path
 
 
 def load(path: str | os.PathLike = DATA_FILE) -> np.ndarray:
-    """The shipped salaries as an int64 array of whole dollars (found next to the package)."""
+    """The shipped salaries as an int64 array of whole dollars, shape (1000,) (found next to the package).
+
+    See Also
+    --------
+    summaries : the four numbers the paper publishes, to check the stand-in against.
+    generate : how the file was made.
+
+    Examples
+    --------
+    >>> salaries = load()
+    >>> salaries.shape, {k: round(v) for k, v in summaries(salaries).items()}
+    ((1000,), {'mean': 107609, 'median': 95000, 'sd': 69718, 'min': 0, 'max': 509000})
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found; regenerate it with: python -m ppmlib.salary_like")
