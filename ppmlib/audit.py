@@ -20,6 +20,12 @@ mechanism runs therefore take milliseconds, and the attack on each output is the
 """
 from __future__ import annotations
 
+__all__ = ["SYNTHESIZERS", "TARGETS", "RELATIONS", "MODES", "OUTPUTS", "clopper_pearson", "epsilon_from_rates",
+           "AttackBound", "auc", "roc_curve", "epsilon_lower_bound", "randomized_response", "mechanism_trials",
+           "exact_loss", "Release", "draws_delta", "grid_delta", "match_scalar_weight", "pipeline", "target_index",
+           "neighbour", "Audit", "audit", "run", "releases_table", "targets_table", "bounds_table", "tightness",
+           "modes_table"]
+
 import time
 from dataclasses import dataclass, field
 
@@ -33,7 +39,7 @@ from .seeding import seeds
 from .weights import lw_risks, lw_weights, scalar_weights
 
 SYNTHESIZERS = ("Unweighted", "LW", "SW")
-# Re-weighted LW ("LW_final", ALGORITHMS.md section 6) is built in parallel (issue 15) and is NOT
+# Re-weighted LW ("LW_final", the 2025 paper's Algorithm 1) is built in parallel (issue 15) and is NOT
 # available here yet. To audit it, add its weight rule to `pipeline` under that name and append
 # the name to SYNTHESIZERS; nothing else in this module needs to change.
 TARGETS = ("largest", "smallest", "typical")
@@ -52,6 +58,16 @@ def clopper_pearson(successes, trials, confidence: float = 0.95):
     ``successes`` and ``trials`` are integers or integer arrays of one shape; the ends are the
     beta quantiles Beta(a/2; k, N - k + 1) and Beta(1 - a/2; k + 1, N - k), a = 1 - confidence,
     with low = 0 at k = 0 and high = 1 at k = N. Each end alone is a one-sided (1 + confidence)/2 bound.
+
+    See Also
+    --------
+    epsilon_lower_bound : uses these ends for the true- and false-positive rates.
+
+    Examples
+    --------
+    >>> low, high = clopper_pearson(50, 100)
+    >>> round(low, 3), round(high, 3)
+    (0.398, 0.602)
     """
     confidence = _checks.real(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
     k = _checks.finite_array(successes, "successes")
@@ -76,6 +92,11 @@ def epsilon_from_rates(tpr, fpr):
 
     Rates must lie in [0, 1]; fpr must be positive (a Clopper-Pearson upper end always is).
     tpr = 0 gives -inf: no evidence at all.
+
+    Examples
+    --------
+    >>> round(epsilon_from_rates(0.6, 0.2), 4)          # log 3
+    1.0986
     """
     tpr = _checks.finite_array(tpr, "tpr")
     fpr = _checks.finite_array(fpr, "fpr")
@@ -183,11 +204,17 @@ def epsilon_lower_bound(scores, member, confidence: float = 0.95, max_thresholds
     half gives the reported bound. Both directions are legitimate tests because the DP inequality
     holds with D and D' swapped.
 
+    See Also
+    --------
+    clopper_pearson : the interval ends.
+    randomized_response : a mechanism with a known epsilon, to check this bound against.
+    mechanism_trials : scores of the exact attack on the pseudo posterior mechanism.
+
     Examples
     --------
-    >>> bits, member = randomized_response(1.0, 20000, seed=0)
-    >>> epsilon_lower_bound(bits, member).epsilon      # doctest: +SKIP
-    0.93...
+    >>> bits, member = randomized_response(1.0, 20000, seed=0)   # a 1.0-DP mechanism
+    >>> round(epsilon_lower_bound(bits, member).epsilon, 3)      # a lower bound close to it
+    0.939
     """
     scores, member = _scores_and_labels(scores, member, minimum=4)
     max_thresholds = _checks.integer(max_thresholds, "max_thresholds", low=1)
@@ -549,9 +576,16 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
         The bound is 2 Delta (add/remove) or 4 max(Delta_D, Delta_D') (replace-one), times m for m
         datasets, with Delta from the draws of the synthesizer on D, as ppmlib reports it.
 
+    See Also
+    --------
+    run : the same on simulated databases of several sizes.
+    pipeline : the synthesizers' weights and Delta on one database.
+    epsilon_lower_bound : the bound of each setting.
+    tightness, bounds_table : summaries of the result.
+
     Examples
     --------
-    >>> y = ppmlib.simulate.poisson(100, 100, seed=1)
+    >>> y = simulate.poisson(100, 100, seed=1)
     >>> result = audit(y, trials=2000, m=20, seed=1)                           # doctest: +SKIP
     >>> result.table.query("output == 'theta'")[["synthesizer", "eps_lb", "bound"]]  # doctest: +SKIP
     """
@@ -607,7 +641,7 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
 
 
 def run(n_values=(100, 1000), *, mu: float = 100.0, seed=0, progress: bool = False, **options) -> Audit:
-    """:func:`audit` on one simulated Poisson(mu) database per n (the papers' design, section 8).
+    """:func:`audit` on one simulated Poisson(mu) database per n (the 2020 paper's less skewed design, its section 3.1).
 
     ``options`` are passed to :func:`audit` (trials, m, targets, relations, modes, ...). The
     databases and the audits' seeds all come from ``seed`` (split by ``ppmlib.seeds``).

@@ -23,6 +23,9 @@ kept on ``Draws.messages`` and logged at DEBUG level on this module's logger.
 """
 from __future__ import annotations
 
+__all__ = ["BACKENDS", "BackendUnavailableError", "Draws", "program_path", "cmdstan_available", "pystan_available",
+           "backend", "sample"]
+
 import concurrent.futures
 import contextlib
 import hashlib
@@ -56,6 +59,11 @@ class Draws:
     ``sampler[name]`` holds the sampler's per-draw values (``divergent__``, ``treedepth__``, ...).
     ``messages`` is what the backend printed or logged (compiler, sampler warnings), kept out of
     the caller's output.
+
+    See Also
+    --------
+    sample : returns it.
+    ppmlib.diagnostics.summarize : R-hat, ESS and divergences of ``params`` and ``sampler``.
     """
     params: dict
     sampler: dict
@@ -92,7 +100,20 @@ def pystan_available() -> bool:
 
 
 def backend() -> str:
-    """The backend that :func:`sample` will use, honouring ``PPMLIB_BACKEND``."""
+    """The backend that :func:`sample` will use, honouring ``PPMLIB_BACKEND``.
+
+    Returns ``"cmdstanpy"`` when CmdStan is installed, else ``"pystan"``; raises
+    :class:`BackendUnavailableError` when neither can run, or when the forced one cannot.
+
+    See Also
+    --------
+    cmdstan_available, pystan_available : the two checks it makes.
+
+    Examples
+    --------
+    >>> backend() in BACKENDS       # doctest: +SKIP
+    True
+    """
     forced = os.environ.get("PPMLIB_BACKEND", "").strip().lower()
     if forced:
         if forced not in BACKENDS:

@@ -15,6 +15,8 @@ per job.
 """
 from __future__ import annotations
 
+__all__ = ["map_jobs", "local_cluster"]
+
 import contextlib
 import logging
 from typing import Callable, Iterable
@@ -49,6 +51,11 @@ def map_jobs(fn: Callable, items: Iterable, *, n_jobs: int = 1, client=None, pro
     list
         ``fn(item)`` for each item, in the order of ``items``. The first failed job's exception is
         raised (after the other jobs are cancelled).
+
+    See Also
+    --------
+    local_cluster : the temporary cluster behind ``n_jobs > 1``.
+    ppmlib.montecarlo.run_study : the chapters' main user.
 
     Examples
     --------
