@@ -11,6 +11,9 @@ Both exit 1 when they find a problem and print one line per problem.
 """
 from __future__ import annotations
 
+__all__ = ["pages", "link_problems", "image_problems", "title_problems", "output_problems", "html_problems",
+           "find_browser", "rendered_problems", "browser_problems", "main"]
+
 import argparse
 import re
 import shutil
@@ -106,7 +109,20 @@ def output_problems(page: Path, soup) -> list[str]:
 
 
 def html_problems(html_dir) -> list[str]:
-    """Every problem found in the built book under ``html_dir`` (the folder holding index.html)."""
+    """Every problem found in the built book under ``html_dir`` (the folder holding index.html).
+
+    One line per problem, from :func:`link_problems`, :func:`image_problems`, :func:`title_problems`
+    and :func:`output_problems` on every page; an empty list is a clean book.
+
+    See Also
+    --------
+    browser_problems : the same book rendered in a browser.
+
+    Examples
+    --------
+    >>> html_problems("_build/html")          # doctest: +SKIP
+    []
+    """
     html_dir = Path(html_dir).resolve()
     if not (html_dir / "index.html").exists():
         raise FileNotFoundError(f"{html_dir} has no index.html: build the book first")
@@ -162,7 +178,15 @@ def rendered_problems(page: Path, dom: str, log: str) -> list[str]:
 
 
 def browser_problems(html_dir, screenshots) -> list[str]:
-    """Render every page in headless Chromium; one screenshot per page into ``screenshots``."""
+    """Render every page in headless Chromium; one screenshot per page into ``screenshots``.
+
+    Returns one line per problem (:func:`rendered_problems` of every page); an empty list is a
+    clean book.
+
+    See Also
+    --------
+    html_problems : the checks that need no browser.
+    """
     browser = find_browser()
     html_dir, screenshots = Path(html_dir).resolve(), Path(screenshots)
     screenshots.mkdir(parents=True, exist_ok=True)
@@ -181,6 +205,7 @@ def browser_problems(html_dir, screenshots) -> list[str]:
 
 
 def main(argv=None) -> int:
+    """The command line (module docstring); returns 1 when a problem is found, else 0."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("check", choices=("html", "browser"))
     parser.add_argument("html_dir", type=Path, nargs="?", default=Path("_build/html"))

@@ -1,5 +1,17 @@
-"""The book's recurring figures. Each function returns the matplotlib Figure it drew."""
+"""The book's recurring figures. Each function returns the matplotlib Figure it drew.
+
+A chapter shows each figure with ONE call to a function here (under MyST's figure options, so it
+has a caption and a label); a chapter's new figures are appended at the end of this file in a
+block headed by a comment naming the chapter. Colours come from :data:`PALETTE`, one per
+synthesizer, the same in every chapter.
+"""
 from __future__ import annotations
+
+__all__ = ["PALETTE", "violins", "bounds_and_weights", "utility_violins", "location_densities", "synthetic_violins",
+           "bounds_vs_weights", "rank_diagnosis", "risk_by_draws_and_m", "em_versus_sw", "loo_ratios",
+           "worst_neighbours", "loo_tails", "delta_map", "risk_of_every_record", "risk_lw_against_unweighted",
+           "sampler_check", "audit_epsilons", "audit_roc", "audit_modes", "reweighting_scatter", "weight_change",
+           "k_path", "epsilon_utility", "local_deltas", "mc_estimands", "contraction_over_n"]
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -15,7 +27,24 @@ def _colour(name: str, i: int) -> str:
 
 
 def violins(ax, groups: dict, *, title: str, ylabel: str, mark_max: bool = False):
-    """Violin plot of each named 1-D array; ``mark_max`` draws each group's maximum as a bar."""
+    """Violin plot of each named 1-D array; ``mark_max`` draws each group's maximum as a bar.
+
+    The building block of the violin figures: draws on ``ax`` and returns it. A constant group
+    (e.g. SW's weights) is drawn as a line, since a violin needs spread.
+
+    See Also
+    --------
+    bounds_and_weights, utility_violins : whole figures built from it.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots()
+    >>> ax = violins(ax, {"Unweighted": [1.0, 2.0, 5.0], "LW": [0.5, 1.0, 1.2]}, title="Bounds", ylabel="Delta_i",
+    ...              mark_max=True)
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['Unweighted', 'LW']
+    >>> plt.close(fig)
+    """
     names = list(groups)
     data = [np.asarray(groups[k], float).ravel() for k in names]
     constant = [np.ptp(d) == 0 for d in data]
@@ -38,7 +67,15 @@ def violins(ax, groups: dict, *, title: str, ylabel: str, mark_max: bool = False
 
 
 def bounds_and_weights(results: dict, suptitle: str = ""):
-    """By-record Lipschitz bounds (with each maximum Delta marked) and weights, per synthesizer."""
+    """By-record Lipschitz bounds (with each maximum Delta marked) and weights, per synthesizer.
+
+    ``results`` maps a name to a :class:`~ppmlib.Synthesis` (or anything with ``bounds`` (n,) and
+    ``weights`` (n,)).
+
+    See Also
+    --------
+    bounds_vs_weights : the same two quantities as a scatter.
+    """
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     violins(left, {k: r.bounds for k, r in results.items()}, mark_max=True,
             title="By-record Lipschitz bounds (bar: maximum = Δ)", ylabel=r"$\Delta_{\alpha, x_i}$")
@@ -51,7 +88,11 @@ def bounds_and_weights(results: dict, suptitle: str = ""):
 
 
 def utility_violins(long, statistics=("15th pct", "90th pct"), suptitle: str = ""):
-    """Distributions of statistics: the data's bootstrap beside each synthesizer's m datasets."""
+    """Distributions of statistics: the data's bootstrap beside each synthesizer's m datasets.
+
+    ``long`` is a :func:`ppmlib.utility.long_table` (columns source, statistic, value, with a
+    "Data" source); one panel per entry of ``statistics``.
+    """
     fig, axes = plt.subplots(1, len(statistics), figsize=(5.5 * len(statistics), 4), squeeze=False)
     for ax, stat in zip(axes[0], statistics):
         sub = long[long["statistic"] == stat]

@@ -9,6 +9,9 @@ small parameters of ``book/smoke.yml``, unexecuted, for ``pytest --nbval-lax`` t
 """
 from __future__ import annotations
 
+__all__ = ["parse_assignment", "Parameter", "parameters", "parameter_names", "check_parameters", "describe",
+           "converted", "parameterized", "smoke_parameters", "write_smoke", "RerunFailed", "write_html", "run", "main"]
+
 import argparse
 import ast
 import io
@@ -25,7 +28,13 @@ SMOKE_FILE = ROOT / "book" / "smoke.yml"
 
 def parse_assignment(text: str) -> tuple[str, object]:
     """``name=value`` with ``value`` read as a Python literal (``n=500``, ``mus=[100,100]``)
-    and kept as a string when it is not one (``model=negbin``)."""
+    and kept as a string when it is not one (``model=negbin``).
+
+    Examples
+    --------
+    >>> parse_assignment("mus=[100, 100]"), parse_assignment("model=negbin")
+    (('mus', [100, 100]), ('model', 'negbin'))
+    """
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"parameter {text!r} must look like name=value")
     name, raw = text.split("=", 1)
@@ -196,6 +205,32 @@ def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
     keeps the partly executed notebook as ``out/<chapter>.failed.ipynb`` and raises
     :class:`RerunFailed` naming the failing cell; a previous good result is never replaced by a
     partial one. ``html=True`` also writes ``out/<chapter>.html``.
+
+    Parameters
+    ----------
+    chapter : pathlib.Path
+        A MyST-markdown chapter with a cell tagged ``parameters``.
+    params : dict
+        Names of that cell and their new values (of the defaults' types).
+    out : pathlib.Path
+        Folder of the executed notebook.
+    html : bool
+        Also write a standalone HTML page of it.
+
+    Returns
+    -------
+    pathlib.Path
+        The executed notebook.
+
+    See Also
+    --------
+    describe : the chapter's parameters, defaults and comments.
+    main : the same from the command line (``python -m ppmlib.rerun``).
+
+    Examples
+    --------
+    >>> run(Path("book/vector_weighted.md"), {"n": 500}, Path("runs"))     # doctest: +SKIP
+    PosixPath('runs/vector_weighted.ipynb')
     """
     import jupytext
     import papermill
@@ -222,6 +257,7 @@ def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
 
 
 def main(argv=None) -> int:
+    """The command line (module docstring); returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("chapter", nargs="?", type=Path, help="book/CHAPTER.md")
     parser.add_argument("-p", "--param", action="append", type=parse_assignment, default=[],
