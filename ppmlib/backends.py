@@ -92,6 +92,7 @@ def cmdstan_available() -> bool:
 
 
 def pystan_available() -> bool:
+    """True when PyStan 3 is importable (it compiles with the system g++ on first use)."""
     try:
         import stan  # noqa: F401  (PyStan 3)
     except Exception:

@@ -121,9 +121,11 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk
 
     See Also
     --------
-    risk_inputs : (mu, sigma) from a fitted normal synthesizer.
-    guess_table : one record's guesses, most probable first.
-    risk_by_draws, risk_by_m, risk_by_dataset : the estimator over H, over m and over datasets.
+    ppmlib.disclosure.risk_inputs : (mu, sigma) from a fitted normal synthesizer.
+    ppmlib.disclosure.guess_table : one record's guesses, most probable first.
+    ppmlib.disclosure.risk_by_draws : the estimator for several numbers of draws H.
+    ppmlib.disclosure.risk_by_m : the estimator on the first m released datasets.
+    ppmlib.disclosure.risk_by_dataset : the estimator on each of K datasets alone.
 
     Examples
     --------
@@ -238,7 +240,7 @@ def risk_by_m(y, z, mu, sigma, m_values, sigma_draws, offsets=None, weights=None
     """The estimator on the first m released datasets z[:m], for each m: (risks by m, summary table).
 
     ``z`` is (M, n) with M >= max(m_values); ``mu`` (H, n), ``sigma`` (H,) and ``sigma_draws`` (S,)
-    as in :func:`attribute_risk` and :func:`risk_summary`. Returns a dict m -> AttributeRisk and a
+    as in :func:`ppmlib.attribute_risk` and :func:`risk_summary`. Returns a dict m -> AttributeRisk and a
     DataFrame indexed by m.
 
     See Also

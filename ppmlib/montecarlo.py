@@ -190,8 +190,7 @@ def contraction(deltas: pd.DataFrame, max_databases: int | None = None) -> pd.Da
 
     See Also
     --------
-    run_study : makes ``deltas``.
-    ppmlib.plots.contraction_over_n : its figure.
+    run_study : makes ``deltas`` (``ppmlib.plots.contraction_over_n`` draws this table).
     """
     if max_databases is not None:
         deltas = deltas[deltas["r"] < _checks.integer(max_databases, "max_databases", low=1)]

@@ -36,7 +36,7 @@ def statistics(datasets) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        m rows, one column per entry of :data:`STATISTICS`.
+        m rows, one column per entry of ``STATISTICS``.
 
     See Also
     --------
@@ -87,8 +87,7 @@ def long_table(y, synthetic: dict, B: int = 500, seed=0) -> pd.DataFrame:
 
     See Also
     --------
-    intervals, centre : summaries of this table.
-    ppmlib.plots.utility_violins : its figure.
+    intervals, centre : summaries of this table (``ppmlib.plots.utility_violins`` draws it).
 
     Examples
     --------
