@@ -101,14 +101,14 @@ def lw_weights(log_lik, c: float = 1.0, g: float = 0.0, q: float = 1.0) -> np.nd
         Per-record log-likelihood of S draws of the *unweighted* fit, or that fit (then no S x n
         matrix is built).
     c, g : float
-        Scale (>= 0) and shift of the risk-to-weight map.
+        Scale (>= 0) and shift in alpha_i = clip(c (1 - r_i) + g, 0, 1).
     q : float
         Truncation level of the draws (CE paper, section 3.1); 1 keeps every draw.
 
     Returns
     -------
     ndarray, shape (n,)
-        Weights alpha in [0, 1].
+        Weights alpha in [0, 1]; 0 for a record whose log-likelihood is not finite.
 
     See Also
     --------
@@ -190,14 +190,14 @@ def cw_weights(y, radius: float, c: float = 1.0, g: float = 0.0, relative: bool 
     radius : float
         Radius of the ball around each value, > 0 (a policy choice).
     c, g : float
-        Scale (>= 0) and shift of the risk-to-weight map.
+        Scale (>= 0) and shift in alpha_i = clip(c (1 - IR_i) + g, 0, 1).
     relative : bool
         Whether ``radius`` is a fraction of each value (r_i = radius abs(y_i)).
 
     Returns
     -------
     ndarray, shape (n,)
-        Weights alpha in [0, 1].
+        One weight in [0, 1] per record.
 
     See Also
     --------
