@@ -96,7 +96,7 @@ def test_lw_pipeline_gives_the_same_delta_on_both_backends(monkeypatch):
 
 @pytest.mark.skipif(not backends.cmdstan_available(), reason="no CmdStan installation found")
 def test_cmdstanpy_chatter_stays_out_of_output(capfd, counts, monkeypatch):
-    """Mirror of test_fit.py::test_pystan_chatter_stays_out_of_output: nothing on fd 1/2 nor on the
+    """Mirror of test_pystan_chatter_stays_out_of_output (below): nothing on fd 1/2 nor on the
     streams cmdstanpy's log would reach, and the messages (INFO lines, Stan's non-fatal gamma_lpdf
     rejections in early warmup) kept on Draws."""
     from cmdstanpy.utils import get_logger
@@ -158,3 +158,54 @@ def test_a_failed_fit_raises_with_the_backends_own_output():
     with pytest.raises(RuntimeError, match=r"(PyStan|cmdstanpy) failed; its last output was:\n") as caught:
         backends.sample("poisson", {"n": 1}, chains=1, draws=10, warmup=10, seed=1)  # the other data are missing
     assert len(str(caught.value).splitlines()) > 1
+
+
+def test_forced_backend_must_exist(monkeypatch):
+    monkeypatch.setenv("PPMLIB_BACKEND", "nonsense")
+    with pytest.raises(ValueError, match="PPMLIB_BACKEND must be one of"):
+        backends.backend()
+    if not backends.cmdstan_available():
+        monkeypatch.setenv("PPMLIB_BACKEND", "cmdstanpy")
+        with pytest.raises(backends.BackendUnavailableError, match="no CmdStan installation"):
+            backends.backend()
+
+
+needs_cmdstan = pytest.mark.skipif(
+    not backends.cmdstan_available(),
+    reason="no CmdStan installation found (the conda-forge route in environment.yml provides one); "
+           "the pip route runs the same programs through PyStan")
+
+
+@needs_cmdstan
+def test_both_backends_give_draws_in_the_same_form(monkeypatch, counts):
+    forms = {}
+    for name in ("cmdstanpy", "pystan"):
+        monkeypatch.setenv("PPMLIB_BACKEND", name)
+        fit = ppmlib.fit("negbin", counts, seed=3, draws=500, warmup=500)
+        forms[name] = fit
+        assert fit.backend == name
+    a, b = forms["cmdstanpy"], forms["pystan"]
+    assert a.draws.keys() == b.draws.keys()
+    for key in a.draws:
+        assert a.draws[key].shape == b.draws[key].shape
+    assert a.log_lik.shape == b.log_lik.shape
+    # same posterior (the draws are in fact identical with CmdStan 2.35: tests/test_backends.py)
+    assert abs(a.draws["mu"].mean() - b.draws["mu"].mean()) < 5 * a.draws["mu"].std() / np.sqrt(500)
+
+
+def test_pystan_chatter_stays_out_of_output(capfd, counts, monkeypatch):
+    if not backends.pystan_available():
+        pytest.skip("PyStan not installed")
+    monkeypatch.setenv("PPMLIB_BACKEND", "pystan")
+    fit = ppmlib.fit("poisson", counts, seed=12, draws=100, warmup=100)
+    out, err = capfd.readouterr()
+    assert "Building" not in out + err and "Sampling" not in out + err
+    assert fit.n_draws == 400
+
+
+def test_no_backend_says_what_to_install(monkeypatch):
+    monkeypatch.delenv("PPMLIB_BACKEND", raising=False)
+    monkeypatch.setattr(backends, "cmdstan_available", lambda: False)
+    monkeypatch.setattr(backends, "pystan_available", lambda: False)
+    with pytest.raises(backends.BackendUnavailableError, match="pip install pystan.*cmdstan"):
+        ppmlib.fit("poisson", [1, 2, 3], seed=1)

@@ -97,15 +97,6 @@ def test_the_toc_checks_reject_a_bad_chapter_nested_in_parts(tmp_path):
     assert missing_smoke_entries(toc, {"good.md", "bad.md"}, tmp_path) == set()
 
 
-def test_parse_assignment():
-    assert rerun.parse_assignment("n=500") == ("n", 500)
-    assert rerun.parse_assignment("mus=[100, 100]") == ("mus", [100, 100])
-    assert rerun.parse_assignment("check_claims=False") == ("check_claims", False)
-    assert rerun.parse_assignment("model=negbin") == ("model", "negbin")
-    with pytest.raises(Exception, match="name=value"):
-        rerun.parse_assignment("n500")
-
-
 TINY_CHAPTER = NOTEBOOK_FRONT_MATTER + """# Tiny
 
 ```{code-cell} ipython3

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from ppmlib import diagnostics
+from ppmlib.diagnostics import ess_bulk, rhat
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)  # ArviZ announces its refactor on import
@@ -101,3 +102,18 @@ def test_summary_tables_show_tail_ess_and_flag_a_bad_tail():
     assert table.loc["good", "min tail ESS"] == pytest.approx(diagnostics.ess_tail(100 + good, 4))
     assert table.loc["sticky", "min tail ESS"] < 400 <= table.loc["good", "min tail ESS"]
     assert table.loc["good", "diagnostics"] == "ok" and table.loc["sticky", "diagnostics"].startswith("CHECK")
+
+
+def test_ess_and_rhat_on_known_chains():
+    rng = np.random.default_rng(0)
+    rho, n, chains = 0.5, 20000, 4
+    x = np.empty((chains, n))
+    x[:, 0] = rng.normal(size=chains)
+    for t in range(1, n):
+        x[:, t] = rho * x[:, t - 1] + np.sqrt(1 - rho**2) * rng.normal(size=chains)
+    # AR(1): ESS = N (1 - rho) / (1 + rho)
+    expected = chains * n * (1 - rho) / (1 + rho)
+    assert abs(ess_bulk(x.reshape(-1), chains) / expected - 1) < 0.1
+    assert rhat(x.reshape(-1), chains) < 1.01
+    shifted = x + np.arange(chains)[:, None]  # chains that disagree
+    assert rhat(shifted.reshape(-1), chains) > 1.5

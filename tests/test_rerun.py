@@ -97,3 +97,12 @@ def test_a_failed_rerun_exits_nonzero_names_the_cell_and_keeps_the_good_result(c
 def test_bad_parameters_exit_2_with_the_message(chapter, tmp_path, capsys):
     assert rerun.main([str(chapter), "-p", "n=2.5", "--out", str(tmp_path / "r")]) == 2
     assert "must be int" in capsys.readouterr().err
+
+
+def test_parse_assignment():
+    assert rerun.parse_assignment("n=500") == ("n", 500)
+    assert rerun.parse_assignment("mus=[100, 100]") == ("mus", [100, 100])
+    assert rerun.parse_assignment("check_claims=False") == ("check_claims", False)
+    assert rerun.parse_assignment("model=negbin") == ("model", "negbin")
+    with pytest.raises(Exception, match="name=value"):
+        rerun.parse_assignment("n500")

@@ -114,17 +114,6 @@ def test_lw_truncates_the_base_draws_once():
 
 # --- the measures the claims use, by hand ------------------------------------------------------
 
-def test_standardized_gap_counts_bias_and_spread():
-    import pandas as pd
-    from ppmlib import utility
-    long = pd.DataFrame({"source": ["Data"] * 3 + ["A"] * 2 + ["B"] * 2, "statistic": "mean",
-                         "value": [9.0, 10.0, 11.0, 12.0, 12.0, 8.0, 12.0]})
-    # data: centre 10, sd 1. A is biased by 2; B is centred but spread +-2: both RMSE 2
-    assert utility.standardized_gap(long, "A", statistics=("mean",)) == pytest.approx(2.0)
-    assert utility.standardized_gap(long, "B", statistics=("mean",)) == pytest.approx(2.0)
-    with pytest.raises(ValueError, match="no source 'C'"):
-        utility.standardized_gap(long, "C", statistics=("mean",))
-
 
 def test_bound_slope_ignores_weights_at_zero_and_one():
     from types import SimpleNamespace

@@ -1,5 +1,6 @@
-"""Bounds, truncation and LW weights computed from a Fit (per distinct value, in blocks of draws)
-agree with the S x n matrix route, and never build the S x n matrix."""
+"""ppmlib.lipschitz: by-record and overall bounds, truncation and near-max share by hand and against
+the authors' leave-one-out double loop; computed from a Fit (per distinct value, in blocks of draws)
+they agree with the S x n matrix route and never build the S x n matrix."""
 import tracemalloc
 
 import numpy as np
@@ -8,8 +9,14 @@ import pytest
 import ppmlib
 
 pytestmark = pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning", "ignore:overflow:RuntimeWarning")
+from ppmlib._oracles import loo_record_bounds
 from ppmlib.models import family
 from ppmlib.posterior import Fit
+
+# 3 draws x 4 records (the same matrix as in test_weights.py); by hand: max_s |f| per record = [3, 1, 5, 2]
+L = np.array([[-1.0, -0.5, -5.0, -2.0],
+              [-3.0, -1.0, -4.0, -1.5],
+              [-2.0, -0.2, -4.5, -0.1]])
 
 
 def hand_fit(model, y, draws, X=None, weights=None):
@@ -122,19 +129,6 @@ def test_streamed_bounds_never_build_the_draws_by_records_matrix():
     np.testing.assert_allclose(bounds[some], expected, rtol=1e-12)
 
 
-def test_stan_data_does_not_grow_with_n():
-    y = np.random.default_rng(2).poisson(100, 100_000)
-    w = np.random.default_rng(3).uniform(size=y.size)
-    for model in ("poisson", "negbin"):
-        fam = family(model)
-        data = fam.stan_data(y, None, w, dict(fam.default_prior), emit_log_lik=False)
-        biggest = max(np.size(v) for v in data.values())
-        assert biggest <= np.unique(y).size, (model, {k: np.size(v) for k, v in data.items()})
-    data = family("poisson").stan_data(y, None, w, {}, emit_log_lik=False)
-    assert data["sum_wy"] == pytest.approx(float(np.sum(w * y)), rel=1e-12)
-    assert data["sum_w"] == pytest.approx(float(np.sum(w)), rel=1e-12)
-
-
 @pytest.mark.stan
 @pytest.mark.parametrize("model", ["poisson", "negbin"])
 def test_synthesizer_bounds_equal_the_matrix_route(model):
@@ -149,12 +143,32 @@ def test_synthesizer_bounds_equal_the_matrix_route(model):
     np.testing.assert_allclose(lw.bounds, ppmlib.record_bounds(refit.log_lik[keep], lw.weights), rtol=1e-12)
 
 
-def test_negbin_log_lik_stays_accurate_in_the_poisson_limit():
-    # the LW-weighted NB fit can visit phi ~ 1e17; the naive formula was off by thousands there
-    from scipy import stats
-    y = np.array([0, 1, 65, 100, 231])
-    for phi in (6.7e17, 1e12):
-        ours = family("negbin").log_lik({"mu": np.array([69.0]), "phi": np.array([phi])}, y, None)[0]
-        np.testing.assert_allclose(ours, stats.poisson.logpmf(y, 69.0), rtol=1e-9)
-    ours = family("negbin").log_lik({"mu": np.array([100.0]), "phi": np.array([5.0])}, y, None)[0]
-    np.testing.assert_allclose(ours, stats.nbinom.logpmf(y, 5.0, 5.0 / 105.0), rtol=1e-12)
+def test_record_bounds_unweighted_is_column_max_of_abs():
+    np.testing.assert_allclose(ppmlib.record_bounds(L), [3, 1, 5, 2])
+    assert ppmlib.lipschitz_bound(L) == 5.0
+    assert ppmlib.epsilon(5.0) == 10.0
+
+
+def test_record_bounds_weighted():
+    w = np.array([0.5, 1.0, 0.2, 0.0])
+    np.testing.assert_allclose(ppmlib.record_bounds(L, w), [1.5, 1.0, 1.0, 0.0])
+    assert ppmlib.lipschitz_bound(L, w) == 1.5
+
+
+def test_equals_authors_leave_one_out_double_loop():
+    rng = np.random.default_rng(0)
+    LL = -rng.gamma(2.0, 2.0, size=(30, 12))
+    w = rng.uniform(size=12)
+    np.testing.assert_allclose(ppmlib.record_bounds(LL, w), loo_record_bounds(LL, w), rtol=1e-12)
+
+
+def test_truncation_drops_draws_above_quantile():
+    # per-draw maxima: [5, 4, 4.5]; q = 0.5 -> quantile 4.5 -> drop draw 0 (5 > 4.5)
+    mask = ppmlib.kept_draws(L, q=0.5)
+    assert mask.tolist() == [False, True, True]
+    np.testing.assert_allclose(ppmlib.record_bounds(L, q=0.5), [3, 1, 4.5, 1.5])
+
+
+def test_near_max_share_by_hand():
+    assert ppmlib.near_max_share(np.array([1.0, 9.0, 9.5, 10.0])) == 0.75
+    assert ppmlib.near_max_share(np.array([1.0, 9.0, 9.5, 10.0]), fraction=0.95) == 0.5

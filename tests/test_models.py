@@ -1,0 +1,29 @@
+"""ppmlib.models: the families' Stan data and log-likelihoods, by hand and against scipy."""
+import numpy as np
+import pytest
+
+from ppmlib.models import family
+
+
+def test_stan_data_does_not_grow_with_n():
+    y = np.random.default_rng(2).poisson(100, 100_000)
+    w = np.random.default_rng(3).uniform(size=y.size)
+    for model in ("poisson", "negbin"):
+        fam = family(model)
+        data = fam.stan_data(y, None, w, dict(fam.default_prior), emit_log_lik=False)
+        biggest = max(np.size(v) for v in data.values())
+        assert biggest <= np.unique(y).size, (model, {k: np.size(v) for k, v in data.items()})
+    data = family("poisson").stan_data(y, None, w, {}, emit_log_lik=False)
+    assert data["sum_wy"] == pytest.approx(float(np.sum(w * y)), rel=1e-12)
+    assert data["sum_w"] == pytest.approx(float(np.sum(w)), rel=1e-12)
+
+
+def test_negbin_log_lik_stays_accurate_in_the_poisson_limit():
+    # the LW-weighted NB fit can visit phi ~ 1e17; the naive formula was off by thousands there
+    from scipy import stats
+    y = np.array([0, 1, 65, 100, 231])
+    for phi in (6.7e17, 1e12):
+        ours = family("negbin").log_lik({"mu": np.array([69.0]), "phi": np.array([phi])}, y, None)[0]
+        np.testing.assert_allclose(ours, stats.poisson.logpmf(y, 69.0), rtol=1e-9)
+    ours = family("negbin").log_lik({"mu": np.array([100.0]), "phi": np.array([5.0])}, y, None)[0]
+    np.testing.assert_allclose(ours, stats.nbinom.logpmf(y, 5.0, 5.0 / 105.0), rtol=1e-12)
