@@ -40,9 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ._shipped import shipped_file
+
 log = logging.getLogger(__name__)
 
-STAN_DIR = Path(os.environ.get("PPMLIB_STAN_DIR", Path(__file__).resolve().parent.parent / "stan"))
 BACKENDS = ("cmdstanpy", "pystan")
 CACHE_DIR = Path(os.environ.get("PPMLIB_CACHE", Path.home() / ".cache" / "ppmlib"))
 
@@ -73,10 +74,8 @@ class Draws:
 
 
 def program_path(name: str) -> Path:
-    path = STAN_DIR / f"{name}.stan"
-    if not path.is_file():
-        raise FileNotFoundError(f"Stan program {path} not found (set PPMLIB_STAN_DIR to the repository's stan/ folder)")
-    return path
+    """``stan/<name>.stan``: the checkout's, the installed package's copy, or ``$PPMLIB_STAN_DIR``'s."""
+    return shipped_file("stan", f"{name}.stan")
 
 
 def cmdstan_available() -> bool:

@@ -21,8 +21,11 @@ import pandas as pd
 
 from . import _checks
 from ._files import write_text_atomically
+from ._shipped import shipped_file
 
-DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "ce_like.csv"
+# data/ce_like.csv of the checkout, or the installed package's copy (see ppmlib._shipped)
+DATA_FILE = shipped_file("data", "ce_like.csv", must_exist=False)
+REGENERATE = "regenerate it with: python -m ppmlib.ce_like"
 DEFAULT_SEED = 20170101  # 2017 Q1, the quarter of the CE paper's sample
 
 # category: probability (shares loosely follow the CE interview survey)
@@ -86,7 +89,7 @@ def write(path: str | os.PathLike = DATA_FILE, n: int = 994, seed: int = DEFAULT
     return write_text_atomically(path, generate(n, seed).to_csv(index=False, lineterminator="\n"))
 
 
-def load(path: str | os.PathLike = DATA_FILE) -> pd.DataFrame:
+def load(path: str | os.PathLike | None = None) -> pd.DataFrame:
     """The shipped CE-like sample (found next to the package, whatever the working directory).
 
     Returns a DataFrame with one row per consumer unit (994) and the columns described in
@@ -102,9 +105,9 @@ def load(path: str | os.PathLike = DATA_FILE) -> pd.DataFrame:
     >>> load().shape
     (994, 14)
     """
-    path = Path(path)
+    path = shipped_file("data", "ce_like.csv", hint=REGENERATE) if path is None else Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path} not found; regenerate it with: python -m ppmlib.ce_like")
+        raise FileNotFoundError(f"{path} not found; {REGENERATE}")
     return pd.read_csv(path)
 
 

@@ -28,8 +28,11 @@ from scipy import optimize
 
 from . import _checks
 from ._files import write_text_atomically
+from ._shipped import shipped_file
 
-DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "salary_like.csv"
+# data/salary_like.csv of the checkout, or the installed package's copy (see ppmlib._shipped)
+DATA_FILE = shipped_file("data", "salary_like.csv", must_exist=False)
+REGENERATE = "regenerate it with: python -m ppmlib.salary_like"
 DEFAULT_SEED = 2017  # the SDR wave the paper's sample comes from
 # the summaries the 2025 paper publishes for its SDR sample (section 3)
 N, MEAN, MEDIAN, SD, LOW, HIGH = 1000, 107_609, 95_000, 69_718, 0, 509_000
@@ -70,7 +73,7 @@ def write(path: str | os.PathLike = DATA_FILE, seed: int = DEFAULT_SEED) -> Path
     return write_text_atomically(path, generate(seed).to_csv(index=False, lineterminator="\n"))
 
 
-def load(path: str | os.PathLike = DATA_FILE) -> np.ndarray:
+def load(path: str | os.PathLike | None = None) -> np.ndarray:
     """The shipped salaries as an int64 array of whole dollars, shape (1000,) (found next to the package).
 
     See Also
@@ -84,9 +87,9 @@ def load(path: str | os.PathLike = DATA_FILE) -> np.ndarray:
     >>> salaries.shape, {k: round(v) for k, v in summaries(salaries).items()}
     ((1000,), {'mean': 107609, 'median': 95000, 'sd': 69718, 'min': 0, 'max': 509000})
     """
-    path = Path(path)
+    path = shipped_file("data", "salary_like.csv", hint=REGENERATE) if path is None else Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path} not found; regenerate it with: python -m ppmlib.salary_like")
+        raise FileNotFoundError(f"{path} not found; {REGENERATE}")
     return pd.read_csv(path)["salary"].to_numpy(np.int64)
 
 

@@ -1,0 +1,124 @@
+"""ppmlib as a package: a built wheel works without the checkout.
+
+The wheel test builds ppmlib the way `python -m build` does (a source distribution from a copy of
+the checkout, then a wheel from that), installs it with pip into a folder of its own, and imports
+it in a fresh interpreter started outside the checkout: it must find every Stan program and both
+data sets in the installed copy, identical to the checkout's. Everything runs offline with the
+packages already installed (no build isolation, no dependencies fetched); about 10 s.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ppmlib import _shipped, backends
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = sorted(p.name for p in (ROOT / "stan").glob("*.stan"))
+DATA_FILES = sorted(p.name for p in (ROOT / "data").iterdir() if p.suffix in (".csv", ".md"))
+# what a clone may hold besides the sources: never part of a build
+NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "_build", "build", "dist", "runs", "*.egg-info",
+                                     "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "*.ipynb")
+
+
+def _python(code: str, *, cwd: Path, path: Path, timeout: int = 120) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter with only ``path`` put before site-packages."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", _shipped.STAN_DIR_VARIABLE)}
+    env["PYTHONPATH"] = str(path)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _pip(*args: str, cwd: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"pip {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """A wheel built from a source distribution of a copy of the checkout (as `python -m build`)."""
+    work = tmp_path_factory.mktemp("build")
+    source = work / "clone"
+    shutil.copytree(ROOT, source, ignore=NOT_SOURCES)
+    made = subprocess.run([sys.executable, "-c", "from setuptools import build_meta as b; "
+                           f"print(b.build_sdist({str(work / 'sdist')!r}))"],
+                          cwd=source, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    sdist = work / "sdist" / made.stdout.strip().splitlines()[-1]
+    _pip("wheel", "--no-deps", "--no-build-isolation", "--no-index", "--wheel-dir", str(work / "wheel"),
+         str(sdist), cwd=work)
+    (found,) = (work / "wheel").glob("ppmlib-*.whl")
+    return found
+
+
+def test_the_wheel_carries_every_stan_program_and_data_file(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert sorted(n.split("/")[-1] for n in names if n.startswith("ppmlib/_stan/")) == PROGRAMS
+    assert sorted(n.split("/")[-1] for n in names if n.startswith("ppmlib/_data/")) == DATA_FILES
+    assert "ppmlib/_shipped.py" in names
+
+
+def test_the_installed_wheel_works_without_the_checkout(wheel, tmp_path):
+    target, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _pip("install", "--no-deps", "--no-index", "--target", str(target), str(wheel), cwd=elsewhere)
+    done = _python(f"""
+        import json
+        import ppmlib
+        from ppmlib import backends, ce_like, salary_like
+        programs = {{name: str(backends.program_path(name[:-5])) for name in {PROGRAMS!r}}}
+        print(json.dumps({{"ppmlib": ppmlib.__file__, "programs": programs,
+                          "ce_like": ce_like.load().to_dict(orient="list"),
+                          "salary_like": salary_like.load().tolist()}}))
+        """, cwd=elsewhere, path=target)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    installed = target / "ppmlib"
+    assert Path(found["ppmlib"]).parent == installed  # the installed copy, not the checkout
+    assert sorted(found["programs"]) == PROGRAMS
+    for name, path in found["programs"].items():
+        assert Path(path) == installed / "_stan" / name
+        assert Path(path).read_text() == (ROOT / "stan" / name).read_text()
+    ce_like = pd.read_csv(ROOT / "data" / "ce_like.csv")
+    pd.testing.assert_frame_equal(pd.DataFrame(found["ce_like"]), ce_like)
+    assert found["salary_like"] == pd.read_csv(ROOT / "data" / "salary_like.csv")["salary"].tolist()
+
+    # a program missing from the installed copy: a clear error naming the file and where it looked
+    (installed / "_stan" / PROGRAMS[0]).unlink()
+    done = _python(f"""
+        from ppmlib import backends
+        backends.program_path({PROGRAMS[0][:-5]!r})
+        """, cwd=elsewhere, path=target)
+    assert "FileNotFoundError" in done.stderr
+    assert f"stan/{PROGRAMS[0]} not found; searched {installed / '_stan'} (the installed package)" in done.stderr
+    assert "PPMLIB_STAN_DIR" in done.stderr
+
+
+def test_a_checkout_reads_its_own_stan_and_data_folders():
+    for name in PROGRAMS:
+        assert backends.program_path(name[:-5]) == ROOT / "stan" / name
+    for name in DATA_FILES:
+        assert _shipped.shipped_file("data", name) == ROOT / "data" / name
+
+
+def test_ppmlib_stan_dir_overrides_and_is_the_only_place_searched(tmp_path, monkeypatch):
+    (tmp_path / "mine.stan").write_text("// a reader's own program\n")
+    monkeypatch.setenv(_shipped.STAN_DIR_VARIABLE, str(tmp_path))
+    assert backends.program_path("mine") == tmp_path / "mine.stan"
+    with pytest.raises(FileNotFoundError, match=r"stan/poisson\.stan not found; searched .*\(\$PPMLIB_STAN_DIR\)"):
+        backends.program_path("poisson")  # in the checkout, but the override is not mixed with it
+
+
+def test_shipped_file_rejects_an_unknown_folder():
+    with pytest.raises(ValueError, match="folder must be one of"):
+        _shipped.shipped_file("notebooks", "x.md")
