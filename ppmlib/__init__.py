@@ -15,8 +15,7 @@ The thin library behind the ppm-book chapters. Public names:
 """
 from . import simulate
 from . import exact
-from . import ce_like, claims, diagnostics, plots, utility
-from . import audit
+from . import claims, diagnostics
 from .claims import Claims
 from .disclosure import AttributeRisk, attribute_risk
 from .mechanism import CalibrationError, Synthesis, match_delta, matched_comparison, summary_table, synthesizer
@@ -24,12 +23,11 @@ from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, rec
 from .posterior import Fit, fit
 from .seeding import seeds
 from .backends import BackendUnavailableError, backend
-from . import montecarlo  # issue 9: asymptotic DP by Monte Carlo
 from . import parallel  # issue 9: map_jobs (serial, local workers or a Dask cluster)
 from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight, risk_to_weight, scalar_weights
 
 # re-weighting (Algorithm 1), calibration to a chosen epsilon, release, the salary stand-in (issue 15)
-from . import reweighting, salary_like
+from . import reweighting
 from .reweighting import calibrate_lw_epsilon, epsilon_curve, reweight_to_tolerance, reweighting_comparison
 from .release import release
 
@@ -47,3 +45,20 @@ __all__ = [
 __all__ += ["reweighting", "salary_like", "reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve",
             "reweighting_comparison", "release"]
 __version__ = "0.1.0"
+
+# Submodules that import pandas or matplotlib when loaded are loaded on first use (PEP 562), so that
+# `import ppmlib` stays light: `ppmlib.plots.violins`, `from ppmlib import plots` and
+# `import ppmlib.plots` all work as before. A module that imports pandas or matplotlib at its top
+# belongs in this set, not in an import above (tests/test_packaging.py checks `import ppmlib`).
+_ON_FIRST_USE = {"audit", "ce_like", "montecarlo", "plots", "salary_like", "utility"}
+
+
+def __getattr__(name: str):
+    if name in _ON_FIRST_USE:
+        from importlib import import_module
+        return import_module(f"{__name__}.{name}")  # the import also sets the attribute
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _ON_FIRST_USE)

@@ -9,8 +9,10 @@ from __future__ import annotations
 __all__ = ["Claims"]
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported when a table is made, not with ppmlib
+    import pandas as pd
 
 
 @dataclass
@@ -40,6 +42,7 @@ class Claims:
     def table(self) -> pd.DataFrame:
         """The claims as a DataFrame: claim, paper, ours, reproduced? ("yes", "NO", or a note that
         the row was reported and not asserted)."""
+        import pandas as pd
         df = pd.DataFrame(self.rows, columns=["claim", "paper", "ours", "holds", "checked"])
         df["reproduced?"] = [("yes" if h else "NO") + ("" if c else " (reported, not asserted)")
                              for h, c in zip(df["holds"], df["checked"])]

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from . import _checks
 from ._files import write_texts_atomically
@@ -106,6 +105,7 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
             raise FileExistsError(f"release files already exist: {existing}; pass overwrite=True to replace them")
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     values = data.astype(np.int64) if np.all(data == np.round(data)) else data
+    import pandas as pd  # here, not at the top: `import ppmlib` does not load pandas
     table = pd.DataFrame(values.T, columns=[f"dataset_{j + 1}" for j in range(m)])
     text = json.dumps(manifest(synthesis, csv_path.name, max_epsilon), indent=2) + "\n"
     write_texts_atomically({csv_path: table.to_csv(index=False, lineterminator="\n"), json_path: text})

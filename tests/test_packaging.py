@@ -1,4 +1,4 @@
-"""ppmlib as a package: a built wheel works without the checkout.
+"""ppmlib as a package: a built wheel works without the checkout, and `import ppmlib` stays light.
 
 The wheel test builds ppmlib the way `python -m build` does (a source distribution from a copy of
 the checkout, then a wheel from that), installs it with pip into a folder of its own, and imports
@@ -122,3 +122,37 @@ def test_ppmlib_stan_dir_overrides_and_is_the_only_place_searched(tmp_path, monk
 def test_shipped_file_rejects_an_unknown_folder():
     with pytest.raises(ValueError, match="folder must be one of"):
         _shipped.shipped_file("notebooks", "x.md")
+
+
+# --- `import ppmlib` is light --------------------------------------------------------------------
+
+HEAVY = ("matplotlib", "pandas", "cmdstanpy", "stan", "httpstan")
+
+
+def test_import_ppmlib_loads_neither_pandas_nor_matplotlib_nor_a_stan_backend(tmp_path):
+    done = _python(f"""
+        import json, sys
+        import ppmlib
+        loaded = [m for m in {HEAVY!r} if m in sys.modules]
+        from ppmlib import plots          # a submodule loaded on first use
+        after_plots = "matplotlib" in sys.modules
+        table = ppmlib.Claims([dict(claim="c", paper="p", ours="o", holds=True, checked=True)]).table()
+        print(json.dumps({{"loaded": loaded, "after_plots": after_plots, "file": ppmlib.__file__,
+                          "same": ppmlib.plots is plots and ppmlib.utility is sys.modules["ppmlib.utility"],
+                          "table": table.to_dict(orient="list")}}))
+        """, cwd=tmp_path, path=ROOT)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert Path(found["file"]).parent == ROOT / "ppmlib"
+    assert found["loaded"] == []
+    assert found["after_plots"] and found["same"]
+    assert found["table"]["reproduced?"] == ["yes"]
+
+
+def test_every_public_name_resolves():
+    import ppmlib
+    missing = [name for name in ppmlib.__all__ if getattr(ppmlib, name, None) is None]
+    assert missing == []
+    assert set(ppmlib.__all__) <= set(dir(ppmlib))
+    with pytest.raises(AttributeError, match="no attribute 'plot'"):
+        ppmlib.plot  # noqa: B018 - a typo still fails as usual
