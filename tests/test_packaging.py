@@ -104,8 +104,14 @@ def test_the_installed_wheel_works_without_the_checkout(wheel, tmp_path):
     assert "PPMLIB_STAN_DIR" in done.stderr
 
 
-def test_a_checkout_reads_its_own_stan_and_data_folders():
-    for name in PROGRAMS:
+def test_a_checkout_reads_its_own_stan_and_data_folders_before_an_installed_copy(tmp_path, monkeypatch):
+    # an installed copy with every file, as if a wheel had been unpacked into this package
+    for folder, names in (("_stan", PROGRAMS), ("_data", DATA_FILES)):
+        (tmp_path / folder).mkdir()
+        for name in names:
+            (tmp_path / folder / name).write_text("an older copy\n")
+    monkeypatch.setattr(_shipped, "PACKAGE", tmp_path)
+    for name in PROGRAMS:  # a reader's edits to stan/ take effect at once
         assert backends.program_path(name[:-5]) == ROOT / "stan" / name
     for name in DATA_FILES:
         assert _shipped.shipped_file("data", name) == ROOT / "data" / name
