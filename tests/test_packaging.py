@@ -68,10 +68,15 @@ def test_the_wheel_carries_every_stan_program_and_data_file(wheel):
     assert "ppmlib/_shipped.py" in names
 
 
-def test_the_installed_wheel_works_without_the_checkout(wheel, tmp_path):
-    target, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    _pip("install", "--no-deps", "--no-index", "--target", str(target), str(wheel), cwd=elsewhere)
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> Path:
+    """The wheel installed by pip into a folder of its own (the folder that holds ``ppmlib/``)."""
+    target = tmp_path_factory.mktemp("site")
+    _pip("install", "--no-deps", "--no-index", "--target", str(target), str(wheel), cwd=target.parent)
+    return target
+
+
+def test_the_installed_wheel_works_without_the_checkout(installed, tmp_path):
     done = _python(f"""
         import json
         import ppmlib
@@ -80,28 +85,47 @@ def test_the_installed_wheel_works_without_the_checkout(wheel, tmp_path):
         print(json.dumps({{"ppmlib": ppmlib.__file__, "programs": programs,
                           "ce_like": ce_like.load().to_dict(orient="list"),
                           "salary_like": salary_like.load().tolist()}}))
-        """, cwd=elsewhere, path=target)
+        """, cwd=tmp_path, path=installed)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
-    installed = target / "ppmlib"
-    assert Path(found["ppmlib"]).parent == installed  # the installed copy, not the checkout
+    assert Path(found["ppmlib"]).parent == installed / "ppmlib"  # the installed copy, not the checkout
     assert sorted(found["programs"]) == PROGRAMS
     for name, path in found["programs"].items():
-        assert Path(path) == installed / "_stan" / name
+        assert Path(path) == installed / "ppmlib" / "_stan" / name
         assert Path(path).read_text() == (ROOT / "stan" / name).read_text()
     ce_like = pd.read_csv(ROOT / "data" / "ce_like.csv")
     pd.testing.assert_frame_equal(pd.DataFrame(found["ce_like"]), ce_like)
     assert found["salary_like"] == pd.read_csv(ROOT / "data" / "salary_like.csv")["salary"].tolist()
 
-    # a program missing from the installed copy: a clear error naming the file and where it looked
-    (installed / "_stan" / PROGRAMS[0]).unlink()
+
+def test_a_program_missing_from_the_installed_copy_is_named_with_where_ppmlib_looked(installed, tmp_path):
+    broken = tmp_path / "site"
+    shutil.copytree(installed, broken)
+    (broken / "ppmlib" / "_stan" / PROGRAMS[0]).unlink()
     done = _python(f"""
         from ppmlib import backends
         backends.program_path({PROGRAMS[0][:-5]!r})
-        """, cwd=elsewhere, path=target)
+        """, cwd=tmp_path, path=broken)
     assert "FileNotFoundError" in done.stderr
-    assert f"stan/{PROGRAMS[0]} not found; searched {installed / '_stan'} (the installed package)" in done.stderr
+    searched = broken / "ppmlib" / "_stan"
+    assert f"stan/{PROGRAMS[0]} not found; searched {searched} (the installed package)" in done.stderr
     assert "PPMLIB_STAN_DIR" in done.stderr
+
+
+@pytest.mark.stan
+def test_the_installed_copy_fits_a_model_with_the_checkouts_draws(installed, tmp_path):
+    import ppmlib
+    y = ppmlib.simulate.poisson(40, mu=10, seed=3)
+    run = dict(chains=1, draws=200, warmup=200, seed=5)
+    done = _python(f"""
+        import json
+        import ppmlib
+        fit = ppmlib.fit("poisson", {y.tolist()!r}, **{run!r})
+        print(json.dumps(fit.draws["lambda"].tolist()))
+        """, cwd=tmp_path, path=installed, timeout=600)
+    assert done.returncode == 0, done.stderr
+    # same program, data and seed on the same backend: the same draws, bit for bit
+    assert json.loads(done.stdout) == ppmlib.fit("poisson", y, **run).draws["lambda"].tolist()
 
 
 def test_a_checkout_reads_its_own_stan_and_data_folders_before_an_installed_copy(tmp_path, monkeypatch):
