@@ -16,6 +16,8 @@ which is PyStan's own package.
 """
 from __future__ import annotations
 
+__all__ = ["shipped_file", "search_path"]
+
 import os
 from pathlib import Path
 

@@ -8,6 +8,7 @@ packages already installed (no build isolation, no dependencies fetched); about 
 """
 from __future__ import annotations
 
+import doctest
 import json
 import os
 import shutil
@@ -149,9 +150,10 @@ def test_ppmlib_stan_dir_overrides_and_is_the_only_place_searched(tmp_path, monk
         backends.program_path("poisson")  # in the checkout, but the override is not mixed with it
 
 
-def test_shipped_file_rejects_an_unknown_folder():
+def test_shipped_file_rejects_an_unknown_folder_and_its_example_runs():
     with pytest.raises(ValueError, match="folder must be one of"):
         _shipped.shipped_file("notebooks", "x.md")
+    assert doctest.testmod(_shipped).failed == 0
 
 
 # --- `import ppmlib` is light --------------------------------------------------------------------
