@@ -47,3 +47,8 @@ __all__ = [
 __all__ += ["reweighting", "salary_like", "reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve",
             "reweighting_comparison", "release"]
 __version__ = "0.1.0"
+
+# one object for the NUTS settings; LW's Delta over a (c, g) grid, built on synthesizer (issue 8)
+from .posterior import Sampler
+from .mechanism import lw_delta_grid
+__all__ += ["Sampler", "lw_delta_grid"]

@@ -2,7 +2,11 @@
 
 Between leave-one-out neighbours the weighted log-likelihood differs by one term, alpha_i f_theta(x_i),
 so the authors' leave-one-out double loop |sum_j f_j - sum_{j != i} f_j| is just |f_i|: one
-vectorised pass over the S x n matrix does it (ALGORITHMS.md section 2).
+vectorised pass over the S x n matrix does it. The bound is
+
+    Delta_i = max_s alpha_i abs(f_s(x_i)),    Delta = max_i Delta_i,    epsilon = 2 Delta
+
+for add/remove-one neighbours (see the book's chapter on DP definitions).
 
 Every function takes either that S x n matrix or a :class:`~ppmlib.Fit`. Given a Fit, nothing of
 size S x n is built: the log-likelihood is evaluated per distinct key (a count record's value) in
@@ -30,26 +34,20 @@ def weighted_abs_log_lik(log_lik, weights=None) -> np.ndarray:
     return A
 
 
-def _kept(A: np.ndarray, q: float) -> np.ndarray:
-    per_draw = A.max(axis=1)
-    return per_draw <= np.quantile(per_draw, q)
-
-
 def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
-    """Boolean mask of the draws kept by the optional truncation (CE paper, section 3.1).
+    """Boolean mask of the draws kept by the optional truncation (CE paper, section 3.1), shape (S,).
 
     Per draw s, m_s = max_i abs(alpha_i f_s(x_i)); draws with m_s above the q-quantile of m are
     dropped, both from the bound and from synthesis. q = 1 keeps every draw.
     ``log_lik`` is the S x n matrix or the Fit itself (then no S x n matrix is built).
+
+    See Also
+    --------
+    record_bounds : the bounds over the kept draws; :func:`truncated_bounds` gives both from one pass.
     """
-    q = _checks.quantile_level(q)
-    if isinstance(log_lik, Fit):
-        if q == 1.0:
-            return np.ones(log_lik.n_draws, dtype=bool)
-        per_draw = _streamed_per_draw_max(log_lik, _checks.weights(weights, log_lik.y.size))
-        return per_draw <= np.quantile(per_draw, q)
-    A = weighted_abs_log_lik(log_lik, weights)
-    return np.ones(A.shape[0], dtype=bool) if q == 1.0 else _kept(A, q)
+    if isinstance(log_lik, Fit) and _checks.quantile_level(q) == 1.0:
+        return np.ones(log_lik.n_draws, dtype=bool)  # nothing to compute
+    return truncated_bounds(log_lik, weights, q)[0]
 
 
 def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
@@ -58,12 +56,30 @@ def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     ``log_lik`` is the S x n *unweighted* log-likelihood of the draws of the alpha-weighted fit, or
     that Fit itself (the same answer, without building the S x n matrix);
     ``weights`` are that fit's alpha (None: all ones). ``q`` < 1 truncates draws first.
+
+    See Also
+    --------
+    kept_draws : which draws the truncation keeps; :func:`truncated_bounds` gives both from one pass.
+    """
+    return truncated_bounds(log_lik, weights, q)[1]
+
+
+def truncated_bounds(log_lik, weights=None, q: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """The kept draws, shape (S,), and the by-record bounds over them, shape (n,), from ONE pass.
+
+    The same answers as :func:`kept_draws` and :func:`record_bounds`, but abs(alpha_i f_s(x_i)) is
+    built once: :func:`ppmlib.synthesizer` needs both. ``log_lik`` is the S x n matrix or the Fit.
     """
     q = _checks.quantile_level(q)
     if isinstance(log_lik, Fit):
-        return _streamed_record_bounds(log_lik, weights, q)
+        w = None if weights is None else _checks.weights(weights, log_lik.y.size)
+        return _streamed_truncated_bounds(log_lik, w, q)
     A = weighted_abs_log_lik(log_lik, weights)
-    return A.max(axis=0) if q == 1.0 else A[_kept(A, q)].max(axis=0)
+    if q == 1.0:
+        return np.ones(A.shape[0], dtype=bool), A.max(axis=0)
+    per_draw = A.max(axis=1)
+    keep = per_draw <= np.quantile(per_draw, q)
+    return keep, A[keep].max(axis=0)
 
 
 def _key_weights(fit: Fit, w: np.ndarray) -> np.ndarray:
@@ -74,31 +90,54 @@ def _key_weights(fit: Fit, w: np.ndarray) -> np.ndarray:
     return out
 
 
-def _streamed_per_draw_max(fit: Fit, w: np.ndarray) -> np.ndarray:
-    """m_s = max_i abs(alpha_i f_s(x_i)), shape (S,), one block of draws at a time."""
-    key_w = _key_weights(fit, w)
+def _streamed_truncated_bounds(fit: Fit, w: np.ndarray | None, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """One pass over the log-likelihood blocks; memory stays flat in S and n.
+
+    Which draws are dropped is known only at the end (the q-quantile of every m_s), so the rows
+    abs(f_s) of the draws with the largest m_s are held back: at most D of them, D = the most draws
+    that can lie above that quantile. A draw pushed out of that pool is certainly kept and is
+    folded into the running per-key maximum at once; at the end, the pool's kept draws are folded too.
+    """
+    S = fit.n_draws
+    key_w = np.ones(fit._distinct[0].size) if w is None else _key_weights(fit, w)
     used = key_w > 0
-    per_draw = np.zeros(fit.n_draws)
+    if q == 1.0:  # every draw kept: no per-draw maxima, no pool
+        key_max = np.full(key_w.size, -np.inf)
+        for _, block in fit.log_lik_blocks():
+            np.maximum(key_max, np.abs(block).max(axis=0), out=key_max)
+        return np.ones(S, dtype=bool), _weighted(key_max[fit.record_keys], w)
+    # np.quantile interpolates at position q (S - 1): fewer than (1 - q)(S - 1) + 1 draws lie above
+    # it; one more in the pool covers rounding
+    pool_size = int(np.ceil((1.0 - q) * (S - 1))) + 2
+    per_draw = np.zeros(S)
+    key_max = np.full(key_w.size, -np.inf)  # running max_s abs(f_s(key)) over draws known to be kept
+    pool_rows, pool_m, pool_idx = np.empty((0, key_w.size)), np.empty(0), np.empty(0, dtype=int)
     for part, block in fit.log_lik_blocks():
+        block = np.abs(block)
         if used.any():
-            per_draw[part] = (np.abs(block[:, used]) * key_w[used]).max(axis=1)
-    return per_draw
+            per_draw[part] = (block[:, used] * key_w[used]).max(axis=1)
+        rows = np.vstack([pool_rows, block])
+        m = np.concatenate([pool_m, per_draw[part]])
+        idx = np.concatenate([pool_idx, np.arange(S)[part]])
+        order = np.argsort(m, kind="stable")
+        out, held = order[:-pool_size], order[-pool_size:]
+        if out.size:
+            np.maximum(key_max, rows[out].max(axis=0), out=key_max)
+        pool_rows, pool_m, pool_idx = rows[held], m[held], idx[held]
+    keep = per_draw <= np.quantile(per_draw, q)  # drop the draws above the q-quantile
+    kept_pool = keep[pool_idx]
+    if kept_pool.any():
+        np.maximum(key_max, pool_rows[kept_pool].max(axis=0), out=key_max)
+    return keep, _weighted(key_max[fit.record_keys], w)
 
 
-def _streamed_record_bounds(fit: Fit, weights, q: float) -> np.ndarray:
-    w = None if weights is None else _checks.weights(weights, fit.y.size)
-    keep = np.ones(fit.n_draws, dtype=bool) if q == 1.0 else kept_draws(fit, w, q)
-    key_max = np.full(fit._distinct[0].size, -np.inf)  # running max_s abs(f_s(key)) over kept draws
-    for part, block in fit.log_lik_blocks():
-        kept = keep[part]
-        if kept.any():
-            np.maximum(key_max, np.abs(block[kept]).max(axis=0), out=key_max)
-    bounds = key_max[fit.record_keys]
+def _weighted(bounds: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """alpha_i max_s abs(f_s(x_i)); a zero weight keeps the bound finite (0) even where f = -inf."""
     if w is None:
         return bounds
     with np.errstate(invalid="ignore"):
         bounds = bounds * w
-    bounds[w == 0] = 0.0  # a zero weight keeps the bound finite even where f = -inf
+    bounds[w == 0] = 0.0
     return bounds
 
 
