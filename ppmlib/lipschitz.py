@@ -43,7 +43,7 @@ def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
 
     See Also
     --------
-    record_bounds : the bounds over the kept draws; :func:`truncated_bounds` gives both from one pass.
+    record_bounds : the bounds over the kept draws; :func:`ppmlib.lipschitz.truncated_bounds` gives both from one pass.
     """
     if isinstance(log_lik, Fit) and _checks.quantile_level(q) == 1.0:
         return np.ones(log_lik.n_draws, dtype=bool)  # nothing to compute
@@ -59,7 +59,7 @@ def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
 
     See Also
     --------
-    kept_draws : which draws the truncation keeps; :func:`truncated_bounds` gives both from one pass.
+    kept_draws : which draws the truncation keeps; :func:`ppmlib.lipschitz.truncated_bounds` gives both from one pass.
     """
     return truncated_bounds(log_lik, weights, q)[1]
 
@@ -67,7 +67,7 @@ def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
 def truncated_bounds(log_lik, weights=None, q: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """The kept draws, shape (S,), and the by-record bounds over them, shape (n,), from ONE pass.
 
-    The same answers as :func:`kept_draws` and :func:`record_bounds`, but abs(alpha_i f_s(x_i)) is
+    The same answers as :func:`ppmlib.kept_draws` and :func:`ppmlib.record_bounds`, but abs(alpha_i f_s(x_i)) is
     built once: :func:`ppmlib.synthesizer` needs both. ``log_lik`` is the S x n matrix or the Fit.
     """
     q = _checks.quantile_level(q)

@@ -1,6 +1,6 @@
 """The pseudo posterior mechanism end to end, and the loops that calibrate it.
 
-:func:`synthesizer` runs one weighting scheme of the registry :data:`SCHEMES`: weights -> alpha-weighted
+:func:`synthesizer` runs one weighting scheme of the registry :data:`ppmlib.mechanism.SCHEMES`: weights -> alpha-weighted
 fit -> (optional draw truncation) -> by-record bounds, Delta, epsilon -> m synthetic datasets, and
 returns everything in one :class:`Synthesis`. :func:`match_delta` refits until a scheme's Delta
 matches a target (the SW scalar weight, or CW's shift g, matched to LW); :func:`matched_comparison`
@@ -43,7 +43,7 @@ class Synthesis:
     """One synthesizer's complete result.
 
     name : label used in tables and figures ("Unweighted", "LW", "CW", "SW", ...)
-    scheme : the weighting scheme, a key of :data:`SCHEMES`
+    scheme : the weighting scheme, a key of :data:`ppmlib.mechanism.SCHEMES`
     settings : what produced the weights: the scheme's scalar settings (c, g, radius, a, ...), q and seed
     weights : (n,) alpha
     fit : the alpha-weighted fit, restricted to the draws kept by the truncation q
@@ -96,12 +96,19 @@ REQUIRED = object()  # marks a scheme setting that has no default
 class Scheme:
     """One weighting scheme: its name and label, the settings it takes, and how it makes alpha.
 
-    name : the key in :data:`SCHEMES` and the ``scheme`` argument of :func:`synthesizer`
-    label : the default name of its :class:`Synthesis` in tables and figures
-    settings : setting -> default, in the order they are recorded; :data:`REQUIRED` if the caller
-        must give it. ``base`` and ``weights`` (objects, not numbers) are not recorded.
-    make : (y, settings) -> (n,) alpha, where settings hold every setting and the truncation q
-    needs : what the required settings are, for the error that says one is missing
+    Attributes
+    ----------
+    name : str
+        The key in ``SCHEMES`` and the ``scheme`` argument of :func:`ppmlib.synthesizer`.
+    label : str
+        The default name of its :class:`Synthesis` in tables and figures.
+    settings : dict
+        Setting -> default, in the order they are recorded; ``REQUIRED`` if the caller must give
+        it. ``base`` and ``weights`` (objects, not numbers) are not recorded in the Synthesis.
+    make : callable
+        (y, settings) -> (n,) alpha, where settings hold every setting and the truncation q.
+    needs : str
+        What the required settings are, for the error that says one is missing.
     """
     name: str
     label: str
@@ -134,6 +141,7 @@ def _lw(y: np.ndarray, s: dict) -> np.ndarray:
     return lw_weights(base, c=s["c"], g=s["g"], q=_base_truncation(s["base"], s["q"]))
 
 
+#: The weighting schemes :func:`ppmlib.synthesizer` knows, by name: unweighted, lw, cw, sw, custom.
 SCHEMES = {scheme.name: scheme for scheme in (
     Scheme("unweighted", "Unweighted", {}, lambda y, s: np.ones(y.size)),
     Scheme("lw", "LW", {"base": REQUIRED, "c": 1.0, "g": 0.0}, _lw,
@@ -174,7 +182,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     y : array, shape (n,)
         The confidential data.
     scheme : str
-        A key of :data:`SCHEMES`, with its settings as keywords:
+        A key of :data:`ppmlib.mechanism.SCHEMES`, with its settings as keywords:
         "unweighted" (none); "lw" (``base``, the unweighted Fit or Synthesis; ``c`` = 1, ``g`` = 0);
         "cw" (``radius``; ``c`` = 1, ``g`` = 0, ``relative`` = False); "sw" (the scalar ``a``);
         "custom" (``weights``, shape (n,)). An unknown scheme, a setting the scheme does not take

@@ -204,7 +204,7 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
 
     See Also
     --------
-    Sampler : the NUTS settings.
+    ppmlib.Sampler : the NUTS settings.
     ppmlib.synthesizer : weights, fit, bounds and synthetic data of one weighting scheme.
 
     Examples

@@ -196,7 +196,7 @@ def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, 
     See Also
     --------
     calibrate_lw_epsilon : one target; its parameters are these.
-    epsilon_table : one row per result.
+    ppmlib.reweighting.epsilon_table : one row per result.
     """
     tau = _checks.real(tau, "tau", low=0, low_open=True)
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
@@ -262,7 +262,7 @@ def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool
     --------
     reweight_to_tolerance : one re-weighting.
     ppmlib.matched_comparison : the 2020 paper's comparison, CW and SW matched to LW's Delta.
-    claims : the paper's statements checked on the result.
+    ppmlib.reweighting.claims : the paper's statements checked on the result.
     """
     run = dict(m=m, sampler=_sampler(sampler))
     s = seeds(seed, 5)

@@ -58,9 +58,9 @@ def test_scheme_errors_name_what_is_missing():
     y = np.arange(10)
     with pytest.raises(ValueError, match="needs base="):
         ppmlib.synthesizer("poisson", y, "lw")
-    with pytest.raises(ValueError, match="needs a radius"):
+    with pytest.raises(ValueError, match="needs radius="):
         ppmlib.synthesizer("poisson", y, "cw")
-    with pytest.raises(ValueError, match="needs the scalar weight"):
+    with pytest.raises(ValueError, match="needs a=: a is the scalar weight"):
         ppmlib.synthesizer("poisson", y, "sw")
     with pytest.raises(ValueError, match="unknown scheme 'xw'"):
         ppmlib.synthesizer("poisson", y, "xw")
@@ -69,7 +69,7 @@ def test_scheme_errors_name_what_is_missing():
 @pytest.mark.stan
 def test_matched_comparison_matches_deltas_and_is_reproducible():
     y = ppmlib.simulate.poisson(300, 50, seed=3)
-    kwargs = dict(cw_radius=7.0, seed=5, draws=400, warmup=400, m=10, progress=False)
+    kwargs = dict(cw_radius=7.0, seed=5, sampler=ppmlib.Sampler(draws=400, warmup=400), m=10, progress=False)
     res = ppmlib.matched_comparison("poisson", y, **kwargs)
     target = res["LW"].delta
     for name in ("CW", "SW"):
@@ -86,8 +86,8 @@ def test_matched_comparison_matches_deltas_and_is_reproducible():
 @pytest.mark.stan
 def test_truncation_drops_draws_from_bound_and_synthesis():
     y = ppmlib.simulate.poisson(200, 30, seed=2)
-    full = ppmlib.synthesizer("poisson", y, "unweighted", seed=1, draws=250, warmup=250, m=5)
-    cut = ppmlib.synthesizer("poisson", y, "unweighted", seed=1, draws=250, warmup=250, m=5, q=0.9)
+    full = ppmlib.synthesizer("poisson", y, "unweighted", seed=1, sampler=ppmlib.Sampler(draws=250, warmup=250), m=5)
+    cut = ppmlib.synthesizer("poisson", y, "unweighted", seed=1, sampler=ppmlib.Sampler(draws=250, warmup=250), m=5, q=0.9)
     assert cut.fit.n_draws == pytest.approx(0.9 * full.fit.n_draws, abs=2)
     assert cut.delta < full.delta
     # the bound of the kept draws, recomputed by hand
