@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import ppmlib
 from ppmlib import exact
 
 # A hand-checkable database: two records, the second at half weight, prior Gamma(1, 1).
