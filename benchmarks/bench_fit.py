@@ -22,10 +22,11 @@ def one_fit(y, seed):
 
 
 def lw_pipeline(y, seed):
-    run = dict(chains=1, draws=1000, warmup=1000)
-    base = ppmlib.fit("poisson", y, seed=seed, **run)
+    sampler = ppmlib.Sampler(chains=1, draws=1000, warmup=1000)
+    base_seed, private_seed = ppmlib.seeds(seed, 2)
+    base = ppmlib.fit("poisson", y, seed=base_seed, sampler=sampler)
     alpha = ppmlib.lw_weights(base.log_lik, c=1.0, g=0.0)
-    private = ppmlib.fit("poisson", y, weights=alpha, seed=seed + 1, **run)
+    private = ppmlib.fit("poisson", y, weights=alpha, seed=private_seed, sampler=sampler)
     return ppmlib.lipschitz_bound(private.log_lik, alpha)
 
 

@@ -16,7 +16,7 @@ import ppmlib
 from ppmlib import reweighting, salary_like, utility
 
 # the chapters' defaults (keep in step with their parameters cells)
-SIZES = dict(m=100, chains=4, draws=1000, warmup=1000, k0=0.95, max_iter=12)
+SIZES = dict(m=100, sampler=ppmlib.Sampler(chains=4, draws=1000, warmup=1000), k0=0.95, max_iter=12)
 TAU = {"mixture": 0.05, "salary": 0.1}  # absolute, on Delta: about 3 sds of the refit-to-refit noise of Delta
 MIXTURE = dict(n=1000, mus=[100, 100], phis=[5, 20], probs=[0.2, 0.8], cw_radius=10.0, target_epsilon=8.0,
                epsilon_grid=[2.0, 5.0, 12.0])
@@ -38,14 +38,12 @@ def run(design: str, seed: int):
         epsilons = sorted({*MIXTURE["epsilon_grid"], MIXTURE["target_epsilon"]})
         curve = reweighting.epsilon_curve("negbin", y, results["Unweighted"], epsilons, tau=TAU[design],
                                           max_iter=SIZES["max_iter"], seed=seed, progress=False,
-                                          m=SIZES["m"], chains=SIZES["chains"], draws=SIZES["draws"],
-                                          warmup=SIZES["warmup"])
+                                          m=SIZES["m"], sampler=SIZES["sampler"])
         reweighting.epsilon_claims(reweighting.epsilon_table(y, curve, B=B, seed=seed), tau=TAU[design], into=claims)
     else:
         chosen = reweighting.calibrate_lw_epsilon("negbin", y, results["Unweighted"], SALARY["target_epsilon"],
                                                   tau=TAU[design], max_iter=SIZES["max_iter"], seed=seed,
-                                                  progress=False, m=SIZES["m"], chains=SIZES["chains"],
-                                                  draws=SIZES["draws"], warmup=SIZES["warmup"])
+                                                  progress=False, m=SIZES["m"], sampler=SIZES["sampler"])
         miss = abs(chosen.epsilon - SALARY["target_epsilon"])
         claims.add("LW calibrated to the chosen epsilon", "", f"miss {miss:.3f}", miss < 2 * TAU[design])
     return claims

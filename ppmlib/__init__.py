@@ -62,3 +62,8 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | _ON_FIRST_USE)
+
+# one object for the NUTS settings; LW's Delta over a (c, g) grid, built on synthesizer (issue 8)
+from .posterior import Sampler
+from .mechanism import lw_delta_grid
+__all__ += ["Sampler", "lw_delta_grid"]

@@ -16,15 +16,16 @@ posterior. The second term does not depend on lambda. These exact values let the
 Lipschitz guarantee epsilon = 2 Delta against the Delta that ppmlib estimates from draws.
 
 The module also holds the exponential mechanism (EM) density for the Poisson log-likelihood as
-utility, normalised numerically on a grid (an independent route to the scalar-weighted posterior),
-and :func:`lw_delta_grid`, which refits the LW synthesizer over a grid of (c, g).
+utility, normalised numerically on a grid (an independent route to the scalar-weighted posterior).
+Everything here is closed form or a one-dimensional grid: no MCMC (the refits of LW over a grid
+of (c, g) are :func:`ppmlib.lw_delta_grid`, next to the synthesizer).
 """
 from __future__ import annotations
 
 __all__ = ["DEFAULT_PRIOR", "pseudo_posterior", "gamma_logpdf", "log_density", "central_interval", "poisson_log_lik",
            "loo_log_evidence_ratio", "loo_log_ratio", "max_abs_loo_log_ratio", "max_abs_loo_log_ratio_by_point",
            "grid_record_bounds", "exceedance_bounds", "log10_tail_mass_bound", "em_scalar_weight", "em_log_density",
-           "lw_delta_grid", "sample", "synthetic_sum_logpmf"]
+           "sample", "synthetic_sum_logpmf"]
 
 import numpy as np
 from scipy import special, stats
@@ -309,43 +310,6 @@ def _log_trapezoid(log_values: np.ndarray, grid: np.ndarray) -> float:
     """log of the trapezoid integral of exp(log_values) over ``grid``, without overflow."""
     pair = np.logaddexp(log_values[1:], log_values[:-1]) - np.log(2.0)
     return float(special.logsumexp(pair, b=np.diff(grid)))
-
-
-# ---------------------------------------------------------------------------------------------
-# Delta over a grid of LW settings
-# ---------------------------------------------------------------------------------------------
-
-def lw_delta_grid(y, base_log_lik, c_grid, g_grid, *, seed: int = 0, chains: int = 4, draws: int = 1000,
-                  warmup: int = 1000, prior: dict | None = None):
-    """Refit the LW-weighted Poisson synthesizer at every (c, g) and record its Delta.
-
-    ``base_log_lik`` is the S x n log-likelihood of the *unweighted* fit (it sets the LW risks).
-    Every refit uses the same ``seed``, so differences between cells are not sampler noise alone.
-    Returns a DataFrame with one row per (c, g): c, g, Delta, epsilon, mean weight, max_rhat,
-    min_ess_bulk, min_ess_tail, divergences, diagnostics_ok.
-    """
-    import pandas as pd
-
-    from .diagnostics import is_ok
-    from .lipschitz import lipschitz_bound
-    from .posterior import fit
-    from .weights import lw_weights
-
-    c_grid = _checks.finite_array(c_grid, "c_grid", ndim=1)
-    g_grid = _checks.finite_array(g_grid, "g_grid", ndim=1)
-    rows = []
-    for c in c_grid:
-        for g in g_grid:
-            alpha = lw_weights(base_log_lik, c=float(c), g=float(g))
-            weighted = fit("poisson", y, weights=alpha, seed=seed, chains=chains, draws=draws,
-                           warmup=warmup, prior=prior)
-            delta = lipschitz_bound(weighted.log_lik, alpha)
-            d = weighted.diagnostics
-            rows.append({"c": float(c), "g": float(g), "Delta": delta, "epsilon": 2.0 * delta,
-                         "mean weight": float(alpha.mean()), "max_rhat": d["max_rhat"],
-                         "min_ess_bulk": d["min_ess_bulk"], "min_ess_tail": d["min_ess_tail"], "divergences": d["divergences"],
-                         "diagnostics_ok": is_ok(d)})
-    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------------------------------------

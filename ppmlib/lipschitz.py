@@ -14,7 +14,7 @@ alpha max_s abs(f_s) = max_s alpha abs(f_s) for alpha >= 0 in floating point too
 """
 from __future__ import annotations
 
-__all__ = ["weighted_abs_log_lik", "kept_draws", "record_bounds", "lipschitz_bound", "epsilon", "near_max_share"]
+__all__ = ["weighted_abs_log_lik", "kept_draws", "record_bounds", "truncated_bounds", "lipschitz_bound", "epsilon", "near_max_share"]
 
 import numpy as np
 
@@ -35,13 +35,8 @@ def weighted_abs_log_lik(log_lik, weights=None) -> np.ndarray:
     return A
 
 
-def _kept(A: np.ndarray, q: float) -> np.ndarray:
-    per_draw = A.max(axis=1)
-    return per_draw <= np.quantile(per_draw, q)
-
-
 def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
-    """Boolean mask of the draws kept by the optional truncation (CE paper, section 3.1).
+    """Boolean mask of the draws kept by the optional truncation (CE paper, section 3.1), shape (S,).
 
     Per draw s, m_s = max_i abs(alpha_i f_s(x_i)); draws with m_s above the q-quantile of m are
     dropped, both from the bound and from synthesis. q = 1 keeps every draw.
@@ -63,6 +58,7 @@ def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     See Also
     --------
     record_bounds : the bounds over the kept draws.
+    ppmlib.lipschitz.truncated_bounds : both from one pass.
 
     Examples
     --------
@@ -72,14 +68,9 @@ def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     >>> kept_draws(L, q=0.5)
     array([False,  True,  True])
     """
-    q = _checks.quantile_level(q)
-    if isinstance(log_lik, Fit):
-        if q == 1.0:
-            return np.ones(log_lik.n_draws, dtype=bool)
-        per_draw = _streamed_per_draw_max(log_lik, _checks.weights(weights, log_lik.y.size))
-        return per_draw <= np.quantile(per_draw, q)
-    A = weighted_abs_log_lik(log_lik, weights)
-    return np.ones(A.shape[0], dtype=bool) if q == 1.0 else _kept(A, q)
+    if isinstance(log_lik, Fit) and _checks.quantile_level(q) == 1.0:
+        return np.ones(log_lik.n_draws, dtype=bool)  # nothing to compute
+    return truncated_bounds(log_lik, weights, q)[0]
 
 
 def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
@@ -108,6 +99,7 @@ def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     lipschitz_bound : their maximum, Delta.
     epsilon : 2 Delta.
     near_max_share : how evenly the bounds spend Delta.
+    ppmlib.lipschitz.truncated_bounds : the kept draws and the bounds from one pass.
 
     Examples
     --------
@@ -118,11 +110,25 @@ def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     >>> record_bounds(L, weights=[0.5, 1.0, 0.2, 0.0])
     array([1.5, 1. , 1. , 0. ])
     """
+    return truncated_bounds(log_lik, weights, q)[1]
+
+
+def truncated_bounds(log_lik, weights=None, q: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """The kept draws, shape (S,), and the by-record bounds over them, shape (n,), from ONE pass.
+
+    The same answers as :func:`ppmlib.kept_draws` and :func:`ppmlib.record_bounds`, but abs(alpha_i f_s(x_i)) is
+    built once: :func:`ppmlib.synthesizer` needs both. ``log_lik`` is the S x n matrix or the Fit.
+    """
     q = _checks.quantile_level(q)
     if isinstance(log_lik, Fit):
-        return _streamed_record_bounds(log_lik, weights, q)
+        w = None if weights is None else _checks.weights(weights, log_lik.y.size)
+        return _streamed_truncated_bounds(log_lik, w, q)
     A = weighted_abs_log_lik(log_lik, weights)
-    return A.max(axis=0) if q == 1.0 else A[_kept(A, q)].max(axis=0)
+    if q == 1.0:
+        return np.ones(A.shape[0], dtype=bool), A.max(axis=0)
+    per_draw = A.max(axis=1)
+    keep = per_draw <= np.quantile(per_draw, q)
+    return keep, A[keep].max(axis=0)
 
 
 def _key_weights(fit: Fit, w: np.ndarray) -> np.ndarray:
@@ -133,31 +139,54 @@ def _key_weights(fit: Fit, w: np.ndarray) -> np.ndarray:
     return out
 
 
-def _streamed_per_draw_max(fit: Fit, w: np.ndarray) -> np.ndarray:
-    """m_s = max_i abs(alpha_i f_s(x_i)), shape (S,), one block of draws at a time."""
-    key_w = _key_weights(fit, w)
+def _streamed_truncated_bounds(fit: Fit, w: np.ndarray | None, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """One pass over the log-likelihood blocks; memory stays flat in S and n.
+
+    Which draws are dropped is known only at the end (the q-quantile of every m_s), so the rows
+    abs(f_s) of the draws with the largest m_s are held back: at most D of them, D = the most draws
+    that can lie above that quantile. A draw pushed out of that pool is certainly kept and is
+    folded into the running per-key maximum at once; at the end, the pool's kept draws are folded too.
+    """
+    S = fit.n_draws
+    key_w = np.ones(fit._distinct[0].size) if w is None else _key_weights(fit, w)
     used = key_w > 0
-    per_draw = np.zeros(fit.n_draws)
+    if q == 1.0:  # every draw kept: no per-draw maxima, no pool
+        key_max = np.full(key_w.size, -np.inf)
+        for _, block in fit.log_lik_blocks():
+            np.maximum(key_max, np.abs(block).max(axis=0), out=key_max)
+        return np.ones(S, dtype=bool), _weighted(key_max[fit.record_keys], w)
+    # np.quantile interpolates at position q (S - 1): fewer than (1 - q)(S - 1) + 1 draws lie above
+    # it; one more in the pool covers rounding
+    pool_size = int(np.ceil((1.0 - q) * (S - 1))) + 2
+    per_draw = np.zeros(S)
+    key_max = np.full(key_w.size, -np.inf)  # running max_s abs(f_s(key)) over draws known to be kept
+    pool_rows, pool_m, pool_idx = np.empty((0, key_w.size)), np.empty(0), np.empty(0, dtype=int)
     for part, block in fit.log_lik_blocks():
+        block = np.abs(block)
         if used.any():
-            per_draw[part] = (np.abs(block[:, used]) * key_w[used]).max(axis=1)
-    return per_draw
+            per_draw[part] = (block[:, used] * key_w[used]).max(axis=1)
+        rows = np.vstack([pool_rows, block])
+        m = np.concatenate([pool_m, per_draw[part]])
+        idx = np.concatenate([pool_idx, np.arange(S)[part]])
+        order = np.argsort(m, kind="stable")
+        out, held = order[:-pool_size], order[-pool_size:]
+        if out.size:
+            np.maximum(key_max, rows[out].max(axis=0), out=key_max)
+        pool_rows, pool_m, pool_idx = rows[held], m[held], idx[held]
+    keep = per_draw <= np.quantile(per_draw, q)  # drop the draws above the q-quantile
+    kept_pool = keep[pool_idx]
+    if kept_pool.any():
+        np.maximum(key_max, pool_rows[kept_pool].max(axis=0), out=key_max)
+    return keep, _weighted(key_max[fit.record_keys], w)
 
 
-def _streamed_record_bounds(fit: Fit, weights, q: float) -> np.ndarray:
-    w = None if weights is None else _checks.weights(weights, fit.y.size)
-    keep = np.ones(fit.n_draws, dtype=bool) if q == 1.0 else kept_draws(fit, w, q)
-    key_max = np.full(fit._distinct[0].size, -np.inf)  # running max_s abs(f_s(key)) over kept draws
-    for part, block in fit.log_lik_blocks():
-        kept = keep[part]
-        if kept.any():
-            np.maximum(key_max, np.abs(block[kept]).max(axis=0), out=key_max)
-    bounds = key_max[fit.record_keys]
+def _weighted(bounds: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """alpha_i max_s abs(f_s(x_i)); a zero weight keeps the bound finite (0) even where f = -inf."""
     if w is None:
         return bounds
     with np.errstate(invalid="ignore"):
         bounds = bounds * w
-    bounds[w == 0] = 0.0  # a zero weight keeps the bound finite even where f = -inf
+    bounds[w == 0] = 0.0
     return bounds
 
 

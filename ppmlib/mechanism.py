@@ -1,9 +1,11 @@
 """The pseudo posterior mechanism end to end, and the loops that calibrate it.
 
-:func:`synthesizer` runs one weighting scheme: weights -> alpha-weighted fit -> (optional draw
-truncation) -> by-record bounds, Delta, epsilon -> m synthetic datasets, and returns everything
-in one :class:`Synthesis`. :func:`match_delta` refits until a scheme's Delta matches a target
-(the SW scalar weight, or CW's scale c, matched to LW).
+:func:`synthesizer` runs one weighting scheme of the registry :data:`ppmlib.mechanism.SCHEMES`: weights -> alpha-weighted
+fit -> (optional draw truncation) -> by-record bounds, Delta, epsilon -> m synthetic datasets, and
+returns everything in one :class:`Synthesis`. :func:`match_delta` refits until a scheme's Delta
+matches a target (the SW scalar weight, or CW's shift g, matched to LW); :func:`matched_comparison`
+runs the four synthesizers of the 2020 paper at one Delta; :func:`lw_delta_grid` maps LW's Delta
+over a grid of its scale and shift.
 """
 from __future__ import annotations
 
@@ -14,16 +16,15 @@ import numpy as np
 
 from . import _checks
 from .progress import progress_bar
+from .lipschitz import _streamed_truncated_bounds
 from .lipschitz import epsilon as _epsilon
-from .lipschitz import kept_draws, record_bounds
-from .posterior import Fit, fit
+from .models import family
+from .posterior import Fit, Sampler, _fit, _prior, _sampler
+from .seeding import seeds
 from .weights import cw_weights, lw_weights, scalar_weights
 
 if TYPE_CHECKING:
     import pandas as pd
-
-SCHEMES = ("unweighted", "lw", "cw", "sw", "custom")
-LABELS = {"unweighted": "Unweighted", "lw": "LW", "cw": "CW", "sw": "SW", "custom": "Custom"}
 
 
 class CalibrationError(RuntimeError):
@@ -42,8 +43,8 @@ class Synthesis:
     """One synthesizer's complete result.
 
     name : label used in tables and figures ("Unweighted", "LW", "CW", "SW", ...)
-    scheme : the weighting scheme, one of SCHEMES
-    settings : what produced the weights (c, g, radius, a, q, ...)
+    scheme : the weighting scheme, a key of :data:`ppmlib.mechanism.SCHEMES`
+    settings : what produced the weights: the scheme's scalar settings (c, g, radius, a, ...), q and seed
     weights : (n,) alpha
     fit : the alpha-weighted fit, restricted to the draws kept by the truncation q
     bounds : (n,) by-record Lipschitz bounds;  delta = max(bounds);  epsilon = 2 delta
@@ -88,84 +89,160 @@ class Synthesis:
                 "min tail ESS": d["min_ess_tail"], "divergences": d["divergences"]}
 
 
-def _seeds(seed) -> tuple[int, int]:
-    """Two independent seeds (fit, synthesis) from one, so a single number reproduces a run."""
-    fit_seed, syn_seed = np.random.SeedSequence(_checks.seed(seed)).generate_state(2)
-    return int(fit_seed % (2**31 - 1)), int(syn_seed)
+REQUIRED = object()  # marks a scheme setting that has no default
 
 
-def scheme_weights(scheme: str, y, *, base: Fit | None = None, c: float = 1.0, g: float = 0.0,
-                   radius: float | None = None, relative: bool = False, a: float | None = None,
-                   weights=None, q: float = 1.0) -> np.ndarray:
-    """The weights alpha of a scheme (no fitting except what ``base`` already holds)."""
-    n = np.asarray(y).shape[0]
-    if scheme == "unweighted":
-        return np.ones(n)
-    if scheme == "lw":
-        if base is None:
-            raise ValueError("scheme 'lw' needs base=, the unweighted fit whose log-likelihood sets the weights")
-        return lw_weights(base, c=c, g=g, q=q)
-    if scheme == "cw":
-        if radius is None:
-            raise ValueError("scheme 'cw' needs a radius (absolute, or a fraction of |y_i| with relative=True)")
-        return cw_weights(y, radius, c=c, g=g, relative=relative)
-    if scheme == "sw":
-        if a is None:
-            raise ValueError("scheme 'sw' needs the scalar weight a in [0, 1]")
-        return scalar_weights(a, n)
-    if scheme == "custom":
-        if weights is None:
-            raise ValueError("scheme 'custom' needs weights=")
-        return _checks.weights(weights, n)
-    raise ValueError(f"unknown scheme {scheme!r}; choose one of {SCHEMES}")
+@dataclass(frozen=True)
+class Scheme:
+    """One weighting scheme: its name and label, the settings it takes, and how it makes alpha.
+
+    Attributes
+    ----------
+    name : str
+        The key in ``SCHEMES`` and the ``scheme`` argument of :func:`ppmlib.synthesizer`.
+    label : str
+        The default name of its :class:`Synthesis` in tables and figures.
+    settings : dict
+        Setting -> default, in the order they are recorded; ``REQUIRED`` if the caller must give
+        it. ``base`` and ``weights`` (objects, not numbers) are not recorded in the Synthesis.
+    make : callable
+        (y, settings) -> (n,) alpha, where settings hold every setting and the truncation q.
+    needs : str
+        What the required settings are, for the error that says one is missing.
+    """
+    name: str
+    label: str
+    settings: dict
+    make: Callable[[np.ndarray, dict], np.ndarray]
+    needs: str = ""
+
+    def resolve(self, given: dict) -> dict:
+        """The scheme's settings with the defaults filled in; a clear error for unknown or missing ones."""
+        unknown = sorted(set(given) - set(self.settings))
+        if unknown:
+            takes = ", ".join(self.settings) or "no settings"
+            raise ValueError(f"scheme {self.name!r} does not take {unknown}; it takes: {takes} "
+                             "(besides X, q, m, sampler, seed, name and prior, which every scheme takes)")
+        missing = [k for k, v in self.settings.items() if v is REQUIRED and given.get(k) is None]
+        if missing:
+            raise ValueError(f"scheme {self.name!r} needs {', '.join(k + '=' for k in missing)}: {self.needs}")
+        return {**self.settings, **given}
+
+    def recorded(self, settings: dict) -> dict:
+        return {k: settings[k] for k in self.settings if k not in ("base", "weights")}
 
 
-def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, base=None, c: float = 1.0,
-                g: float = 0.0, radius: float | None = None, relative: bool = False, a: float | None = None,
-                weights=None, q: float = 1.0, m: int = 20, chains: int = 4, draws: int = 1000,
-                warmup: int = 1000, seed: int = 0, name: str | None = None, prior: dict | None = None) -> Synthesis:
+def _lw(y: np.ndarray, s: dict) -> np.ndarray:
+    base = s["base"].fit if isinstance(s["base"], Synthesis) else s["base"]
+    if not isinstance(base, Fit):
+        raise TypeError(f"base must be the unweighted Fit or Synthesis, got {type(s['base']).__name__}")
+    if base.y.shape != y.shape:
+        raise ValueError(f"base was fitted to {base.y.size} records but y has {y.size}")
+    return lw_weights(base, c=s["c"], g=s["g"], q=_base_truncation(s["base"], s["q"]))
+
+
+#: The weighting schemes :func:`ppmlib.synthesizer` knows, by name: unweighted, lw, cw, sw, custom.
+SCHEMES = {scheme.name: scheme for scheme in (
+    Scheme("unweighted", "Unweighted", {}, lambda y, s: np.ones(y.size)),
+    Scheme("lw", "LW", {"base": REQUIRED, "c": 1.0, "g": 0.0}, _lw,
+           "base is the unweighted Fit or Synthesis whose log-likelihood sets the LW risks"),
+    Scheme("cw", "CW", {"c": 1.0, "g": 0.0, "radius": REQUIRED, "relative": False},
+           lambda y, s: cw_weights(y, s["radius"], c=s["c"], g=s["g"], relative=s["relative"]),
+           "radius is the CW policy radius, absolute or (relative=True) a fraction of abs(y_i)"),
+    Scheme("sw", "SW", {"a": REQUIRED}, lambda y, s: scalar_weights(s["a"], y.size),
+           "a is the scalar weight in [0, 1] given to every record"),
+    Scheme("custom", "Custom", {"weights": REQUIRED}, lambda y, s: _checks.weights(s["weights"], y.size),
+           "weights are the (n,) record weights alpha in [0, 1]"),
+)}
+
+
+def _scheme(name) -> Scheme:
+    """The registered :class:`Scheme` called ``name``; a clear error lists the choices."""
+    if not isinstance(name, str) or name not in SCHEMES:
+        choices = ", ".join(f"{k!r} ({v.label})" for k, v in SCHEMES.items())
+        raise ValueError(f"unknown scheme {name!r}; choose one of {choices}")
+    return SCHEMES[name]
+
+
+def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float = 1.0, m: int = 20,
+                sampler: Sampler | None = None, seed: int = 0, name: str | None = None, prior: dict | None = None,
+                **settings) -> Synthesis:
     """Run one weighting scheme of the pseudo posterior mechanism end to end.
+
+    The weights alpha come from the scheme; the alpha-weighted model is fitted; the optional
+    truncation drops the draws whose largest abs(alpha_i f_s(x_i)) is above its q-quantile; the
+    by-record bounds are Delta_i = max_s alpha_i abs(f_s(x_i)) over the kept draws, Delta their
+    maximum, and epsilon = 2 Delta for add/remove-one neighbours; one synthetic dataset is drawn
+    from each of m kept draws (m datasets cost m epsilon in total).
 
     Parameters
     ----------
     model : str
         "poisson", "negbin" or "normal" (see :func:`ppmlib.fit`).
-    y, X : array
-        The confidential data (and the normal model's design matrix).
+    y : array, shape (n,)
+        The confidential data.
     scheme : str
-        "unweighted"; "lw" (needs ``base``, the unweighted Fit or Synthesis, and uses c, g, q);
-        "cw" (needs ``radius``; uses c, g, relative); "sw" (needs the scalar ``a``);
-        "custom" (needs ``weights``).
+        A key of :data:`ppmlib.mechanism.SCHEMES`, with its settings as keywords:
+        "unweighted" (none); "lw" (``base``, the unweighted Fit or Synthesis; ``c`` = 1, ``g`` = 0);
+        "cw" (``radius``; ``c`` = 1, ``g`` = 0, ``relative`` = False); "sw" (the scalar ``a``);
+        "custom" (``weights``, shape (n,)). An unknown scheme, a setting the scheme does not take
+        or a missing one is a ValueError that lists the choices.
+    X : array, shape (n, K), optional
+        The normal model's design matrix.
     q : float
         Draw truncation level; 1 keeps every draw. Dropped draws are not used for synthesis either.
         Truncation is applied once: an LW ``base`` Synthesis made with the same q < 1 already
         holds only its kept draws, and its risks are computed from those as they are.
     m : int
-        Number of synthetic datasets, one per draw.
+        Number of synthetic datasets, one per draw; at most the number of draws kept.
+    sampler : Sampler, optional
+        NUTS settings (default ``Sampler()``: 4 chains x 1000 draws after 1000 warmup).
     seed : int
-        One integer reproduces the draws and the synthetic datasets.
+        One integer reproduces the draws and the synthetic datasets: ``ppmlib.seeds(seed, 2)``
+        gives the fit's seed and the synthesis seed.
+    name : str, optional
+        Label in tables (default: the scheme's label).
+    prior : dict, optional
+        Overrides of the model's default prior settings.
 
     Returns
     -------
     Synthesis
-        weights, fit, by-record bounds, Delta, epsilon, synthetic datasets (m, n), diagnostics.
+        weights (n,), fit (kept draws only), bounds (n,), Delta, epsilon, synthetic (m, n), diagnostics.
+
+    See Also
+    --------
+    match_delta : refit a scheme until its Delta matches a target.
+    matched_comparison : Unweighted, LW, and CW and SW matched to LW's Delta.
+    ppmlib.reweight_to_tolerance : re-weight a Synthesis at equal Delta.
+
+    Examples
+    --------
+    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)                               # doctest: +SKIP
+    >>> unweighted = ppmlib.synthesizer("poisson", y, seed=2)                        # doctest: +SKIP
+    >>> lw = ppmlib.synthesizer("poisson", y, "lw", base=unweighted, c=0.8, seed=3)  # doctest: +SKIP
+    >>> lw.delta < unweighted.delta, lw.synthetic.shape                              # doctest: +SKIP
+    (True, (20, 1000))
     """
-    if not isinstance(scheme, str):
-        raise TypeError(f"scheme must be a string, one of {SCHEMES}")
-    base_fit = base.fit if isinstance(base, Synthesis) else base
-    alpha = scheme_weights(scheme, y, base=base_fit, c=c, g=g, radius=radius, relative=relative,
-                           a=a, weights=weights, q=_base_truncation(base, q))
-    fit_seed, syn_seed = _seeds(seed)
-    posterior = fit(model, y, weights=alpha, X=X, chains=chains, draws=draws, warmup=warmup,
-                    seed=fit_seed, prior=prior)
-    kept = posterior.subset(kept_draws(posterior, alpha, q))
-    bounds = record_bounds(kept, alpha)
+    chosen = _scheme(scheme)
+    fam = family(model)
+    y = fam.check_y(y)
+    X = fam.check_X(X, y.size)
+    q = _checks.quantile_level(q)
+    sampler = _sampler(sampler)
+    m = _checks.integer(m, "m", low=1)
+    if m > sampler.total_draws:
+        raise ValueError(f"m = {m} synthetic datasets need at least m draws; {sampler} makes {sampler.total_draws}")
+    seed = _checks.seed(seed)
+    resolved = {**chosen.resolve(settings), "q": q}
+    alpha = chosen.make(y, resolved)
+    fit_seed, synthesis_seed = seeds(seed, 2)
+    posterior = _fit(fam, y, X, alpha, sampler, fit_seed, _prior(fam, prior))
+    keep, bounds = _streamed_truncated_bounds(posterior, alpha, q)  # abs(alpha f) built once for both
+    kept = posterior.subset(keep)
     delta = float(bounds.max())
-    settings = {"c": c, "g": g, "radius": radius, "relative": relative, "a": a, "q": q, "seed": seed}
-    used = {"unweighted": ("q", "seed"), "lw": ("c", "g", "q", "seed"), "cw": ("c", "g", "radius", "relative", "q", "seed"),
-            "sw": ("a", "q", "seed"), "custom": ("q", "seed")}[scheme]
-    return Synthesis(name or LABELS[scheme], scheme, {k: settings[k] for k in used}, alpha, kept, bounds,
-                     delta, _epsilon(delta), kept.synthesize(m, syn_seed))
+    return Synthesis(name or chosen.label, chosen.name, {**chosen.recorded(resolved), "q": q, "seed": seed}, alpha,
+                     kept, bounds, delta, _epsilon(delta), kept.synthesize(m, synthesis_seed))
 
 
 def _base_truncation(base, q) -> float:
@@ -196,8 +273,46 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
     Each evaluation is a refit. The first step x <- x * target / Delta(x) uses that Delta is
     roughly proportional to a weight scale; until the target is bracketed by two evaluations the
     loop bisects; once it is, regula falsi (Illinois variant) interpolates between the ends. A step that would leave the
-    bracket is replaced by bisection, so the loop cannot wander. Raises :class:`CalibrationError`
-    with the history if ``max_iter`` refits do not get within ``rtol``.
+    bracket is replaced by bisection, so the loop cannot wander.
+
+    Parameters
+    ----------
+    make : callable
+        x -> Synthesis; each call is one refit.
+    target : float
+        The Delta to reach (> 0).
+    start, low, high : float
+        The first x tried and the interval it stays in.
+    parameter : str
+        Name of x in the progress bar, the history and the error.
+    rtol, atol : float
+        Relative tolerance, or (when given) the absolute one.
+    max_iter : int
+        At most this many refits.
+
+    Returns
+    -------
+    Synthesis
+        The first result within tolerance; ``.calibration`` holds parameter, value (x), target,
+        the tolerance, iterations and history (every (x, Delta) tried, in order).
+
+    Raises
+    ------
+    CalibrationError
+        If ``max_iter`` refits do not get within tolerance; ``.history`` holds the path.
+
+    See Also
+    --------
+    matched_comparison : matches CW's g and SW's a to LW's Delta with it.
+    ppmlib.reweight_to_tolerance : finds the re-weighting k with it (absolute tolerance tau).
+
+    Examples
+    --------
+    Find the SW weight a whose Delta is 3 (SW's Delta is roughly a times the unweighted one):
+
+    >>> make = lambda a: ppmlib.synthesizer("poisson", y, "sw", a=a, seed=4)          # doctest: +SKIP
+    >>> sw = ppmlib.match_delta(make, 3.0, 0.5, 0.0, 1.0, parameter="a")              # doctest: +SKIP
+    >>> sw.calibration["value"], sw.delta                                             # doctest: +SKIP
     """
     target = _checks.real(target, "target", low=0, low_open=True)
     rtol = _checks.real(rtol, "rtol", low=0, low_open=True)
@@ -267,25 +382,97 @@ def summary_table(results) -> "pd.DataFrame":
 
 def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = False, c: float = 1.0,
                        g: float = 0.0, cw_c: float = 1.0, rtol: float = 0.03, max_iter: int = 12, m: int = 20,
-                       chains: int = 4, draws: int = 1000, warmup: int = 1000, seed: int = 0,
-                       progress: bool = True) -> dict:
-    """Unweighted, LW, and CW and SW matched to LW's Delta (ALGORITHMS.md sections 3-5).
+                       sampler: Sampler | None = None, seed: int = 0, progress: bool = True) -> dict:
+    """Unweighted, LW, and CW and SW matched to LW's Delta (2020 paper; the book's vector-weighted chapter).
 
-    LW uses (c, g). CW keeps its policy radius ``cw_radius`` (absolute, or relative to abs(y_i)) and
-    scale ``cw_c`` and is calibrated through its shift g (Delta rises with g). SW starts at
-    a = Delta_LW / Delta_unweighted and is refined by root finding.
-    Returns {"Unweighted": ..., "LW": ..., "CW": ..., "SW": ...}; the calibrated Synthesis objects
-    carry ``.calibration`` (parameter, value, target, history).
+    LW uses (c, g): alpha_i = clip(c (1 - r_i) + g, 0, 1) with r_i the min-max scaled unweighted
+    bound of record i. CW keeps its policy radius ``cw_radius`` (absolute, or relative to abs(y_i))
+    and scale ``cw_c`` and is calibrated through its shift g (Delta rises with g), in [-1, 1].
+    SW starts at a = Delta_LW / Delta_unweighted and is refined by root finding, in [0, 1].
+
+    Parameters
+    ----------
+    model, y : as for :func:`synthesizer` (shape (n,))
+    cw_radius, relative, cw_c : the CW policy
+    c, g : the LW scale and shift
+    rtol, max_iter : the matching stops within ``rtol`` of LW's Delta, after at most ``max_iter`` refits
+    m, sampler : synthetic datasets and NUTS settings of every fit
+    seed : one integer; ``ppmlib.seeds(seed, 4)`` seeds the four synthesizers
+
+    Returns
+    -------
+    dict
+        {"Unweighted": ..., "LW": ..., "CW": ..., "SW": ...} of :class:`Synthesis`; the calibrated
+        CW and SW carry ``.calibration`` (parameter, value, target, history).
+
+    Raises
+    ------
+    CalibrationError
+        If CW or SW does not reach LW's Delta within ``max_iter`` refits.
+
+    See Also
+    --------
+    synthesizer : one scheme end to end.
+    match_delta : the root finder used for CW and SW.
+
+    Examples
+    --------
+    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)                                     # doctest: +SKIP
+    >>> four = ppmlib.matched_comparison("poisson", y, cw_radius=10.0, seed=2020)         # doctest: +SKIP
+    >>> ppmlib.summary_table(four.values())[["Delta", "epsilon"]]                          # doctest: +SKIP
     """
-    run = dict(m=m, chains=chains, draws=draws, warmup=warmup)
-    seeds = [int(s) for s in np.random.SeedSequence(_checks.seed(seed)).generate_state(4)]
-    unweighted = synthesizer(model, y, "unweighted", seed=seeds[0], **run)
-    lw = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=seeds[1], **run)
+    y = family(model).check_y(y)
+    run = dict(m=m, sampler=_sampler(sampler))
+    fit_seeds = seeds(seed, 4)
+    unweighted = synthesizer(model, y, "unweighted", seed=fit_seeds[0], **run)
+    lw = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=fit_seeds[1], **run)
     target = lw.delta
     cw = match_delta(lambda shift: synthesizer(model, y, "cw", radius=cw_radius, relative=relative, c=cw_c,
-                                               g=shift, seed=seeds[2], **run),
+                                               g=shift, seed=fit_seeds[2], **run),
                      target, 0.1, -1.0, 1.0, parameter="g", rtol=rtol, max_iter=max_iter, progress=progress)
-    sw = match_delta(lambda a: synthesizer(model, y, "sw", a=a, seed=seeds[3], **run),
+    sw = match_delta(lambda a: synthesizer(model, y, "sw", a=a, seed=fit_seeds[3], **run),
                      target, min(target / unweighted.delta, 1.0), 0.0, 1.0, parameter="a", rtol=rtol,
                      max_iter=max_iter, progress=progress)
     return {"Unweighted": unweighted, "LW": lw, "CW": cw, "SW": sw}
+
+
+def lw_delta_grid(model: str, y, base, c_grid, g_grid, *, sampler: Sampler | None = None, seed: int = 0,
+                  prior: dict | None = None, progress: bool = True) -> "pd.DataFrame":
+    """LW's Delta at every (c, g) of a grid: one :func:`synthesizer` refit per cell.
+
+    Parameters
+    ----------
+    model, y : as for :func:`synthesizer` (shape (n,))
+    base : Fit or Synthesis
+        The unweighted fit whose log-likelihood sets the LW risks r_i.
+    c_grid, g_grid : array, shapes (C,) and (G,)
+        LW scales and shifts: alpha_i = clip(c (1 - r_i) + g, 0, 1).
+    sampler, prior : as for :func:`synthesizer`
+    seed : int
+        The same seed for every cell, so differences between cells are not fresh sampler noise.
+
+    Returns
+    -------
+    pandas.DataFrame
+        C * G rows (c outer, g inner): c, g, Delta, epsilon, mean weight, max_rhat, min_ess_bulk,
+        min_ess_tail, divergences, diagnostics_ok.
+
+    See Also
+    --------
+    synthesizer : one refit; ``ppmlib.plots.delta_map`` draws the table.
+    """
+    import pandas as pd
+
+    from .diagnostics import is_ok
+
+    c_grid = _checks.finite_array(c_grid, "c_grid", ndim=1)
+    g_grid = _checks.finite_array(g_grid, "g_grid", ndim=1)
+    rows = []
+    cells = [(float(c), float(g)) for c in c_grid for g in g_grid]
+    for c, g in progress_bar(cells, desc="LW Delta over (c, g)", enabled=progress):
+        lw = synthesizer(model, y, "lw", base=base, c=c, g=g, m=1, sampler=sampler, seed=seed, prior=prior)
+        d = lw.diagnostics
+        rows.append({"c": c, "g": g, "Delta": lw.delta, "epsilon": lw.epsilon, "mean weight": float(lw.weights.mean()),
+                     "max_rhat": d["max_rhat"], "min_ess_bulk": d["min_ess_bulk"], "min_ess_tail": d["min_ess_tail"],
+                     "divergences": d["divergences"], "diagnostics_ok": is_ok(d)})
+    return pd.DataFrame(rows)

@@ -24,6 +24,7 @@ import pandas as pd
 
 from . import _checks, simulate, utility
 from .mechanism import synthesizer
+from .posterior import Sampler, _sampler
 from .parallel import map_jobs
 from .seeding import seeds
 
@@ -36,13 +37,12 @@ DEFAULT_DESIGN_SETTINGS = {"mu": 100.0, "mix_mus": (100.0, 100.0), "mix_phis": (
 
 
 def _unweighted(model, y, done, seed, s):
-    return synthesizer(model, y, "unweighted", seed=seed, m=s["m"], chains=s["chains"], draws=s["draws"],
-                       warmup=s["warmup"])
+    return synthesizer(model, y, "unweighted", seed=seed, m=s["m"], sampler=s["sampler"])
 
 
 def _lw(model, y, done, seed, s):
     return synthesizer(model, y, "lw", base=done["Unweighted"], c=s["c"], g=s["g"], seed=seed, m=s["m"],
-                       chains=s["chains"], draws=s["draws"], warmup=s["warmup"])
+                       sampler=s["sampler"])
 
 
 # The synthesizers a job can run, in the order they run; each step may use the earlier results
@@ -115,7 +115,7 @@ class Study:
 
 def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, n_values=(), R_sweep: int = 30,
               synthesizers=("Unweighted", "LW"), seed: int = 0, c: float = 1.0, g: float = 0.0, m: int = 5,
-              chains: int = 4, draws: int = 1000, warmup: int = 1000, design_settings: dict | None = None,
+              sampler: Sampler | None = None, design_settings: dict | None = None,
               n_jobs: int = 1, client=None, progress: bool = True) -> Study:
     """The Appendix D Monte Carlo: R databases of size n per generating model, plus a sweep over n.
 
@@ -130,7 +130,7 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
     seed : one number reproduces every database, fit and synthetic dataset; job k of the list
         (model, size, r), in that order, gets ``ppmlib.seeds(seed, K)[k]``
     c, g : LW scale and shift;  m : synthetic datasets per synthesizer and database
-    chains, draws, warmup : NUTS settings of every fit
+    sampler : :class:`ppmlib.Sampler`, the NUTS settings of every fit (default 4 chains x 1000 draws)
     design_settings : mu, mix_mus, mix_phis, mix_probs (defaults: 100; (100, 100), (5, 20), (0.2, 0.8))
     n_jobs, client : parallel execution (see :func:`ppmlib.parallel.map_jobs`)
 
@@ -147,7 +147,8 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
 
     Examples
     --------
-    >>> study = run_study(["poisson"], n=200, R=4, chains=2, draws=200, warmup=200, progress=False)  # doctest: +SKIP
+    >>> study = run_study(["poisson"], n=200, R=4, sampler=ppmlib.Sampler(chains=2, draws=200, warmup=200),
+    ...                   progress=False)  # doctest: +SKIP
     >>> study.deltas.groupby("synthesizer")["delta"].median()  # doctest: +SKIP
     """
     models = [models] if isinstance(models, str) else list(models)
@@ -166,7 +167,7 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
     R_sweep = _checks.integer(R_sweep, "R_sweep", low=1)
     sizes = sorted({n, *(_checks.integer(v, "n_values entry", low=2) for v in n_values)})
     settings = {"c": _checks.real(c, "c", low=0), "g": _checks.real(g, "g"), "m": _checks.integer(m, "m", low=1),
-                "chains": chains, "draws": draws, "warmup": warmup,
+                "sampler": _sampler(sampler),
                 **DEFAULT_DESIGN_SETTINGS, **(design_settings or {})}
     keys = [(design, size, r) for design in models for size in sizes for r in range(R if size == n else R_sweep)]
     job_seeds = seeds(_checks.integer(seed, "seed", low=0), len(keys))

@@ -1,4 +1,5 @@
-"""``fit``: one (pseudo) posterior fit of a synthesizer, and the :class:`Fit` it returns."""
+"""``fit``: one (pseudo) posterior fit of a synthesizer, the :class:`Fit` it returns, and the
+:class:`Sampler` settings every fit in ppmlib is made with."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,6 +10,64 @@ import numpy as np
 from . import _checks, backends
 from .diagnostics import summarize
 from .models import Family, family
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """NUTS settings of a fit: ``chains`` chains of ``warmup`` + ``draws`` iterations each.
+
+    One object carries them through :func:`fit`, :func:`ppmlib.synthesizer`,
+    :func:`ppmlib.matched_comparison`, the re-weighting and calibration loops and the Monte Carlo
+    study, so a chapter states them once. A fit keeps S = chains * draws draws (warmup is discarded).
+
+    Parameters
+    ----------
+    chains : int
+        Independent Markov chains, at least 1 (R-hat needs at least 2 to compare them).
+    draws : int
+        Draws kept per chain, after warmup; at least 1.
+    warmup : int
+        Adaptation iterations per chain, discarded; at least 1.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A setting that is not an integer, or is below 1 (the message names it).
+
+    See Also
+    --------
+    fit : uses these settings.
+
+    Examples
+    --------
+    >>> Sampler()
+    Sampler(chains=4, draws=1000, warmup=1000)
+    >>> Sampler(chains=2, draws=200, warmup=200).total_draws
+    400
+    """
+    chains: int = 4
+    draws: int = 1000
+    warmup: int = 1000
+
+    def __post_init__(self):
+        for name in ("chains", "draws", "warmup"):
+            # frozen: set the checked (plain int) value through object.__setattr__
+            object.__setattr__(self, name, _checks.integer(getattr(self, name), name, low=1))
+
+    @property
+    def total_draws(self) -> int:
+        """S = chains * draws, the draws a fit keeps."""
+        return self.chains * self.draws
+
+
+def _sampler(value) -> Sampler:
+    """``None`` -> the default settings; anything but a :class:`Sampler` is a TypeError."""
+    if value is None:
+        return Sampler()
+    if not isinstance(value, Sampler):
+        raise TypeError(f"sampler must be a ppmlib.Sampler, e.g. ppmlib.Sampler(chains=4, draws=1000, warmup=1000), "
+                        f"got {type(value).__name__}")
+    return value
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,33 +170,66 @@ def _prior(fam: Family, prior) -> dict:
     return {**fam.default_prior, **{k: _checks.real(v, f"prior[{k!r}]") for k, v in prior.items()}}
 
 
-def fit(model: str, y, *, weights=None, X=None, chains: int = 4, draws: int = 1000, warmup: int = 1000,
-        seed=None, prior: dict | None = None, emit_log_lik: bool = False) -> Fit:
+def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, seed=None,
+        prior: dict | None = None, emit_log_lik: bool = False) -> Fit:
     """Fit the alpha-weighted (pseudo posterior) synthesizer ``model`` to ``y``.
+
+    The pseudo posterior is xi^alpha(theta | y) proportional to prod_i p(y_i | theta)^alpha_i
+    times the prior: each record's log-likelihood enters multiplied by its weight alpha_i.
 
     Parameters
     ----------
-    model : "poisson", "negbin" (mean mu, dispersion phi) or "normal" (linear regression on X)
-    y : (n,) data; non-negative integer counts for the count models
-    weights : (n,) alpha in [0, 1]; None means the unweighted posterior
-    X : (n, K) design matrix, normal model only (include an intercept column); None = intercept only
-    chains, draws, warmup : NUTS settings; draws are per chain, so S = chains * draws
-    seed : int for reproducible draws (same seed, same backend: identical draws); None picks one
-    prior : overrides of the default prior settings named in the Stan program's header
-    emit_log_lik : also return Stan's own per-record log-likelihood in ``draws["log_lik"]`` (tests)
+    model : str
+        "poisson", "negbin" (mean mu, dispersion phi) or "normal" (linear regression on X).
+    y : array, shape (n,)
+        The data; non-negative integer counts for the count models.
+    weights : array, shape (n,), optional
+        alpha in [0, 1]; None means the unweighted posterior.
+    X : array, shape (n, K), optional
+        Design matrix, normal model only (include an intercept column); None = intercept only.
+    sampler : Sampler, optional
+        NUTS settings (chains, draws per chain, warmup); None means ``Sampler()``, 4 x 1000 draws
+        after 1000 warmup iterations. S = chains * draws draws are kept.
+    seed : int, optional
+        Same seed, same backend: identical draws. None picks one at random.
+    prior : dict, optional
+        Overrides of the default prior settings named in the Stan program's header.
+    emit_log_lik : bool
+        Also return Stan's own per-record log-likelihood in ``draws["log_lik"]``, shape (S, n) (tests).
+
+    Returns
+    -------
+    Fit
+        Draws with the draw axis first: (S,) for scalars, (S, K) for vectors.
+
+    See Also
+    --------
+    ppmlib.Sampler : the NUTS settings.
+    ppmlib.synthesizer : weights, fit, bounds and synthetic data of one weighting scheme.
+
+    Examples
+    --------
+    >>> y = ppmlib.simulate.poisson(200, 100, seed=1)                                   # doctest: +SKIP
+    >>> posterior = ppmlib.fit("poisson", y, sampler=ppmlib.Sampler(chains=2, draws=500), seed=3)  # doctest: +SKIP
+    >>> posterior.draws["lambda"].shape                                                 # doctest: +SKIP
+    (1000,)
     """
     fam = family(model)
     y = fam.check_y(y)
     X = fam.check_X(X, y.size)
     alpha = _checks.weights(weights, y.size)
-    chains = _checks.integer(chains, "chains", low=1)
-    n_draws = _checks.integer(draws, "draws", low=1)
-    warmup = _checks.integer(warmup, "warmup", low=1)
-    seed = _checks.seed(seed)
+    return _fit(fam, y, X, alpha, _sampler(sampler), _checks.seed(seed), _prior(fam, prior), emit_log_lik)
+
+
+def _fit(fam: Family, y: np.ndarray, X, alpha: np.ndarray, sampler: Sampler, seed, prior: dict,
+         emit_log_lik: bool = False) -> Fit:
+    """:func:`fit` on checked inputs: y and X as the family's checks return them, the full prior dict."""
     if seed is None:
         seed = int(np.random.default_rng().integers(2**31 - 1))
-    data = fam.stan_data(y, X, alpha, _prior(fam, prior), emit_log_lik)
-    out = backends.sample(fam.name, data, chains=chains, draws=n_draws, warmup=warmup, seed=seed)
+    data = fam.stan_data(y, X, alpha, prior, emit_log_lik)
+    out = backends.sample(fam.name, data, chains=sampler.chains, draws=sampler.draws, warmup=sampler.warmup,
+                          seed=seed)
     keep = set(fam.params) | ({"log_lik"} if emit_log_lik else set())
     params = {k: v for k, v in out.params.items() if k in keep}
-    return Fit(fam, y, X if fam.name == "normal" else None, alpha, params, out.sampler, chains, out.backend, seed)
+    return Fit(fam, y, X if fam.name == "normal" else None, alpha, params, out.sampler, sampler.chains, out.backend,
+               seed)

@@ -22,6 +22,7 @@ import numpy as np
 from . import _checks
 from .claims import Claims
 from .mechanism import CalibrationError, Synthesis, match_delta, synthesizer
+from .posterior import Sampler, _sampler
 from .seeding import seeds
 from .weights import reweight
 
@@ -49,9 +50,8 @@ def weight_change(before, after) -> dict:
 
 
 def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: float = 0.95, max_iter: int = 12,
-                          X=None, m: int | None = None, chains: int = 4, draws: int = 1000, warmup: int = 1000,
-                          seed: int = 0, name: str | None = None, prior: dict | None = None,
-                          progress: bool = True) -> Synthesis:
+                          X=None, m: int | None = None, sampler: Sampler | None = None, seed: int = 0,
+                          name: str | None = None, prior: dict | None = None, progress: bool = True) -> Synthesis:
     """Algorithm 1 of the 2025 paper to convergence: re-weight ``start`` at equal Delta.
 
     Each try of k refits the synthesizer with alpha^w_i = clip(k alpha_i Delta / Delta_i, 0, 1),
@@ -72,7 +72,7 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
 
     Parameters
     ----------
-    model, y, X, prior : as for :func:`ppmlib.synthesizer` (the data and model ``start`` was fitted to)
+    model, y, X, prior : as for :func:`ppmlib.synthesizer` (the data, shape (n,), and model ``start`` was fitted to)
     start : Synthesis
         The alpha-weighted synthesizer to improve (LW, CW, ...); its truncation q is kept.
     tau : float
@@ -81,8 +81,9 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
         The first k tried (the paper uses 0.95); must lie in (0, k_sat], k_sat = :func:`ppmlib.reweighting.saturation_k`.
     max_iter : int
         At most this many refits.
-    m, chains, draws, warmup, seed : settings of every refit (m defaults to the start's m). One
-        seed for all refits, so Delta changes with k only, not with Monte Carlo noise.
+    m, sampler, seed : settings of every refit (m defaults to the start's m; sampler, a
+        :class:`ppmlib.Sampler`, to 4 chains x 1000 draws). One seed for all refits, so Delta
+        changes with k only, not with Monte Carlo noise.
     name : label of the result (default: the start's name + "_final").
 
     Returns
@@ -97,6 +98,12 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     CalibrationError
         If ``max_iter`` refits do not get within tau; its ``.history`` holds the path.
 
+    See Also
+    --------
+    ppmlib.match_delta : the root finder over k.
+    ppmlib.reweighting.saturation_k : the largest useful k.
+    reweighting_comparison : LW, CW and both re-weighted, for one database.
+
     Examples
     --------
     >>> lw = ppmlib.synthesizer("negbin", y, "lw", base=unweighted, seed=2)   # doctest: +SKIP
@@ -110,6 +117,7 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     tau = _checks.real(tau, "tau", low=0, low_open=True)
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
     m = start.synthetic.shape[0] if m is None else m
+    sampler = _sampler(sampler)
     alpha, bounds, target = start.weights, start.bounds, start.delta
     k_sat = saturation_k(alpha, bounds)
     if k0 > k_sat:
@@ -119,8 +127,8 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     label = name or f"{start.name}_final"
 
     def make(k: float) -> Synthesis:
-        return synthesizer(model, y, "custom", weights=reweight(alpha, bounds, k), X=X, q=q, m=m, chains=chains,
-                           draws=draws, warmup=warmup, seed=seed, name=label, prior=prior)
+        return synthesizer(model, y, "custom", weights=reweight(alpha, bounds, k), X=X, q=q, m=m, sampler=sampler,
+                           seed=seed, name=label, prior=prior)
 
     try:
         result = match_delta(make, target, k0, 0.0, k_sat, parameter="k", atol=tau, max_iter=max_iter,
@@ -139,8 +147,7 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
 
 def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: float, g: float = 0.0,
                          c_range: tuple = (0.05, 5.0), max_iter: int = 12, q: float = 1.0, m: int = 20,
-                         chains: int = 4, draws: int = 1000, warmup: int = 1000, seed: int = 0,
-                         progress: bool = True) -> Synthesis:
+                         sampler: Sampler | None = None, seed: int = 0, progress: bool = True) -> Synthesis:
     """LW with its scale c set so that epsilon = 2 Delta is ``target_epsilon`` (within 2 tau).
 
     The shift g stays fixed; c moves in ``c_range``, over which Delta rises with c (the weights
@@ -150,27 +157,47 @@ def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: flo
 
     Parameters
     ----------
+    model, y : as for :func:`ppmlib.synthesizer` (y of shape (n,))
     base : Synthesis or Fit
         The unweighted synthesizer whose log-likelihood sets the LW risks.
     target_epsilon : float
         The epsilon the reader wants for each synthetic dataset (m of them cost m times that).
     tau : float
         Absolute tolerance on Delta.
+    g, c_range : the fixed LW shift and the range of scales searched
+    max_iter, q, m, sampler, seed : as for :func:`ppmlib.synthesizer` and :func:`ppmlib.match_delta`
 
     Returns
     -------
     Synthesis
         ``.calibration`` holds ``value`` (c), ``history`` (c, Delta), ``target`` (target_epsilon / 2)
         and ``reachable_epsilon`` (the range at the ends of ``c_range``).
+
+    See Also
+    --------
+    epsilon_curve : several targets, the ends of ``c_range`` fitted once.
+
+    Examples
+    --------
+    >>> lw8 = ppmlib.calibrate_lw_epsilon("negbin", y, unweighted, 8.0, tau=0.05)   # doctest: +SKIP
+    >>> lw8.epsilon, lw8.calibration["value"]                                      # doctest: +SKIP
     """
     return epsilon_curve(model, y, base, [target_epsilon], tau=tau, g=g, c_range=c_range, max_iter=max_iter,
-                         q=q, m=m, chains=chains, draws=draws, warmup=warmup, seed=seed, progress=progress)[0]
+                         q=q, m=m, sampler=sampler, seed=seed, progress=progress)[0]
 
 
 def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, c_range: tuple = (0.05, 5.0),
-                  max_iter: int = 12, q: float = 1.0, m: int = 20, chains: int = 4, draws: int = 1000,
-                  warmup: int = 1000, seed: int = 0, progress: bool = True) -> list[Synthesis]:
-    """:func:`ppmlib.calibrate_lw_epsilon` for several targets, fitting the ends of ``c_range`` only once."""
+                  max_iter: int = 12, q: float = 1.0, m: int = 20, sampler: Sampler | None = None, seed: int = 0,
+                  progress: bool = True) -> list[Synthesis]:
+    """:func:`ppmlib.calibrate_lw_epsilon` for several targets, fitting the ends of ``c_range`` only once.
+
+    ``epsilons`` is a list of E targets; returns E Synthesis objects in the same order.
+
+    See Also
+    --------
+    calibrate_lw_epsilon : one target; its parameters are these.
+    ppmlib.reweighting.epsilon_table : one row per result.
+    """
     tau = _checks.real(tau, "tau", low=0, low_open=True)
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
     if not isinstance(c_range, (tuple, list)) or len(c_range) != 2:
@@ -178,11 +205,11 @@ def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, 
     c_low = _checks.real(c_range[0], "c_range[0]", low=0, low_open=True)
     c_high = _checks.real(c_range[1], "c_range[1]", low=c_low, low_open=True)
     targets = [_checks.real(e, "target_epsilon", low=0, low_open=True) for e in np.atleast_1d(epsilons).tolist()]
+    sampler = _sampler(sampler)
 
     @lru_cache(maxsize=None)
     def make(c: float) -> Synthesis:
-        return synthesizer(model, y, "lw", base=base, c=c, g=g, q=q, m=m, chains=chains, draws=draws,
-                           warmup=warmup, seed=seed, name="LW")
+        return synthesizer(model, y, "lw", base=base, c=c, g=g, q=q, m=m, sampler=sampler, seed=seed, name="LW")
 
     low_end, high_end = make(c_low), make(c_high)
     reachable = (low_end.epsilon, high_end.epsilon)
@@ -221,16 +248,23 @@ def _with_calibration(result: Synthesis, calibration: dict) -> Synthesis:
 
 def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool = False, lw_c: float = 1.0,
                            lw_g: float = 0.0, cw_c: float = 1.0, cw_g: float = 0.0, k0: float = 0.95, tau: float,
-                           max_iter: int = 12, q: float = 1.0, m: int = 20, chains: int = 4, draws: int = 1000,
-                           warmup: int = 1000, seed: int = 0, progress: bool = True) -> dict:
+                           max_iter: int = 12, q: float = 1.0, m: int = 20, sampler: Sampler | None = None,
+                           seed: int = 0, progress: bool = True) -> dict:
     """Unweighted, LW, LW_final, CW and CW_final for one database (2025 paper, sections 2.2 and 3).
 
     LW uses (lw_c, lw_g); CW is run as the 2025 paper runs it, with its policy radius and
     (cw_c, cw_g) = (1, 0) by default, *not* matched to LW's Delta. Each is then re-weighted by
     :func:`ppmlib.reweight_to_tolerance` to its own Delta within ``tau``, starting from ``k0``.
-    Returns {"Unweighted": ..., "LW": ..., "LW_final": ..., "CW": ..., "CW_final": ...}.
+    Returns {"Unweighted": ..., "LW": ..., "LW_final": ..., "CW": ..., "CW_final": ...}; ``sampler``
+    (a :class:`ppmlib.Sampler`) and m apply to every fit, ``ppmlib.seeds(seed, 5)`` seeds the five.
+
+    See Also
+    --------
+    reweight_to_tolerance : one re-weighting.
+    ppmlib.matched_comparison : the 2020 paper's comparison, CW and SW matched to LW's Delta.
+    ppmlib.reweighting.claims : the paper's statements checked on the result.
     """
-    run = dict(m=m, chains=chains, draws=draws, warmup=warmup)
+    run = dict(m=m, sampler=_sampler(sampler))
     s = seeds(seed, 5)
     unweighted = synthesizer(model, y, "unweighted", q=q, seed=s[0], **run)
     lw = synthesizer(model, y, "lw", base=unweighted, c=lw_c, g=lw_g, q=q, seed=s[1], **run)

@@ -131,7 +131,7 @@ def test_likelihood_ratio_of_a_whole_synthetic_dataset_equals_that_of_its_sum():
 
 def test_exact_sampler_agrees_with_stan():
     alpha = ppmlib.lw_weights(exact.poisson_log_lik(exact.sample(Y, None, 4000, seed=1), Y).T)
-    fit = ppmlib.fit("poisson", Y, weights=alpha, chains=2, draws=1000, warmup=500, seed=5)
+    fit = ppmlib.fit("poisson", Y, weights=alpha, sampler=ppmlib.Sampler(chains=2, draws=1000, warmup=500), seed=5)
     stan_draws = fit.draws["lambda"]
     exact_draws = exact.sample(Y, alpha, size=20_000, seed=6)
     shape, rate = exact.pseudo_posterior(Y, alpha)

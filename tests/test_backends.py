@@ -49,8 +49,8 @@ def _on(backend, monkeypatch, *args, **kwargs):
 def test_chain_one_of_a_four_chain_fit_is_the_one_chain_fit(counts):
     """Chain k's draws depend only on (seed, k): chain 1 of a 4-chain fit is the 1-chain fit, and
     the draws come chain after chain (the order rhat and ESS assume)."""
-    one = ppmlib.fit("negbin", counts, seed=21, chains=1, draws=150, warmup=150)
-    four = ppmlib.fit("negbin", counts, seed=21, chains=4, draws=150, warmup=150)
+    one = ppmlib.fit("negbin", counts, seed=21, sampler=ppmlib.Sampler(chains=1, draws=150, warmup=150))
+    four = ppmlib.fit("negbin", counts, seed=21, sampler=ppmlib.Sampler(chains=4, draws=150, warmup=150))
     for name in one.draws:
         np.testing.assert_array_equal(four.draws[name][:150], one.draws[name])
     np.testing.assert_array_equal(four.sampler["stepsize__"][:150], one.sampler["stepsize__"])
@@ -68,7 +68,7 @@ def test_both_backends_give_identical_draws(model, counts, monkeypatch):
         X = np.column_stack([np.ones_like(x), x])
         y = 1.0 + 0.5 * x + rng.normal(scale=0.7, size=x.size)
     weights = rng.uniform(0.1, 1.0, counts.size)
-    kwargs = dict(X=X, weights=weights, seed=31, chains=3, draws=200, warmup=200, emit_log_lik=True)
+    kwargs = dict(X=X, weights=weights, seed=31, sampler=ppmlib.Sampler(chains=3, draws=200, warmup=200), emit_log_lik=True)
     cmd, py = (_on(b, monkeypatch, model, y, **kwargs) for b in ("cmdstanpy", "pystan"))
     assert cmd.draws.keys() == py.draws.keys() and "log_lik" in cmd.draws
     for name in cmd.draws:
@@ -83,7 +83,7 @@ def test_lw_pipeline_gives_the_same_delta_on_both_backends(monkeypatch):
     """The issue's example: 1000 Poisson counts, LW weights from the unweighted fit, the weighted
     fit's Delta. With 6-digit CmdStan output Delta_LW was 3.624 against PyStan's 3.592."""
     y = ppmlib.simulate.poisson(1000, 100, seed=1)
-    run = dict(chains=1, draws=1000, warmup=1000)
+    run = dict(sampler=ppmlib.Sampler(chains=1, draws=1000, warmup=1000))
     deltas = {}
     for backend in ("cmdstanpy", "pystan"):
         base = _on(backend, monkeypatch, "poisson", y, seed=1, **run)
@@ -181,7 +181,7 @@ def test_both_backends_give_draws_in_the_same_form(monkeypatch, counts):
     forms = {}
     for name in ("cmdstanpy", "pystan"):
         monkeypatch.setenv("PPMLIB_BACKEND", name)
-        fit = ppmlib.fit("negbin", counts, seed=3, draws=500, warmup=500)
+        fit = ppmlib.fit("negbin", counts, seed=3, sampler=ppmlib.Sampler(draws=500, warmup=500))
         forms[name] = fit
         assert fit.backend == name
     a, b = forms["cmdstanpy"], forms["pystan"]
@@ -197,7 +197,7 @@ def test_pystan_chatter_stays_out_of_output(capfd, counts, monkeypatch):
     if not backends.pystan_available():
         pytest.skip("PyStan not installed")
     monkeypatch.setenv("PPMLIB_BACKEND", "pystan")
-    fit = ppmlib.fit("poisson", counts, seed=12, draws=100, warmup=100)
+    fit = ppmlib.fit("poisson", counts, seed=12, sampler=ppmlib.Sampler(draws=100, warmup=100))
     out, err = capfd.readouterr()
     assert "Building" not in out + err and "Sampling" not in out + err
     assert fit.n_draws == 400

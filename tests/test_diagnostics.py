@@ -79,7 +79,7 @@ def test_negative_binomial_fit_agrees_with_arviz():
     # the case where the earlier truncation of Geyer's sequence gave bulk ESS(phi) 1152.81 against ArviZ's 1132.43
     import ppmlib
     y = np.random.default_rng(3).negative_binomial(5, 5 / 105, 400)
-    fit = ppmlib.fit("negbin", y, chains=4, draws=300, warmup=300, seed=5)
+    fit = ppmlib.fit("negbin", y, sampler=ppmlib.Sampler(chains=4, draws=300, warmup=300), seed=5)
     for name in ("mu", "phi"):
         assert_agrees_with_arviz(fit.draws[name].reshape(4, -1))
 

@@ -108,14 +108,14 @@ def test_risk_inputs_from_a_normal_fit():
     rng = np.random.default_rng(1)
     x = rng.normal(size=40)
     X = np.column_stack([np.ones_like(x), x])
-    fit = ppmlib.fit("normal", 1 + x + rng.normal(size=40), X=X, seed=2, draws=100, warmup=100)
+    fit = ppmlib.fit("normal", 1 + x + rng.normal(size=40), X=X, seed=2, sampler=ppmlib.Sampler(draws=100, warmup=100))
     mu, sigma = risk_inputs(fit, 7)
     idx = np.linspace(0, fit.n_draws - 1, 7).round().astype(int)
     np.testing.assert_allclose(mu, fit.draws["beta"][idx] @ X.T)
     np.testing.assert_allclose(sigma, fit.draws["sigma"][idx])
     with pytest.raises(ValueError, match="H = 1000 draws requested"):
         risk_inputs(fit, 1000)
-    counts = ppmlib.fit("poisson", [1, 2, 3], seed=1, draws=50, warmup=50)
+    counts = ppmlib.fit("poisson", [1, 2, 3], seed=1, sampler=ppmlib.Sampler(draws=50, warmup=50))
     with pytest.raises(ValueError, match="needs a normal synthesizer"):
         risk_inputs(counts, 5)
 

@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import ppmlib
 from ppmlib import exact
 
 # A hand-checkable database: two records, the second at half weight, prior Gamma(1, 1).
@@ -169,15 +168,3 @@ def test_exceedance_bounds_separate_safe_from_unsafe_points(simulated):
 def test_bad_inputs_name_the_argument(call, error, name):
     with pytest.raises(error, match=name):
         call()
-
-
-def test_lw_delta_grid_rises_with_c_and_matches_a_manual_refit():
-    y = ppmlib.simulate.poisson(150, 100, seed=5)
-    base = ppmlib.fit("poisson", y, seed=1, chains=2, draws=300, warmup=300)
-    run = dict(seed=2, chains=2, draws=300, warmup=300)
-    table = exact.lw_delta_grid(y, base.log_lik, [0.4, 0.8], [0.0], **run)
-    assert list(table["c"]) == [0.4, 0.8] and table.shape[0] == 2
-    assert table["Delta"].iloc[1] > 1.5 * table["Delta"].iloc[0]
-    alpha = ppmlib.lw_weights(base.log_lik, c=0.8, g=0.0)
-    refit = ppmlib.fit("poisson", y, weights=alpha, **run)
-    assert table["Delta"].iloc[1] == pytest.approx(ppmlib.lipschitz_bound(refit.log_lik, alpha), rel=1e-12)

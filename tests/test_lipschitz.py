@@ -133,11 +133,11 @@ def test_streamed_bounds_never_build_the_draws_by_records_matrix():
 @pytest.mark.parametrize("model", ["poisson", "negbin"])
 def test_synthesizer_bounds_equal_the_matrix_route(model):
     y = ppmlib.simulate.nb_mixture(300, [100, 100], [5, 20], [0.2, 0.8], seed=4)
-    run = dict(chains=2, draws=200, warmup=200, m=3)
+    run = dict(sampler=ppmlib.Sampler(chains=2, draws=200, warmup=200), m=3)
     base = ppmlib.synthesizer(model, y, "unweighted", seed=1, **run)
     lw = ppmlib.synthesizer(model, y, "lw", base=base, c=0.9, q=0.9, seed=2, **run)
     np.testing.assert_allclose(lw.weights, ppmlib.lw_weights(base.fit.log_lik, c=0.9, q=0.9), rtol=1e-12)
-    refit = ppmlib.fit(model, y, weights=lw.weights, chains=2, draws=200, warmup=200, seed=lw.fit.seed)
+    refit = ppmlib.fit(model, y, weights=lw.weights, sampler=run["sampler"], seed=lw.fit.seed)
     keep = ppmlib.kept_draws(refit.log_lik, lw.weights, 0.9)
     assert lw.fit.n_draws == keep.sum() < refit.n_draws
     np.testing.assert_allclose(lw.bounds, ppmlib.record_bounds(refit.log_lik[keep], lw.weights), rtol=1e-12)

@@ -4,10 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import backends, montecarlo
+from ppmlib import Sampler, backends, montecarlo
 from ppmlib.parallel import local_cluster, map_jobs
 
-TINY = dict(n=120, R=3, n_values=[60], R_sweep=2, chains=2, draws=150, warmup=150, m=2, seed=7, progress=False)
+TINY = dict(n=120, R=3, n_values=[60], R_sweep=2, sampler=Sampler(chains=2, draws=150, warmup=150), m=2, seed=7,
+            progress=False)
 
 
 def slow_square(x):
@@ -82,7 +83,7 @@ def test_study_rows_match_a_direct_run_of_one_database():
     from ppmlib import seeds, synthesizer
     data_seed, unweighted_seed, lw_seed = seeds(seeds(7, 3)[1], 3)
     y = montecarlo.database("poisson", 120, data_seed)
-    run = dict(chains=2, draws=150, warmup=150, m=2)
+    run = dict(sampler=Sampler(chains=2, draws=150, warmup=150), m=2)
     unweighted = synthesizer("poisson", y, "unweighted", seed=unweighted_seed, **run)
     lw = synthesizer("poisson", y, "lw", base=unweighted, seed=lw_seed, **run)
     row = study.deltas.set_index(["r", "synthesizer"])["delta"]

@@ -44,16 +44,16 @@ def test_log_lik_equals_stans_own_lpmf(model, counts):
         x = rng.normal(size=counts.size)
         X = np.column_stack([np.ones_like(x), x])
         y = 1.0 + 0.5 * x + rng.normal(scale=0.7, size=x.size)
-    fit = ppmlib.fit(model, y, X=X, seed=5, draws=200, warmup=300, emit_log_lik=True)
+    fit = ppmlib.fit(model, y, X=X, seed=5, sampler=ppmlib.Sampler(draws=200, warmup=300), emit_log_lik=True)
     assert fit.log_lik.shape == (4 * 200, y.size)
     np.testing.assert_allclose(fit.log_lik, fit.draws["log_lik"], rtol=1e-9, atol=1e-9)
 
 
 def test_same_seed_same_draws_weights_and_delta(counts):
     def run():
-        f0 = ppmlib.fit("negbin", counts, seed=42, draws=300, warmup=300)
+        f0 = ppmlib.fit("negbin", counts, seed=42, sampler=ppmlib.Sampler(draws=300, warmup=300))
         w = ppmlib.lw_weights(f0.log_lik, c=0.9, g=0.05)
-        f1 = ppmlib.fit("negbin", counts, weights=w, seed=43, draws=300, warmup=300)
+        f1 = ppmlib.fit("negbin", counts, weights=w, seed=43, sampler=ppmlib.Sampler(draws=300, warmup=300))
         return f1.draws["mu"], w, ppmlib.lipschitz_bound(f1.log_lik, w), f1.synthesize(5, seed=1)
     first, second = run(), run()
     for a, b in zip(first, second):
@@ -61,8 +61,8 @@ def test_same_seed_same_draws_weights_and_delta(counts):
 
 
 def test_different_seed_different_draws(counts):
-    a = ppmlib.fit("poisson", counts, seed=1, draws=100, warmup=100).draws["lambda"]
-    b = ppmlib.fit("poisson", counts, seed=2, draws=100, warmup=100).draws["lambda"]
+    a = ppmlib.fit("poisson", counts, seed=1, sampler=ppmlib.Sampler(draws=100, warmup=100)).draws["lambda"]
+    b = ppmlib.fit("poisson", counts, seed=2, sampler=ppmlib.Sampler(draws=100, warmup=100)).draws["lambda"]
     assert not np.array_equal(a, b)
 
 
@@ -108,8 +108,7 @@ def test_diagnostics_reported(counts):
     (dict(model="normal", y=[1.0, 2.0], X=np.ones((3, 2))), ValueError, "X must be an"),
     (dict(model="normal", y=[1.0, 2.0], X=np.ones(2)), ValueError, "X must be an"),
     (dict(model="poisson", y=[1, 2], X=np.ones((2, 1))), ValueError, "X is only used"),
-    (dict(model="poisson", y=[1, 2], chains=2.0), TypeError, "chains must be an integer"),
-    (dict(model="poisson", y=[1, 2], draws=0), ValueError, "draws must be >= 1"),
+    (dict(model="poisson", y=[1, 2], sampler=dict(chains=2)), TypeError, "sampler must be a ppmlib.Sampler"),
     (dict(model="poisson", y=[1, 2], seed=-1), ValueError, "seed must be >= 0"),
     (dict(model="poisson", y=[1, 2], prior={"shape": 1}), ValueError, "unknown prior setting"),
 ])
@@ -136,7 +135,7 @@ def test_weighted_negbin_matches_grid_quadrature():
     MCMC mean of mu with quadrature of prior x weighted likelihood on a fine grid."""
     y = ppmlib.simulate.nb_mixture(40, [30, 30], [3, 10], [0.5, 0.5], seed=4)
     w = np.random.default_rng(5).uniform(0.2, 1.0, y.size)
-    fit = ppmlib.fit("negbin", y, weights=w, seed=6, draws=2000)
+    fit = ppmlib.fit("negbin", y, weights=w, seed=6, sampler=ppmlib.Sampler(draws=2000))
     log_mu, inv_sqrt_phi = np.meshgrid(np.linspace(2.6, 4.2, 400), np.linspace(0.02, 1.2, 400), indexing="ij")
     grid = {"mu": np.exp(log_mu).ravel(), "phi": inv_sqrt_phi.ravel() ** -2.0}
     log_lik = fit.model.log_lik(grid, y, None)  # (grid points, n)
@@ -151,7 +150,7 @@ def test_weighted_normal_matches_grid_quadrature():
     rng = np.random.default_rng(7)
     y = rng.normal(3.0, 2.0, 30)
     w = rng.uniform(0.2, 1.0, y.size)
-    fit = ppmlib.fit("normal", y, weights=w, seed=8, draws=2000)
+    fit = ppmlib.fit("normal", y, weights=w, seed=8, sampler=ppmlib.Sampler(draws=2000))
     beta0, sigma = np.meshgrid(np.linspace(0.0, 6.0, 500), np.linspace(0.5, 6.0, 500), indexing="ij")
     grid = {"beta": beta0.reshape(-1, 1), "sigma": sigma.ravel()}
     log_lik = fit.model.log_lik(grid, y, np.ones((y.size, 1)))

@@ -5,7 +5,7 @@ import pytest
 import ppmlib
 from ppmlib import exact, reweighting
 
-RUN = dict(chains=2, draws=300, warmup=300, m=5)
+RUN = dict(sampler=ppmlib.Sampler(chains=2, draws=300, warmup=300), m=5)
 
 
 # --- the formula, by hand (no Stan) ----------------------------------------------------------
