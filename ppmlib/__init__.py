@@ -23,6 +23,7 @@ from .mechanism import CalibrationError, Synthesis, match_delta, matched_compari
 from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, record_bounds
 from .posterior import Fit, fit
 from .seeding import seeds
+from .models import POISSON_PRIOR  # issue 8: the one default Poisson prior
 from .backends import BackendUnavailableError, backend
 from . import montecarlo  # issue 9: asymptotic DP by Monte Carlo
 from . import parallel  # issue 9: map_jobs (serial, local workers or a Dask cluster)
@@ -43,6 +44,7 @@ __all__ = [
     "audit",
     "montecarlo",
     "parallel",
+    "POISSON_PRIOR",
 ]
 __all__ += ["reweighting", "salary_like", "reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve",
             "reweighting_comparison", "release"]

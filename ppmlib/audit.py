@@ -35,6 +35,7 @@ from scipy import optimize, stats
 
 from . import _checks, exact, simulate
 from .lipschitz import record_bounds
+from .models import POISSON_PRIOR
 from .seeding import seeds
 from .weights import lw_risks, lw_weights, scalar_weights
 
@@ -403,10 +404,10 @@ def grid_delta(y, alpha, *, prior: dict | None = None, mass: float = 1 - 1e-6, g
 
 
 def _prior(prior) -> dict:
-    prior = dict(exact.DEFAULT_PRIOR if prior is None else prior)
-    unknown = set(prior) - set(exact.DEFAULT_PRIOR)
+    prior = dict(POISSON_PRIOR if prior is None else prior)
+    unknown = set(prior) - set(POISSON_PRIOR)
     if unknown:
-        raise ValueError(f"unknown prior setting(s) {sorted(unknown)}; known: {sorted(exact.DEFAULT_PRIOR)}")
+        raise ValueError(f"unknown prior setting(s) {sorted(unknown)}; known: {sorted(POISSON_PRIOR)}")
     return prior
 
 

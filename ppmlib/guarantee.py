@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _checks, exact
 from .lipschitz import lipschitz_bound, record_bounds
+from .models import POISSON_PRIOR
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,8 +60,8 @@ class LooCheck:
 
 
 def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: int = 2000,
-                        prior_shape: float = exact.DEFAULT_PRIOR["prior_shape"],
-                        prior_rate: float = exact.DEFAULT_PRIOR["prior_rate"]) -> LooCheck:
+                        prior_shape: float = POISSON_PRIOR["prior_shape"],
+                        prior_rate: float = POISSON_PRIOR["prior_rate"]) -> LooCheck:
     """Exact LOO log density ratios of a Poisson pseudo posterior against its draw-based Delta.
 
     ``fitted`` is the alpha-weighted Poisson :class:`~ppmlib.Fit` (its draws set Delta and the
@@ -111,8 +112,8 @@ def loo_check_table(checks: dict, y) -> "pd.DataFrame":
     } for name, ch in checks.items()}).T
 
 
-def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = exact.DEFAULT_PRIOR["prior_shape"],
-                    prior_rate: float = exact.DEFAULT_PRIOR["prior_rate"]) -> tuple["pd.DataFrame", dict]:
+def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = POISSON_PRIOR["prior_shape"],
+                    prior_rate: float = POISSON_PRIOR["prior_rate"]) -> tuple["pd.DataFrame", dict]:
     """Where, beyond the draws, some neighbour's ratio first exceeds 2 Delta, and the mass there.
 
     ``wide`` (G,) is an increasing grid of rates reaching far beyond the draws. Returns a table
