@@ -25,9 +25,13 @@ __all__ = ["DEFAULT_OFFSETS", "AttributeRisk", "attribute_risk", "synthetic_log_
            "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset"]
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from . import _checks
+
+if TYPE_CHECKING:
+    from .posterior import Fit
 
 DEFAULT_OFFSETS = np.round(np.arange(-2.5, 2.5 + 1e-9, 0.5), 10)  # G = 11, 0 is the truth
 
@@ -161,10 +165,19 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk
     return AttributeRisk(probs, prob_true, rank_true, y[:, None] + offsets[None, :], offsets, draw_share)
 
 
-def risk_inputs(fit, H: int) -> tuple[np.ndarray, np.ndarray]:
+def risk_inputs(fit: "Fit", H: int) -> tuple[np.ndarray, np.ndarray]:
     """(mu, sigma) for ``attribute_risk`` from H evenly spaced draws of a normal-model Fit:
-    mu is (H, n), the model mean of every record under each draw, and sigma is (H,)."""
-    if fit.model.name != "normal":
+    mu is (H, n), the model mean of every record under each draw, and sigma is (H,).
+
+    Only the 'normal' family has a per-record mean X_i beta and an sd sigma (``Normal.mean`` and
+    the ``sigma`` draws); any other fit is refused with a ValueError, anything but a Fit with a
+    TypeError.
+    """
+    from .models import Normal
+    from .posterior import Fit
+    if not isinstance(fit, Fit):
+        raise TypeError(f"fit must be a ppmlib.Fit of the 'normal' model, got {type(fit).__name__}")
+    if not isinstance(fit.model, Normal):
         raise ValueError(f"attribute_risk needs a normal synthesizer; this fit is {fit.model.name!r}")
     H = _checks.integer(H, "H", low=1)
     if H > fit.n_draws:
