@@ -11,9 +11,9 @@ from scipy import special
 
 from . import _checks
 
-# The Poisson rate's Gamma(shape, rate) prior: the Stan program's default, used by the Stan family,
-# by the closed forms of ppmlib.exact and by the chapters. Weak for counts near 100. Copy it before
-# changing a value (every user shares this one dict).
+#: The Poisson rate's Gamma(shape, rate) prior: the Stan program's default, used by the Stan family,
+#: by the closed forms of ppmlib.exact and by the chapters. Weak for counts near 100. Copy it before
+#: changing a value (every user shares this one dict).
 POISSON_PRIOR = {"prior_shape": 1.0, "prior_rate": 0.001}
 
 
