@@ -711,3 +711,15 @@ def modes_table(result: Audit, neighbours: str = "add/remove") -> pd.DataFrame:
     sub = result.table[result.table["neighbours"] == neighbours]
     return sub.pivot_table(index=["n", "target", "synthesizer", "output"], columns="weights",
                            values=["AUC", "eps_lb", "exact loss"], sort=False)
+
+
+# --- issue 8: the audit chapter's calibration over trial counts (book/privacy_audit.md) ----------
+
+def calibration_by_trials(epsilon: float, trial_counts, seed=0, confidence: float = 0.95) -> pd.Series:
+    """The lower bound the audit proves for randomized response with a known ``epsilon``, for each
+    number of trials in ``trial_counts`` (one :func:`randomized_response` run per count, from
+    ``seed``): a Series indexed by the trial count. The gap to ``epsilon`` is what the trials cost."""
+    counts = [_checks.integer(k, "trial_counts[...]", low=2) for k in trial_counts]
+    bounds = {k: epsilon_lower_bound(*randomized_response(epsilon, k, seed=seed), confidence=confidence).epsilon
+              for k in counts}
+    return pd.Series(bounds, name=f"eps_lb (true eps = {epsilon:g})").rename_axis("trials")
