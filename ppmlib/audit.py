@@ -715,6 +715,9 @@ def modes_table(result: Audit, neighbours: str = "add/remove") -> pd.DataFrame:
 
 # --- issue 8: the audit chapter's calibration over trial counts (book/privacy_audit.md) ----------
 
+__all__ += ["calibration_by_trials"]
+
+
 def calibration_by_trials(epsilon: float, trial_counts, seed=0, confidence: float = 0.95) -> pd.Series:
     """The lower bound the audit proves for randomized response with a known ``epsilon``, for each
     number of trials in ``trial_counts`` (one :func:`randomized_response` run per count, from

@@ -312,6 +312,9 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
 
 # --- issue 8: helpers moved out of the attribute-risk chapter (book/attribute_risk.md) -----------
 
+__all__ += ["most_exposed", "release_agreement"]
+
+
 def most_exposed(risk: AttributeRisk, k: int = 10, **columns):
     """The ``k`` records with the largest probability of the true value, most exposed first.
 

@@ -21,7 +21,7 @@ and :func:`lw_delta_grid`, which refits the LW synthesizer over a grid of (c, g)
 """
 from __future__ import annotations
 
-__all__ = ["DEFAULT_PRIOR", "pseudo_posterior", "gamma_logpdf", "log_density", "central_interval", "poisson_log_lik",
+__all__ = ["pseudo_posterior", "gamma_logpdf", "log_density", "central_interval", "poisson_log_lik",
            "loo_log_evidence_ratio", "loo_log_ratio", "max_abs_loo_log_ratio", "max_abs_loo_log_ratio_by_point",
            "grid_record_bounds", "exceedance_bounds", "log10_tail_mass_bound", "em_scalar_weight", "em_log_density",
            "lw_delta_grid", "sample", "synthetic_sum_logpmf"]

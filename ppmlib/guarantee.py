@@ -140,6 +140,9 @@ def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = POISSON_PRIOR
 
 # --- issue 8: the DP chapter's tables and checks (book/dp_definitions.md; the audit uses gamma_draws_check) ---
 
+__all__ += ["gamma_draws_check", "bounds_table", "fit_diagnostics", "lw_shift_table"]
+
+
 def gamma_draws_check(draws, shape: float, rate: float, ess: float,
                       levels=(0.05, 0.25, 0.5, 0.75, 0.95)) -> dict:
     """MCMC draws of a Poisson rate against the exact Gamma(shape, rate) they should follow.

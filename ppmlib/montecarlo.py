@@ -238,6 +238,9 @@ def rank_correlation(deltas: pd.DataFrame, first: str = "LW", second: str = "Unw
 
 # --- issue 8: the asymptotic-DP chapter's per-design summaries (book/asymptotic_dp.md) -----------
 
+__all__ += ["fit_summary", "separation", "against_values", "contraction_by_model"]
+
+
 def fit_summary(deltas: pd.DataFrame) -> pd.DataFrame:
     """The fits' diagnostics per (model, synthesizer): number of fits, worst R-hat, smallest bulk
     ESS and the total of divergent transitions, over every database and size in ``deltas``."""

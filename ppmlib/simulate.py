@@ -7,7 +7,7 @@
 """
 from __future__ import annotations
 
-__all__ = ["poisson", "negbin", "nb_mixture"]
+__all__ = ["poisson", "nb_mixture"]
 
 import numpy as np
 

@@ -168,6 +168,9 @@ def standardized_gap(long: pd.DataFrame, source: str, statistics=tuple(STATISTIC
 
 # --- issue 8: the vector-weighted chapter's comparison of matched synthesizers (vector_weighted.md) ---
 
+__all__ += ["matched_measures"]
+
+
 def matched_measures(results: dict) -> dict:
     """The numbers the papers compare for one matched comparison (``ppmlib.matched_comparison``).
 
