@@ -22,6 +22,7 @@ from .mechanism import CalibrationError, Synthesis, match_delta, matched_compari
 from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, record_bounds
 from .posterior import Fit, fit
 from .seeding import seeds
+from .models import POISSON_PRIOR  # issue 8: the one default Poisson prior
 from .backends import BackendUnavailableError, backend
 from . import parallel  # issue 9: map_jobs (serial, local workers or a Dask cluster)
 from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight, risk_to_weight, scalar_weights
@@ -41,6 +42,7 @@ __all__ = [
     "audit",
     "montecarlo",
     "parallel",
+    "POISSON_PRIOR",
 ]
 __all__ += ["reweighting", "salary_like", "reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve",
             "reweighting_comparison", "release"]

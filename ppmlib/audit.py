@@ -35,6 +35,7 @@ from scipy import optimize, stats
 
 from . import _checks, exact, simulate
 from .lipschitz import record_bounds
+from .models import POISSON_PRIOR
 from .seeding import seeds
 from .weights import lw_risks, lw_weights, scalar_weights
 
@@ -403,10 +404,10 @@ def grid_delta(y, alpha, *, prior: dict | None = None, mass: float = 1 - 1e-6, g
 
 
 def _prior(prior) -> dict:
-    prior = dict(exact.DEFAULT_PRIOR if prior is None else prior)
-    unknown = set(prior) - set(exact.DEFAULT_PRIOR)
+    prior = dict(POISSON_PRIOR if prior is None else prior)
+    unknown = set(prior) - set(POISSON_PRIOR)
     if unknown:
-        raise ValueError(f"unknown prior setting(s) {sorted(unknown)}; known: {sorted(exact.DEFAULT_PRIOR)}")
+        raise ValueError(f"unknown prior setting(s) {sorted(unknown)}; known: {sorted(POISSON_PRIOR)}")
     return prior
 
 
@@ -710,3 +711,18 @@ def modes_table(result: Audit, neighbours: str = "add/remove") -> pd.DataFrame:
     sub = result.table[result.table["neighbours"] == neighbours]
     return sub.pivot_table(index=["n", "target", "synthesizer", "output"], columns="weights",
                            values=["AUC", "eps_lb", "exact loss"], sort=False)
+
+
+# --- issue 8: the audit chapter's calibration over trial counts (book/privacy_audit.md) ----------
+
+__all__ += ["calibration_by_trials"]
+
+
+def calibration_by_trials(epsilon: float, trial_counts, seed=0, confidence: float = 0.95) -> pd.Series:
+    """The lower bound the audit proves for randomized response with a known ``epsilon``, for each
+    number of trials in ``trial_counts`` (one :func:`randomized_response` run per count, from
+    ``seed``): a Series indexed by the trial count. The gap to ``epsilon`` is what the trials cost."""
+    counts = [_checks.integer(k, "trial_counts[...]", low=2) for k in trial_counts]
+    bounds = {k: epsilon_lower_bound(*randomized_response(epsilon, k, seed=seed), confidence=confidence).epsilon
+              for k in counts}
+    return pd.Series(bounds, name=f"eps_lb (true eps = {epsilon:g})").rename_axis("trials")

@@ -25,9 +25,13 @@ __all__ = ["DEFAULT_OFFSETS", "AttributeRisk", "attribute_risk", "synthetic_log_
            "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset"]
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from . import _checks
+
+if TYPE_CHECKING:
+    from .posterior import Fit
 
 DEFAULT_OFFSETS = np.round(np.arange(-2.5, 2.5 + 1e-9, 0.5), 10)  # G = 11, 0 is the truth
 
@@ -161,10 +165,19 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk
     return AttributeRisk(probs, prob_true, rank_true, y[:, None] + offsets[None, :], offsets, draw_share)
 
 
-def risk_inputs(fit, H: int) -> tuple[np.ndarray, np.ndarray]:
+def risk_inputs(fit: "Fit", H: int) -> tuple[np.ndarray, np.ndarray]:
     """(mu, sigma) for ``attribute_risk`` from H evenly spaced draws of a normal-model Fit:
-    mu is (H, n), the model mean of every record under each draw, and sigma is (H,)."""
-    if fit.model.name != "normal":
+    mu is (H, n), the model mean of every record under each draw, and sigma is (H,).
+
+    Only the 'normal' family has a per-record mean X_i beta and an sd sigma (``Normal.mean`` and
+    the ``sigma`` draws); any other fit is refused with a ValueError, anything but a Fit with a
+    TypeError.
+    """
+    from .models import Normal
+    from .posterior import Fit
+    if not isinstance(fit, Fit):
+        raise TypeError(f"fit must be a ppmlib.Fit of the 'normal' model, got {type(fit).__name__}")
+    if not isinstance(fit.model, Normal):
         raise ValueError(f"attribute_risk needs a normal synthesizer; this fit is {fit.model.name!r}")
     H = _checks.integer(H, "H", low=1)
     if H > fit.n_draws:
@@ -295,3 +308,41 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
                      "its percentile": float(np.mean(sigma_draws < generating)),
                      **risk_summary(attribute_risk(y, z, mu, sigma, offsets, weights), sigma, sigma_draws)})
     return pd.DataFrame(rows)
+
+
+# --- issue 8: helpers moved out of the attribute-risk chapter (book/attribute_risk.md) -----------
+
+__all__ += ["most_exposed", "release_agreement"]
+
+
+def most_exposed(risk: AttributeRisk, k: int = 10, **columns):
+    """The ``k`` records with the largest probability of the true value, most exposed first.
+
+    A DataFrame with the 1-based ``row`` of each record, then one column per keyword in
+    ``columns`` (each an (n,) array of the records' values, e.g. ``residual=...``), then
+    ``P(true)`` and ``rank``. Ties keep the record order (a stable sort).
+    """
+    import pandas as pd
+    n = risk.prob_true.size
+    k = _checks.integer(k, "k", low=1)
+    order = np.argsort(-risk.prob_true, kind="stable")[:k]
+    table = {"row": order + 1}
+    for name, values in columns.items():
+        values = np.asarray(values)
+        if values.shape != (n,):
+            raise ValueError(f"column {name!r} must hold one value per record, shape ({n},); got {values.shape}")
+        table[name] = values[order]
+    return pd.DataFrame({**table, "P(true)": risk.prob_true[order], "rank": risk.rank_true[order]})
+
+
+def release_agreement(first: AttributeRisk, second: AttributeRisk, top: int = 10) -> tuple[float, int]:
+    """How far two releases agree on which records are exposed: (Spearman correlation of the
+    records' P(true) under the two, number of records shared by their ``top`` most exposed)."""
+    from scipy import stats
+    if first.prob_true.shape != second.prob_true.shape:
+        raise ValueError(f"the two risks are for different data: {first.prob_true.size} and {second.prob_true.size} records")
+    top = _checks.integer(top, "top", low=1)
+    rho = float(stats.spearmanr(first.prob_true, second.prob_true).statistic)
+    shared = np.intersect1d(np.argsort(-first.prob_true, kind="stable")[:top],
+                            np.argsort(-second.prob_true, kind="stable")[:top]).size
+    return rho, int(shared)

@@ -22,7 +22,7 @@ of (c, g) are :func:`ppmlib.lw_delta_grid`, next to the synthesizer).
 """
 from __future__ import annotations
 
-__all__ = ["DEFAULT_PRIOR", "pseudo_posterior", "gamma_logpdf", "log_density", "central_interval", "poisson_log_lik",
+__all__ = ["pseudo_posterior", "gamma_logpdf", "log_density", "central_interval", "poisson_log_lik",
            "loo_log_evidence_ratio", "loo_log_ratio", "max_abs_loo_log_ratio", "max_abs_loo_log_ratio_by_point",
            "grid_record_bounds", "exceedance_bounds", "log10_tail_mass_bound", "em_scalar_weight", "em_log_density",
            "sample", "synthetic_sum_logpmf"]
@@ -31,8 +31,10 @@ import numpy as np
 from scipy import special, stats
 
 from . import _checks
+from .models import POISSON_PRIOR
 
-DEFAULT_PRIOR = {"prior_shape": 1.0, "prior_rate": 0.001}  # the Stan program's default
+# defaults of every function below: the Poisson family's prior, Gamma(shape, rate)
+_PRIOR_SHAPE, _PRIOR_RATE = POISSON_PRIOR["prior_shape"], POISSON_PRIOR["prior_rate"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,7 +72,7 @@ def _shape_rate(shape, rate):
 # the pseudo posterior of one database
 # ---------------------------------------------------------------------------------------------
 
-def pseudo_posterior(y, weights=None, prior_shape: float = 1.0, prior_rate: float = 0.001) -> tuple[float, float]:
+def pseudo_posterior(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE) -> tuple[float, float]:
     """(shape, rate) of the alpha-weighted pseudo posterior Gamma(a + sum alpha y, b + sum alpha).
 
     ``y`` (n,) counts; ``weights`` (n,) alpha in [0, 1] (None: all ones, the ordinary posterior).
@@ -104,13 +106,13 @@ def gamma_logpdf(grid, shape, rate) -> np.ndarray:
     return k * np.log(r) - special.gammaln(k) + (k - 1.0) * np.log(grid) - r * grid
 
 
-def log_density(grid, y, weights=None, prior_shape: float = 1.0, prior_rate: float = 0.001) -> np.ndarray:
+def log_density(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE) -> np.ndarray:
     """log xi^alpha(lambda | y) at every lambda in ``grid``, shape (G,)."""
     shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate)
     return gamma_logpdf(grid, shape, rate)
 
 
-def central_interval(y, weights=None, prior_shape: float = 1.0, prior_rate: float = 0.001,
+def central_interval(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE,
                      mass: float = 1 - 1e-6) -> tuple[float, float]:
     """The equal-tailed interval holding ``mass`` of the exact pseudo posterior."""
     mass = _checks.real(mass, "mass", low=0, high=1, low_open=True, high_open=True)
@@ -131,7 +133,7 @@ def poisson_log_lik(grid, y) -> np.ndarray:
     return y * np.log(grid) - grid - special.gammaln(y + 1.0)
 
 
-def loo_log_evidence_ratio(y, weights=None, prior_shape: float = 1.0, prior_rate: float = 0.001) -> np.ndarray:
+def loo_log_evidence_ratio(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE) -> np.ndarray:
     """log E_{-i}[p(y_i | lambda)^alpha_i] for every record i, shape (n,).
 
     The expectation is under the pseudo posterior of the neighbour without record i; it is the
@@ -149,7 +151,7 @@ def loo_log_evidence_ratio(y, weights=None, prior_shape: float = 1.0, prior_rate
     return log_integral - alpha * special.gammaln(y + 1.0)
 
 
-def loo_log_ratio(grid, y, weights=None, prior_shape: float = 1.0, prior_rate: float = 0.001) -> np.ndarray:
+def loo_log_ratio(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE) -> np.ndarray:
     """log xi^alpha(lambda | y) - log xi^alpha(lambda | y[-i]) for every neighbour i and grid point.
 
     ``grid`` (G,) positive rates; ``y`` (n,) counts; ``weights`` (n,) alpha. Returns (n, G).
@@ -178,13 +180,13 @@ def loo_log_ratio(grid, y, weights=None, prior_shape: float = 1.0, prior_rate: f
     return weighted - loo_log_evidence_ratio(y, alpha, prior_shape, prior_rate)[:, None]
 
 
-def max_abs_loo_log_ratio(grid, y, weights=None, prior_shape: float = 1.0, prior_rate: float = 0.001) -> np.ndarray:
+def max_abs_loo_log_ratio(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE) -> np.ndarray:
     """max over the grid of abs(log xi(lambda | y) - log xi(lambda | y[-i])) per neighbour i, shape (n,)."""
     return np.abs(loo_log_ratio(grid, y, weights, prior_shape, prior_rate)).max(axis=1)
 
 
-def max_abs_loo_log_ratio_by_point(grid, y, weights=None, prior_shape: float = 1.0,
-                                   prior_rate: float = 0.001) -> np.ndarray:
+def max_abs_loo_log_ratio_by_point(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE,
+                                   prior_rate: float = _PRIOR_RATE) -> np.ndarray:
     """max over the neighbours of abs(log ratio) at every grid point, shape (G,)."""
     return np.abs(loo_log_ratio(grid, y, weights, prior_shape, prior_rate)).max(axis=0)
 
@@ -206,8 +208,8 @@ def grid_record_bounds(grid, y, weights=None) -> np.ndarray:
     return weighted.max(axis=1)
 
 
-def exceedance_bounds(grid, y, weights=None, bound: float = 1.0, prior_shape: float = 1.0,
-                      prior_rate: float = 0.001) -> tuple[float, float]:
+def exceedance_bounds(grid, y, weights=None, bound: float = 1.0, prior_shape: float = _PRIOR_SHAPE,
+                      prior_rate: float = _PRIOR_RATE) -> tuple[float, float]:
     """The grid points nearest the mode beyond which some neighbour has abs(log ratio) > ``bound``.
 
     Returns (lower, upper): below ``lower`` or above ``upper`` at least one neighbour breaks the
@@ -232,8 +234,8 @@ def exceedance_bounds(grid, y, weights=None, bound: float = 1.0, prior_shape: fl
     return lower, upper
 
 
-def log10_tail_mass_bound(lower: float, upper: float, y, weights=None, prior_shape: float = 1.0,
-                          prior_rate: float = 0.001) -> float:
+def log10_tail_mass_bound(lower: float, upper: float, y, weights=None, prior_shape: float = _PRIOR_SHAPE,
+                          prior_rate: float = _PRIOR_RATE) -> float:
     """An upper bound on log10 of the pseudo posterior mass below ``lower`` plus above ``upper``.
 
     The masses are too small for a cdf in double precision (often below 1e-300), so the bound
@@ -283,7 +285,7 @@ def em_scalar_weight(epsilon: float, delta_u: float) -> float:
     return epsilon / (2.0 * delta_u)
 
 
-def em_log_density(grid, y, a: float, prior_shape: float = 1.0, prior_rate: float = 0.001) -> np.ndarray:
+def em_log_density(grid, y, a: float, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE) -> np.ndarray:
     """Log density of the exponential mechanism with utility u(y, lambda) = a * sum_i log p(y_i | lambda).
 
     The density is proportional to exp(u) times the Gamma prior density; it is normalised
@@ -316,8 +318,8 @@ def _log_trapezoid(log_values: np.ndarray, grid: np.ndarray) -> float:
 # exact sampling, and the marginal of a synthetic dataset (the privacy audit, book/privacy_audit.md)
 # ---------------------------------------------------------------------------------------------
 
-def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = 1.0,
-           prior_rate: float = 0.001) -> np.ndarray:
+def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = _PRIOR_SHAPE,
+           prior_rate: float = _PRIOR_RATE) -> np.ndarray:
     """``size`` independent draws of the Poisson rate from the exact pseudo posterior, shape (size,).
 
     The conjugate stand-in for an MCMC fit: no chains, no autocorrelation, no warmup. Draws are made

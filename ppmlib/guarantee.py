@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _checks, exact
 from .lipschitz import lipschitz_bound, record_bounds
+from .models import POISSON_PRIOR
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,8 +60,8 @@ class LooCheck:
 
 
 def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: int = 2000,
-                        prior_shape: float = exact.DEFAULT_PRIOR["prior_shape"],
-                        prior_rate: float = exact.DEFAULT_PRIOR["prior_rate"]) -> LooCheck:
+                        prior_shape: float = POISSON_PRIOR["prior_shape"],
+                        prior_rate: float = POISSON_PRIOR["prior_rate"]) -> LooCheck:
     """Exact LOO log density ratios of a Poisson pseudo posterior against its draw-based Delta.
 
     ``fitted`` is the alpha-weighted Poisson :class:`~ppmlib.Fit` (its draws set Delta and the
@@ -111,8 +112,8 @@ def loo_check_table(checks: dict, y) -> "pd.DataFrame":
     } for name, ch in checks.items()}).T
 
 
-def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = exact.DEFAULT_PRIOR["prior_shape"],
-                    prior_rate: float = exact.DEFAULT_PRIOR["prior_rate"]) -> tuple["pd.DataFrame", dict]:
+def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = POISSON_PRIOR["prior_shape"],
+                    prior_rate: float = POISSON_PRIOR["prior_rate"]) -> tuple["pd.DataFrame", dict]:
     """Where, beyond the draws, some neighbour's ratio first exceeds 2 Delta, and the mass there.
 
     ``wide`` (G,) is an increasing grid of rates reaching far beyond the draws. Returns a table
@@ -135,3 +136,81 @@ def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = exact.DEFAULT
                       "draws' range": f"{ch.grid[0]:.2f} .. {ch.grid[-1]:.2f}",
                       "log10 P(lambda in exceedance region) <=": exact.log10_tail_mass_bound(lower, upper, y, ch.weights, **prior)}
     return pd.DataFrame(rows).T, curves
+
+
+# --- issue 8: the DP chapter's tables and checks (book/dp_definitions.md; the audit uses gamma_draws_check) ---
+
+__all__ += ["gamma_draws_check", "bounds_table", "fit_diagnostics", "lw_shift_table"]
+
+
+def gamma_draws_check(draws, shape: float, rate: float, ess: float,
+                      levels=(0.05, 0.25, 0.5, 0.75, 0.95)) -> dict:
+    """MCMC draws of a Poisson rate against the exact Gamma(shape, rate) they should follow.
+
+    ``draws`` (S,); ``ess`` the draws' effective sample size (the bulk ESS). Returns ``mean z``,
+    the draws' mean minus the exact mean in units of its Monte Carlo error, exact sd / sqrt(ess);
+    ``sd ratio``, the draws' sd over the exact sd; and ``quantile gap``, the largest distance
+    between the draws' and the exact quantiles at ``levels``, in exact sds.
+    """
+    from scipy import stats
+    draws = _checks.finite_array(draws, "draws", ndim=1)
+    shape = _checks.real(shape, "shape", low=0, low_open=True)
+    rate = _checks.real(rate, "rate", low=0, low_open=True)
+    ess = _checks.real(ess, "ess", low=0, low_open=True)
+    levels = _checks.finite_array(levels, "levels", ndim=1)
+    mean, sd = shape / rate, np.sqrt(shape) / rate
+    exact_quantiles = stats.gamma.ppf(levels, shape, scale=1.0 / rate)
+    return {"mean z": float((draws.mean() - mean) / (sd / np.sqrt(ess))),
+            "sd ratio": float(draws.std() / sd),
+            "quantile gap": float(np.abs(np.quantile(draws, levels) - exact_quantiles).max() / sd)}
+
+
+def bounds_table(fits: dict) -> "pd.DataFrame":
+    """One row per mechanism of ``fits`` (name -> (Fit, (n,) weights)): Delta from the draws,
+    epsilon = 2 Delta, and the mean and smallest weight."""
+    import pandas as pd
+    rows = {}
+    for name, (fitted, weights) in fits.items():
+        delta = lipschitz_bound(fitted.log_lik, weights)
+        rows[name] = {"Delta": delta, "epsilon = 2 Delta": 2.0 * delta,
+                      "mean weight": float(np.mean(weights)), "min weight": float(np.min(weights))}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def fit_diagnostics(fits: dict, grid=None) -> "pd.DataFrame":
+    """Convergence of every fit: one row per mechanism of ``fits`` (name -> (Fit, weights)), then
+    one per refit of an LW (c, g) grid (``grid``: a table with columns c, g, max_rhat, min_ess_bulk,
+    min_ess_tail, divergences, diagnostics_ok, as the LW grid returns). Columns max_rhat,
+    min_ess_bulk, min_ess_tail, divergences and ok (``ppmlib.diagnostics.is_ok``)."""
+    import pandas as pd
+
+    from .diagnostics import is_ok
+    columns = ["max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "ok"]
+    table = pd.DataFrame.from_dict({name: {**fitted.diagnostics, "ok": is_ok(fitted.diagnostics)}
+                                    for name, (fitted, _) in fits.items()}, orient="index")
+    if grid is not None:
+        labels = [f"LW (c={c:g}, g={g:g})" for c, g in zip(grid["c"], grid["g"])]
+        refits = grid.rename(columns={"diagnostics_ok": "ok"}).set_axis(labels)
+        table = pd.concat([table, refits])
+    return table[columns]
+
+
+def lw_shift_table(y, base_log_lik, c: float, shifts, *, grid_points: int = 2000, mass: float = 1 - 1e-6,
+                   prior_shape: float = POISSON_PRIOR["prior_shape"],
+                   prior_rate: float = POISSON_PRIOR["prior_rate"]) -> "pd.DataFrame":
+    """LW weights at scale ``c`` for each shift g in ``shifts``, without refitting (the exact Poisson
+    pseudo posterior): one row per shift with Delta as the sup of abs(alpha_i f_lambda(y_i)) over
+    ``grid_points`` rates spanning the central ``mass`` of the exact pseudo posterior, the number of
+    records with weight 0, and the mean weight. ``base_log_lik`` (S, n) from the unweighted fit."""
+    import pandas as pd
+
+    from .weights import lw_weights
+    grid_points = _checks.integer(grid_points, "grid_points", low=2)
+    prior = dict(prior_shape=prior_shape, prior_rate=prior_rate)
+    rows = {}
+    for shift in _checks.finite_array(shifts, "shifts", ndim=1):
+        weights = lw_weights(base_log_lik, c=c, g=float(shift))
+        grid = np.linspace(*exact.central_interval(y, weights, **prior, mass=mass), grid_points)
+        rows[f"g = {shift:g}"] = {"Delta (exact pseudo posterior, grid)": float(exact.grid_record_bounds(grid, y, weights).max()),
+                                  "records with weight 0": int((weights == 0).sum()), "mean weight": float(weights.mean())}
+    return pd.DataFrame.from_dict(rows, orient="index")

@@ -10,7 +10,20 @@ import numpy as np
 from scipy import special
 
 from . import _checks
-from .simulate import negbin as _negbin_draw
+
+#: The Poisson rate's Gamma(shape, rate) prior: the Stan program's default, used by the Stan family,
+#: by the closed forms of ppmlib.exact and by the chapters. Weak for counts near 100. Copy it before
+#: changing a value (every user shares this one dict).
+POISSON_PRIOR = {"prior_shape": 1.0, "prior_rate": 0.001}
+
+
+def negbin_draw(rng: np.random.Generator, mu, phi, size=None) -> np.ndarray:
+    """Negative binomial draws with mean ``mu`` and variance mu + mu^2 / phi (Stan's neg_binomial_2).
+
+    numpy parametrises by (number of successes, success probability): phi and phi / (phi + mu).
+    ``mu`` and ``phi`` broadcast against each other and ``size``.
+    """
+    return rng.negative_binomial(phi, np.asarray(phi) / (np.asarray(phi) + np.asarray(mu)), size=size)
 
 
 class Family:
@@ -52,7 +65,7 @@ class Family:
 class Poisson(Family):
     name = "poisson"
     params = ("lambda",)
-    default_prior = {"prior_shape": 1.0, "prior_rate": 0.001}
+    default_prior = POISSON_PRIOR
 
     def check_y(self, y):
         return _checks.counts(y)
@@ -117,7 +130,7 @@ class NegBin(Family):
 
     def predict(self, draws, X, n, rng):
         mu, phi = draws["mu"][:, None], draws["phi"][:, None]
-        return _negbin_draw(rng, mu, phi, size=(mu.size, n))
+        return negbin_draw(rng, mu, phi, size=(mu.size, n))
 
 
 class Normal(Family):

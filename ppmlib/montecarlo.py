@@ -235,3 +235,68 @@ def rank_correlation(deltas: pd.DataFrame, first: str = "LW", second: str = "Unw
         raise ValueError(f"no synthesizer {missing} in deltas; have {list(wide.columns)}")
     corr = wide.groupby(level=["model", "n"]).apply(lambda g: g[first].corr(g[second], method="spearman"))
     return corr.unstack("n")
+
+
+# --- issue 8: the asymptotic-DP chapter's per-design summaries (book/asymptotic_dp.md) -----------
+
+__all__ += ["fit_summary", "separation", "against_values", "contraction_by_model"]
+
+
+def fit_summary(deltas: pd.DataFrame) -> pd.DataFrame:
+    """The fits' diagnostics per (model, synthesizer): number of fits, worst R-hat, smallest bulk
+    ESS and the total of divergent transitions, over every database and size in ``deltas``."""
+    return deltas.groupby(["model", "synthesizer"]).agg(
+        fits=("delta", "size"), worst_rhat=("max_rhat", "max"), smallest_bulk_ess=("min_ess_bulk", "min"),
+        divergences=("divergences", "sum"))
+
+
+def _bounds_of(deltas: pd.DataFrame, model: str, name: str) -> pd.Series:
+    chosen = deltas.loc[(deltas["model"] == model) & (deltas["synthesizer"] == name), "delta"]
+    if chosen.empty:
+        raise ValueError(f"no local bounds of synthesizer {name!r} for model {model!r} in deltas")
+    return chosen
+
+
+def separation(deltas: pd.DataFrame, first: str = "LW", second: str = "Unweighted") -> pd.DataFrame:
+    """How far apart two synthesizers' local bounds lie, one row per model: the 95th percentile
+    of ``first`` against the 5th percentile of ``second``, both medians, ``first``'s maximum and
+    ``second``'s minimum (the upper tail of one, the lower tail of the other)."""
+    rows = {}
+    for model in deltas["model"].unique():
+        one, two = _bounds_of(deltas, model, first), _bounds_of(deltas, model, second)
+        rows[model] = {f"{first} 95th pct": one.quantile(0.95), f"{second} 5th pct": two.quantile(0.05),
+                       f"{first} median": one.median(), f"{second} median": two.median(),
+                       f"{first} max": one.max(), f"{second} min": two.min()}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
+
+
+def against_values(deltas: pd.DataFrame, values: dict) -> pd.DataFrame:
+    """Local bounds against published global values, one row per (model, synthesizer) of ``values``
+    present in ``deltas`` (pairs of absent models are skipped): the value, epsilon = 2 value, the
+    share of databases above it (pi), and the bounds' min, median, 95th percentile and max."""
+    rows = {}
+    for (model, name), value in values.items():
+        if model not in set(deltas["model"]):
+            continue
+        bounds = _bounds_of(deltas, model, name)
+        rows[(model, name)] = {"value": float(value), "epsilon": 2.0 * float(value),
+                               "share above (pi)": float(np.mean(bounds > value)), "min": bounds.min(),
+                               "median": bounds.median(), "95th pct": bounds.quantile(0.95), "max": bounds.max()}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["model", "synthesizer"])
+
+
+def contraction_by_model(sweep: pd.DataFrame, first: str = "LW", second: str = "Unweighted") -> pd.DataFrame:
+    """From a :func:`contraction` table over several n, one row per model: the largest ratio (over
+    n) of the ranges max - min of ``first`` and ``second``, and ``first``'s range and median at the
+    smallest and the largest n."""
+    sizes = sorted(sweep.index.get_level_values("n").unique())
+    rows = {}
+    for model in sweep.index.get_level_values("model").unique():
+        one = sweep.xs((model, first), level=["model", "synthesizer"])
+        two = sweep.xs((model, second), level=["model", "synthesizer"])
+        small, large = one.loc[sizes[0]], one.loc[sizes[-1]]
+        rows[model] = {"largest ratio of ranges": float((one["max - min"] / two["max - min"]).max()),
+                       "smallest n": sizes[0], "largest n": sizes[-1],
+                       "range at smallest n": small["max - min"], "range at largest n": large["max - min"],
+                       "median at smallest n": small["median"], "median at largest n": large["median"]}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")

@@ -7,11 +7,12 @@
 """
 from __future__ import annotations
 
-__all__ = ["poisson", "negbin", "nb_mixture"]
+__all__ = ["poisson", "nb_mixture"]
 
 import numpy as np
 
 from . import _checks
+from .models import negbin_draw
 
 
 def poisson(n: int, mu: float, seed) -> np.ndarray:
@@ -29,11 +30,6 @@ def poisson(n: int, mu: float, seed) -> np.ndarray:
     n = _checks.integer(n, "n", low=1)
     mu = _checks.real(mu, "mu", low=0, low_open=True)
     return np.random.default_rng(seed).poisson(mu, size=n)
-
-
-def negbin(rng: np.random.Generator, mu, phi, size=None) -> np.ndarray:
-    """Negative binomial with mean ``mu`` and variance mu + mu^2 / phi (Stan's neg_binomial_2)."""
-    return rng.negative_binomial(phi, np.asarray(phi) / (np.asarray(phi) + np.asarray(mu)), size=size)
 
 
 def nb_mixture(n: int, mus, phis, probs, seed) -> np.ndarray:
@@ -76,4 +72,4 @@ def nb_mixture(n: int, mus, phis, probs, seed) -> np.ndarray:
         raise ValueError(f"probs must be non-negative and sum to 1, got sum {probs.sum():g}")
     rng = np.random.default_rng(seed)
     component = rng.choice(probs.size, size=n, p=probs / probs.sum())
-    return negbin(rng, mus[component], phis[component])
+    return negbin_draw(rng, mus[component], phis[component])
