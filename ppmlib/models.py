@@ -62,10 +62,8 @@ class Family:
         raise NotImplementedError
 
 
-class Poisson(Family):
-    name = "poisson"
-    params = ("lambda",)
-    default_prior = POISSON_PRIOR
+class _Counts(Family):
+    """A family for counts: y is checked as counts, and records share their log-likelihood by value."""
 
     def check_y(self, y):
         return _checks.counts(y)
@@ -73,11 +71,22 @@ class Poisson(Family):
     def distinct(self, y, X):
         return _by_value(y)
 
+
+def _value_weights(y, weights) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of y and, for each, the total weight of its records."""
+    values, index = np.unique(y, return_inverse=True)
+    return values, np.bincount(index, weights=weights, minlength=values.size)
+
+
+class Poisson(_Counts):
+    name = "poisson"
+    params = ("lambda",)
+    default_prior = POISSON_PRIOR
+
     def stan_data(self, y, X, weights, prior, emit_log_lik):
         # the weighted Poisson likelihood needs only these sums; y itself is sent only to write
         # Stan's own per-record log_lik (tests), so the data sent to Stan does not grow with n
-        values, index = np.unique(y, return_inverse=True)
-        value_weights = np.bincount(index, weights=weights, minlength=values.size)
+        values, value_weights = _value_weights(y, weights)
         return {"n": y.size, "sum_w": float(weights.sum()), "sum_wy": float(weights @ y),
                 "sum_w_lgamma": float(value_weights @ special.gammaln(values + 1.0)),
                 **prior, "emit_log_lik": int(emit_log_lik), "y": y if emit_log_lik else np.zeros(0, int)}
@@ -93,22 +102,15 @@ class Poisson(Family):
         return rng.poisson(draws["lambda"][:, None], size=(draws["lambda"].size, n))
 
 
-class NegBin(Family):
+class NegBin(_Counts):
     name = "negbin"
     params = ("mu", "phi")
     default_prior = {"prior_log_mu_mean": 0.0, "prior_log_mu_sd": 10.0, "prior_inv_sqrt_phi_sd": 1.0}
 
-    def check_y(self, y):
-        return _checks.counts(y)
-
-    def distinct(self, y, X):
-        return _by_value(y)
-
     def stan_data(self, y, X, weights, prior, emit_log_lik):
         # the program sums the likelihood over distinct values, each with its records' total weight;
         # y is sent only to write Stan's own per-record log_lik (tests)
-        values, index = np.unique(y, return_inverse=True)
-        value_weights = np.bincount(index, weights=weights, minlength=values.size)
+        values, value_weights = _value_weights(y, weights)
         return {"n": y.size, **prior, "emit_log_lik": int(emit_log_lik),
                 "y": y if emit_log_lik else np.zeros(0, int),
                 "n_values": values.size, "values": values, "value_weights": value_weights}

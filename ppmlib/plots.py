@@ -140,9 +140,7 @@ def bounds_vs_weights(results: dict, title: str = "By-record bound against weigh
         ax.set_title(name)
         ax.legend(loc="lower right")
     axes[0][0].set_ylabel(r"bound $\Delta_{\alpha, x_i}$")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _titled(fig, title)
 
 
 # --- attribute_risk chapter (issue 14): why the truth ranks where it does ----------------------------
@@ -210,6 +208,13 @@ def em_versus_sw(sw_draws, grid, sw_logpdf, em_logpdf, a: float):
     ax.set_ylabel("density")
     ax.set_title(f"Exponential mechanism = scalar-weighted pseudo posterior (a = {a:.3f})")
     ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def _titled(fig, title: str):
+    """Give the figure its title and tighten the layout (the last step of most figures here)."""
+    fig.suptitle(title)
     fig.tight_layout()
     return fig
 
@@ -377,9 +382,7 @@ def sampler_check(stan_draws, exact_draws, shape: float, rate: float, title: str
     right.set_xlabel("Gamma quantile")
     right.set_ylabel("sample quantile")
     right.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _titled(fig, title)
 
 
 def audit_epsilons(table, weights: str = "fixed", neighbours: str = "add/remove", floor: float = 1e-3):
@@ -492,9 +495,7 @@ def reweighting_scatter(pairs: dict, title: str = "By-record bound against weigh
         ax.set_title(name)
         ax.legend(loc="lower right")
         ax.grid(alpha=0.3)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _titled(fig, title)
 
 
 def weight_change(pairs: dict, title: str = "Each record's weight before and after re-weighting"):
@@ -512,9 +513,7 @@ def weight_change(pairs: dict, title: str = "Each record's weight before and aft
         ax.set_ylim(-0.02, 1.02)
         ax.legend(loc="lower right")
         ax.grid(alpha=0.3)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _titled(fig, title)
 
 
 def k_path(finals: dict, title: str = "The search for k: each refit's Delta against its target"):
@@ -534,9 +533,7 @@ def k_path(finals: dict, title: str = "The search for k: each refit's Delta agai
         ax.set_title(name)
         ax.legend(loc="best")
         ax.grid(alpha=0.3)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _titled(fig, title)
 
 
 def epsilon_utility(table, title: str = "Utility bought by a larger epsilon (LW calibrated to each target)"):
@@ -566,9 +563,7 @@ def local_deltas(deltas, title: str = "Local Lipschitz bounds over the Monte Car
         sizes = sorted(sub["n"].unique())
         violins(ax, groups, title=f"{model} (n = {', '.join(map(str, sizes))}, {len(sub) // len(groups)} databases)",
                 ylabel=r"local $\Delta_{\alpha, x_r}$", mark_max=True)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _titled(fig, title)
 
 
 def mc_estimands(estimands, statistics=("mean", "median", "15th pct", "90th pct"),
@@ -585,9 +580,7 @@ def mc_estimands(estimands, statistics=("mean", "median", "15th pct", "90th pct"
             groups = {src: g["value"].to_numpy() for src, g in part.groupby("source", sort=False)}
             violins(ax, groups, title=f"{model}: {stat}", ylabel="value" if ax is row[0] else "")
             ax.tick_params(axis="x", labelsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _titled(fig, title)
 
 
 def contraction_over_n(table, title: str = "Spread of the local bounds as n grows"):
@@ -616,6 +609,4 @@ def contraction_over_n(table, title: str = "Spread of the local bounds as n grow
         left.legend(fontsize=8)
         right.set_ylabel(r"max $-$ min of the local $\Delta$")
         right.set_title(f"{model}: range of the local bounds")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _titled(fig, title)
