@@ -9,6 +9,9 @@ over a grid of its scale and shift.
 """
 from __future__ import annotations
 
+__all__ = ["SCHEMES", "Scheme", "CalibrationError", "Synthesis", "synthesizer", "match_delta",
+           "matched_comparison", "summary_table", "lw_delta_grid"]
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 

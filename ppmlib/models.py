@@ -6,6 +6,8 @@ and its posterior predictive sampler.
 """
 from __future__ import annotations
 
+__all__ = ["POISSON_PRIOR", "FAMILIES", "Family", "Poisson", "NegBin", "Normal", "family", "negbin_draw"]
+
 import numpy as np
 from scipy import special
 

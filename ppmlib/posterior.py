@@ -2,6 +2,8 @@
 :class:`Sampler` settings every fit in ppmlib is made with."""
 from __future__ import annotations
 
+__all__ = ["Sampler", "Fit", "fit"]
+
 from dataclasses import dataclass, field
 from functools import cached_property
 

@@ -6,6 +6,8 @@ in a chapter's cell. The import is therefore made once here, with that warning s
 """
 from __future__ import annotations
 
+__all__ = ["progress_bar"]
+
 import warnings
 
 

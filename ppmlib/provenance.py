@@ -6,6 +6,8 @@ number in it.
 """
 from __future__ import annotations
 
+__all__ = ["PACKAGES", "stan_backend", "versions", "markdown_table"]
+
 import platform
 import re
 from importlib import metadata

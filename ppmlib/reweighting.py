@@ -15,6 +15,10 @@ statements on its results.
 """
 from __future__ import annotations
 
+__all__ = ["reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve", "reweighting_comparison",
+           "saturation_k", "weight_change", "bound_slope", "efficiency", "claims", "epsilon_table",
+           "summary", "epsilon_claims"]
+
 from functools import lru_cache
 
 import numpy as np

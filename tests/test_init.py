@@ -14,7 +14,8 @@ import pytest
 # the modules with an explicit __all__ (mechanism, posterior, reweighting, models keep theirs elsewhere)
 MODULES = ["weights", "lipschitz", "diagnostics", "disclosure", "guarantee", "utility", "claims", "seeding",
            "release", "ce_like", "salary_like", "simulate", "exact", "audit", "montecarlo", "parallel", "plots",
-           "rerun", "bookcheck", "backends"]
+           "rerun", "bookcheck", "backends", "mechanism", "posterior", "reweighting", "models", "progress",
+           "provenance"]
 
 
 def defined_public_names(module) -> set:
