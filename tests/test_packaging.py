@@ -117,16 +117,16 @@ def test_a_program_missing_from_the_installed_copy_is_named_with_where_ppmlib_lo
 def test_the_installed_copy_fits_a_model_with_the_checkouts_draws(installed, tmp_path):
     import ppmlib
     y = ppmlib.simulate.poisson(40, mu=10, seed=3)
-    run = dict(chains=1, draws=200, warmup=200, seed=5)
     done = _python(f"""
         import json
         import ppmlib
-        fit = ppmlib.fit("poisson", {y.tolist()!r}, **{run!r})
+        fit = ppmlib.fit("poisson", {y.tolist()!r}, sampler=ppmlib.Sampler(chains=1, draws=200, warmup=200), seed=5)
         print(json.dumps(fit.draws["lambda"].tolist()))
         """, cwd=tmp_path, path=installed, timeout=600)
     assert done.returncode == 0, done.stderr
     # same program, data and seed on the same backend: the same draws, bit for bit
-    assert json.loads(done.stdout) == ppmlib.fit("poisson", y, **run).draws["lambda"].tolist()
+    assert json.loads(done.stdout) == ppmlib.fit("poisson", y, sampler=ppmlib.Sampler(chains=1, draws=200, warmup=200),
+                                                       seed=5).draws["lambda"].tolist()
 
 
 def test_a_checkout_reads_its_own_stan_and_data_folders_before_an_installed_copy(tmp_path, monkeypatch):
