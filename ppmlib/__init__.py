@@ -46,4 +46,9 @@ __all__ = [
 ]
 __all__ += ["reweighting", "salary_like", "reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve",
             "reweighting_comparison", "release"]
+
+# the CE income chapter (issue 10): design matrices, the four synthesizers, truncation, the (c, g) map
+from . import ce_income
+from .design import design_matrix
+__all__ += ["ce_income", "design_matrix"]
 __version__ = "0.1.0"

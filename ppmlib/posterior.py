@@ -74,7 +74,7 @@ class Fit:
     @cached_property
     def diagnostics(self) -> dict:
         """max_rhat, min_ess_bulk, divergences, draws, chains (worst case over all parameters)."""
-        return summarize(self.draws, self.sampler, self.chains)
+        return summarize(self.model.diagnostic_draws(self.draws, self.y, self.X), self.sampler, self.chains)
 
     def subset(self, keep) -> "Fit":
         """The same fit restricted to the draws where ``keep`` is True (e.g. after truncation)."""
@@ -140,4 +140,4 @@ def fit(model: str, y, *, weights=None, X=None, chains: int = 4, draws: int = 10
     out = backends.sample(fam.name, data, chains=chains, draws=n_draws, warmup=warmup, seed=seed)
     keep = set(fam.params) | ({"log_lik"} if emit_log_lik else set())
     params = {k: v for k, v in out.params.items() if k in keep}
-    return Fit(fam, y, X if fam.name == "normal" else None, alpha, params, out.sampler, chains, out.backend, seed)
+    return Fit(fam, y, X, alpha, params, out.sampler, chains, out.backend, seed)
