@@ -59,7 +59,9 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
     Parameters
     ----------
     model : "mixture" or "normal"
-    y : (n,) log income;  X : (n, P) design matrix (see :func:`ppmlib.design_matrix`)
+    y : (n,) log income
+    X : (n, P) design matrix (see :func:`ppmlib.design_matrix`)
+    prior : the family's prior settings (for the mixture: K, dirichlet_concentration, ...)
     c, g : DPweighted's LW scale and shift
     cw_radius, cw_c, cw_g : Countweighted's radius on the log scale (a ball of incomes within a
         factor exp(+-radius) of the record's), scale and shift
