@@ -126,3 +126,14 @@ def test_barycenter_averages_the_sorted_resampling_distributions():
     by_hand = np.random.default_rng(9)
     rows = [np.sort(d[by_hand.integers(0, 50, size=(20, 50))].mean(axis=1)) for d in sets]
     np.testing.assert_allclose(got, np.mean(rows, axis=0), rtol=1e-12)
+
+
+def test_dominated_pairs_are_the_configurations_with_ordered_weights():
+    configs = [[0.7, 0.0], [0.6, 0.0], [0.6, -0.1], [0.5, 0.0], [0.5, -0.1]]
+    pairs = ce_income.dominated_pairs(configs)
+    assert (3, 2) in pairs and (2, 3) not in pairs      # (0.5, 0) gives every record more than (0.6, -0.1)
+    assert len(pairs) == 10
+    r = np.linspace(0, 1, 101)
+    for i, j in pairs:                                   # the definition, checked on a grid of risks
+        (ci, gi), (cj, gj) = configs[i], configs[j]
+        assert np.all(ppmlib.risk_to_weight(r, ci, gi) >= ppmlib.risk_to_weight(r, cj, gj))
