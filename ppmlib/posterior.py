@@ -73,7 +73,9 @@ class Fit:
 
     @cached_property
     def diagnostics(self) -> dict:
-        """max_rhat, min_ess_bulk, divergences, draws, chains (worst case over all parameters)."""
+        """max_rhat, min_ess_bulk, divergences, draws, chains (worst case over all parameters; for the
+        mixture, whose component labels switch, over label-invariant quantities instead: see
+        ``Family.diagnostic_draws``)."""
         return summarize(self.model.diagnostic_draws(self.draws, self.y, self.X), self.sampler, self.chains)
 
     def subset(self, keep) -> "Fit":
@@ -117,10 +119,11 @@ def fit(model: str, y, *, weights=None, X=None, chains: int = 4, draws: int = 10
 
     Parameters
     ----------
-    model : "poisson", "negbin" (mean mu, dispersion phi) or "normal" (linear regression on X)
+    model : "poisson", "negbin" (mean mu, dispersion phi), "normal" (linear regression on X) or
+        "mixture" (finite mixture of regressions on X; K and the Dirichlet concentration go in ``prior``)
     y : (n,) data; non-negative integer counts for the count models
     weights : (n,) alpha in [0, 1]; None means the unweighted posterior
-    X : (n, K) design matrix, normal model only (include an intercept column); None = intercept only
+    X : (n, K) design matrix, normal and mixture models only (include an intercept column); None = intercept only
     chains, draws, warmup : NUTS settings; draws are per chain, so S = chains * draws
     seed : int for reproducible draws (same seed, same backend: identical draws); None picks one
     prior : overrides of the default prior settings named in the Stan program's header
