@@ -71,7 +71,8 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
     Returns
     -------
     dict
-        ``{name: Synthesis}`` in the order of :data:`NAMES`; each holds (m, n) synthetic log incomes.
+        ``{name: Synthesis}`` in the order Unweighted, DPweighted, EMweighted, Countweighted; each holds
+        (m, n) synthetic log incomes.
     """
     run = dict(X=X, prior=prior, m=m, chains=chains, draws=draws, warmup=warmup)
     s = seeds(seed, 4)
