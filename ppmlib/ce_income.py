@@ -52,8 +52,8 @@ def matched_em(model: str, y, target: float, delta_unweighted: float, *, X=None,
 
 def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5,
                       cw_c: float = 1.0, cw_g: float = 0.0, prior: dict | None = None, rtol: float = 0.05,
-                      max_iter: int = 8, m: int = 20, chains: int = 4, draws: int = 1000, warmup: int = 1000,
-                      seed: int = 0, progress: bool = True) -> dict:
+                      max_iter: int = 8, m: int = 20, seed: int = 0, progress: bool = True,
+                      **sampler_settings) -> dict:
     """Unweighted, DPweighted, EMweighted and Countweighted on one data set (CE paper, section 4.2).
 
     Parameters
@@ -66,7 +66,8 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
     cw_radius, cw_c, cw_g : Countweighted's radius on the log scale (a ball of incomes within a
         factor exp(+-radius) of the record's), scale and shift
     rtol, max_iter : how closely EMweighted's Delta must match DPweighted's, in how many refits
-    m, chains, draws, warmup, seed : synthetic datasets per synthesizer; NUTS settings; one seed
+    m, seed : synthetic datasets per synthesizer; one seed for everything
+    **sampler_settings : the NUTS settings, passed on unchanged to every :func:`ppmlib.synthesizer`
 
     Returns
     -------
@@ -74,7 +75,7 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
         ``{name: Synthesis}`` in the order Unweighted, DPweighted, EMweighted, Countweighted; each holds
         (m, n) synthetic log incomes.
     """
-    run = dict(X=X, prior=prior, m=m, chains=chains, draws=draws, warmup=warmup)
+    run = dict(X=X, prior=prior, m=m, **sampler_settings)
     s = seeds(seed, 4)
     bar = progress_bar(total=4, desc="four synthesizers", enabled=progress)
     unweighted = synthesizer(model, y, "unweighted", seed=s[0], name="Unweighted", **run)
@@ -180,8 +181,8 @@ def truncation_table(sweep: dict, data, *, B: int = 200, seed=0) -> "pd.DataFram
 
 
 def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, X=None, prior: dict | None = None,
-             done: dict | None = None, rtol: float = 0.05, max_iter: int = 8, m: int = 20, chains: int = 4,
-             draws: int = 1000, warmup: int = 1000, seed: int = 0, progress: bool = True) -> list:
+             done: dict | None = None, rtol: float = 0.05, max_iter: int = 8, m: int = 20, seed: int = 0,
+             progress: bool = True, **sampler_settings) -> list:
     """The risk-utility map (CE paper, section 4.3): DPweighted at each (c, g), and EMweighted
     matched to its Delta.
 
@@ -189,8 +190,9 @@ def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, X=None, prior:
     (optional) is a :func:`four_synthesizers` result: its DPweighted and EMweighted are reused for
     the configuration equal to DPweighted's own (c, g) instead of being refitted. Returns a list
     of ``{"c", "g", "DPweighted": Synthesis, "EMweighted": Synthesis}``, in the given order.
+    ``sampler_settings`` (the NUTS settings) are passed on unchanged to :func:`ppmlib.synthesizer`.
     """
-    run = dict(X=X, prior=prior, m=m, chains=chains, draws=draws, warmup=warmup)
+    run = dict(X=X, prior=prior, m=m, **sampler_settings)
     reuse = {}
     if done is not None:
         reuse[(float(done["DPweighted"].settings["c"]), float(done["DPweighted"].settings["g"]))] = done
