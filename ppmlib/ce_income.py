@@ -52,7 +52,7 @@ def matched_em(model: str, y, target: float, delta_unweighted: float, *, X=None,
 
 def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5,
                       cw_c: float = 1.0, cw_g: float = 0.0, prior: dict | None = None, rtol: float = 0.05,
-                      max_iter: int = 8, m: int = 20, seed: int = 0, progress: bool = True,
+                      max_iter: int = 12, m: int = 20, seed: int = 0, progress: bool = True,
                       **sampler_settings) -> dict:
     """Unweighted, DPweighted, EMweighted and Countweighted on one data set (CE paper, section 4.2).
 
@@ -181,7 +181,7 @@ def truncation_table(sweep: dict, data, *, B: int = 200, seed=0) -> "pd.DataFram
 
 
 def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, X=None, prior: dict | None = None,
-             done: dict | None = None, rtol: float = 0.05, max_iter: int = 8, m: int = 20, seed: int = 0,
+             done: dict | None = None, rtol: float = 0.05, max_iter: int = 12, m: int = 20, seed: int = 0,
              progress: bool = True, **sampler_settings) -> list:
     """The risk-utility map (CE paper, section 4.3): DPweighted at each (c, g), and EMweighted
     matched to its Delta.
