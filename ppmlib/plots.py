@@ -11,7 +11,8 @@ __all__ = ["PALETTE", "violins", "bounds_and_weights", "utility_violins", "locat
            "bounds_vs_weights", "rank_diagnosis", "risk_by_draws_and_m", "em_versus_sw", "loo_ratios",
            "worst_neighbours", "loo_tails", "delta_map", "risk_of_every_record", "risk_lw_against_unweighted",
            "sampler_check", "audit_epsilons", "audit_roc", "audit_modes", "reweighting_scatter", "weight_change",
-           "k_path", "epsilon_utility", "local_deltas", "mc_estimands", "contraction_over_n"]
+           "k_path", "epsilon_utility", "local_deltas", "mc_estimands", "contraction_over_n",
+           "ce_bounds", "ce_utility", "cg_violins"]
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -610,3 +611,73 @@ def contraction_over_n(table, title: str = "Spread of the local bounds as n grow
         right.set_ylabel(r"max $-$ min of the local $\Delta$")
         right.set_title(f"{model}: range of the local bounds")
     return _titled(fig, title)
+
+
+# CE income chapter (issue 10) ------------------------------------------------------------------
+
+# the CE paper's names for LW, SW and CW take those schemes' colours
+PALETTE.update({"DPweighted": PALETTE["LW"], "EMweighted": PALETTE["SW"], "Countweighted": PALETTE["CW"]})
+
+
+def ce_bounds(results: dict, title: str = "By-record Lipschitz bounds (bar: the maximum, Δ)"):
+    """The CE paper's Fig. 2: violins of each synthesizer's by-record bounds, its Delta in the legend."""
+    fig, ax = plt.subplots(figsize=(8, 4))
+    parts = ax.violinplot([r.bounds for r in results.values()], showmedians=True, showextrema=False)
+    for i, (name, body) in enumerate(zip(results, parts["bodies"])):
+        colour = _colour(name, i)
+        body.set_facecolor(colour)
+        body.set_alpha(0.6)
+        body.set_label(f"{name}: Δ = {results[name].delta:.2f}")
+        ax.hlines(results[name].delta, i + 0.75, i + 1.25, color="black", lw=1.5)
+    ax.set_xticks(range(1, len(results) + 1), list(results))
+    ax.set_ylabel(r"$\Delta_{\alpha, x_i}$")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def ce_utility(long, statistics=("mean", "90th pct"), suptitle: str = "Income in dollars: data and synthesizers"):
+    """The CE paper's Figs. 3-4: the data's bootstrap and each synthesizer's barycenter, in dollars."""
+    fig, axes = plt.subplots(1, len(statistics), figsize=(6 * len(statistics), 4), squeeze=False)
+    for ax, stat in zip(axes[0], statistics):
+        sub = long[long["statistic"] == stat]
+        groups = {src: sub.loc[sub["source"] == src, "value"].to_numpy() for src in sub["source"].unique()}
+        violins(ax, groups, title=f"{stat} of income", ylabel="dollars")
+        ax.axhline(np.median(groups["Data"]), color=PALETTE["Data"], ls="--", lw=1)
+        ax.tick_params(axis="x", labelrotation=15)
+    fig.suptitle(suptitle)
+    fig.tight_layout()
+    return fig
+
+
+def cg_violins(long, cg_long, title: str = "90th percentile of income: DPweighted against EMweighted at equal Δ"):
+    """The CE paper's Fig. 5: the data and Unweighted, then for each (c, g) the DPweighted and the
+    EMweighted violins of the 90th percentile overlapping at one position."""
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    p90 = long[long["statistic"] == "90th pct"]
+    fixed = [s for s in ("Data", "Unweighted") if s in set(p90["source"])]
+    for i, source in enumerate(fixed):
+        body = ax.violinplot([p90.loc[p90["source"] == source, "value"]], positions=[i + 1],
+                             showmedians=True, showextrema=False)["bodies"][0]
+        body.set_facecolor(_colour(source, i))
+        body.set_alpha(0.6)
+    configs = list(dict.fromkeys(cg_long["config"]))
+    for j, config in enumerate(configs):
+        for source in ("DPweighted", "EMweighted"):
+            values = cg_long.loc[(cg_long["config"] == config) & (cg_long["source"] == source), "value"]
+            body = ax.violinplot([values], positions=[len(fixed) + j + 1], showmedians=True,
+                                 showextrema=False)["bodies"][0]
+            body.set_facecolor(PALETTE[source])
+            body.set_alpha(0.45)
+            if j == 0:
+                body.set_label(source)
+    ax.axhline(p90.loc[p90["source"] == "Data", "value"].median(), color=PALETTE["Data"], ls="--", lw=1)
+    ax.set_xticks(range(1, len(fixed) + len(configs) + 1), fixed + [f"(c, g) =\n{c}" for c in configs])
+    ax.set_ylabel("dollars")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(loc="best")
+    fig.tight_layout()
+    return fig

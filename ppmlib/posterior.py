@@ -134,8 +134,10 @@ class Fit:
 
     @cached_property
     def diagnostics(self) -> dict:
-        """max_rhat, min_ess_bulk, divergences, draws, chains (worst case over all parameters)."""
-        return summarize(self.draws, self.sampler, self.chains)
+        """max_rhat, min_ess_bulk, divergences, draws, chains (worst case over all parameters; for the
+        mixture, whose component labels switch, over label-invariant quantities instead: see
+        ``Family.diagnostic_draws``)."""
+        return summarize(self.model.diagnostic_draws(self.draws, self.y, self.X), self.sampler, self.chains)
 
     def subset(self, keep) -> "Fit":
         """The same fit restricted to the draws where ``keep`` is True (e.g. after truncation)."""
@@ -182,13 +184,14 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
     Parameters
     ----------
     model : str
-        "poisson", "negbin" (mean mu, dispersion phi) or "normal" (linear regression on X).
+        "poisson", "negbin" (mean mu, dispersion phi), "normal" (linear regression on X) or
+        "mixture" (finite mixture of regressions on X; K and the Dirichlet concentration go in ``prior``).
     y : array, shape (n,)
         The data; non-negative integer counts for the count models.
     weights : array, shape (n,), optional
         alpha in [0, 1]; None means the unweighted posterior.
     X : array, shape (n, K), optional
-        Design matrix, normal model only (include an intercept column); None = intercept only.
+        Design matrix, normal and mixture models only (include an intercept column); None = intercept only.
     sampler : Sampler, optional
         NUTS settings (chains, draws per chain, warmup); None means ``Sampler()``, 4 x 1000 draws
         after 1000 warmup iterations. S = chains * draws draws are kept.
@@ -233,5 +236,4 @@ def _fit(fam: Family, y: np.ndarray, X, alpha: np.ndarray, sampler: Sampler, see
                           seed=seed)
     keep = set(fam.params) | ({"log_lik"} if emit_log_lik else set())
     params = {k: v for k, v in out.params.items() if k in keep}
-    return Fit(fam, y, X if fam.name == "normal" else None, alpha, params, out.sampler, sampler.chains, out.backend,
-               seed)
+    return Fit(fam, y, X, alpha, params, out.sampler, sampler.chains, out.backend, seed)

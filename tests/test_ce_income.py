@@ -1,0 +1,139 @@
+"""The CE income chapter's pieces: the mixture family (against Stan and on a two-cluster sample),
+the design-matrix helper, and the barycenter utility."""
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import ppmlib
+from ppmlib import ce_income
+from ppmlib.design import design_matrix
+from ppmlib.models import family
+
+
+def _two_clusters(n, seed):
+    rng = np.random.default_rng(seed)
+    z = rng.uniform(size=n) < 0.4
+    return np.where(z, rng.normal(0.0, 0.5, n), rng.normal(5.0, 0.5, n))
+
+
+# --- the mixture family against Stan -----------------------------------------------------------
+
+@pytest.mark.stan
+def test_mixture_log_lik_equals_stans_own_marginal_density():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=40)
+    X = np.column_stack([np.ones(x.size), x])
+    y = _two_clusters(x.size, 3) + 0.3 * x
+    fit = ppmlib.fit("mixture", y, X=X, chains=1, draws=40, warmup=60, seed=5, emit_log_lik=True,
+                     prior={"K": 3, "dirichlet_concentration": 1.0})
+    assert fit.draws["beta"].shape == (40, 2, 3)  # (S, P, K): column k is component k
+    ours = fit.model.log_lik(fit.draws, y, X)
+    np.testing.assert_allclose(ours, fit.draws["log_lik"], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.stan
+def test_weighted_mixture_recovers_the_cluster_means():
+    y = _two_clusters(300, 11)
+    weights = np.random.default_rng(12).uniform(0.4, 1.0, y.size)   # a pseudo posterior, not alpha = 1
+    fit = ppmlib.fit("mixture", y, weights=weights, chains=2, draws=300, warmup=300, seed=13,
+                     prior={"K": 2, "dirichlet_concentration": 1.0, "prior_intercept_mean": 2.5, "prior_beta_sd": 5.0})
+    # labels may switch between chains: sort each draw's intercepts before averaging
+    means = np.sort(fit.draws["beta"][:, 0, :], axis=1).mean(axis=0)
+    np.testing.assert_allclose(means, [0.0, 5.0], atol=0.15)
+    shares = np.take_along_axis(fit.draws["mixing"], np.argsort(fit.draws["beta"][:, 0, :], axis=1), axis=1)
+    np.testing.assert_allclose(shares.mean(axis=0), [0.4, 0.6], atol=0.08)
+    assert fit.diagnostics["max_rhat"] < 1.05   # on the label-invariant quantities
+
+
+# --- the mixture family in numpy --------------------------------------------------------------
+
+def _draws():
+    # two draws, K = 2 components, P = 2 columns (intercept, x)
+    return {"mixing": np.array([[0.3, 0.7], [0.5, 0.5]]),
+            "beta": np.array([[[0.0, 4.0], [1.0, -1.0]], [[1.0, 3.0], [0.0, 0.5]]]),
+            "sigma": np.array([[1.0, 0.5], [2.0, 1.5]])}
+
+
+def test_mixture_log_lik_is_the_marginal_density_by_hand():
+    X = np.array([[1.0, 0.0], [1.0, 2.0], [1.0, -1.0]])
+    y = np.array([0.5, 3.0, 7.0])
+    draws, got = _draws(), family("mixture").log_lik(_draws(), y, X)
+    for s in range(2):
+        mu = X @ draws["beta"][s]               # (n, K)
+        dens = (draws["mixing"][s] * stats.norm.pdf(y[:, None], mu, draws["sigma"][s])).sum(axis=1)
+        np.testing.assert_allclose(got[s], np.log(dens), rtol=1e-12)
+
+
+def test_mixture_predict_draws_each_component_at_its_share():
+    draws = {"mixing": np.array([[0.25, 0.75]]), "beta": np.array([[[-10.0, 10.0]]]), "sigma": np.array([[1.0, 1.0]])}
+    y = family("mixture").predict(draws, np.ones((20000, 1)), 20000, np.random.default_rng(0))
+    assert y.shape == (1, 20000)
+    share_low = np.mean(y < 0)
+    assert abs(share_low - 0.25) < 0.01
+    assert abs(y[y > 0].mean() - 10.0) < 0.03 and abs(y[y > 0].std() - 1.0) < 0.03
+
+
+def test_pooled_quantile_matches_a_large_sample():
+    X = np.array([[1.0, 0.0], [1.0, 2.0], [1.0, -1.0]])
+    draws = _draws()
+    q90 = family("mixture").pooled_quantile(draws, X, 0.9)
+    big = family("mixture").predict(draws, np.repeat(X, 100000, axis=0), 300000, np.random.default_rng(1))
+    np.testing.assert_allclose(q90, np.quantile(big, 0.9, axis=1), atol=0.02)
+
+
+def test_mixture_rejects_a_non_integer_number_of_components():
+    with pytest.raises(ValueError, match=r"prior\['K'\].*positive integer"):
+        ppmlib.fit("mixture", np.zeros(5), prior={"K": 2.5})
+
+
+# --- the design matrix ----------------------------------------------------------------------
+
+def _frame():
+    return pd.DataFrame({"Earner": ["Earner", "Non-earner", "Earner"], "Region": ["West", "South", "Midwest"],
+                         "Income": [1, 2, 3]})
+
+
+def test_design_matrix_one_hot_with_reference_levels():
+    X = design_matrix(_frame(), ["Earner", "Region"], reference={"Region": "South"})
+    assert list(X.columns) == ["(Intercept)", "Earner=Non-earner", "Region=Midwest", "Region=West"]
+    np.testing.assert_array_equal(X.to_numpy(), [[1, 0, 0, 1], [1, 1, 0, 0], [1, 0, 1, 0]])
+
+
+def test_design_matrix_with_given_levels_keeps_unseen_levels():
+    X = design_matrix(_frame(), ["Region"], levels={"Region": ["Northeast", "Midwest", "South", "West"]})
+    assert list(X.columns) == ["(Intercept)", "Region=Midwest", "Region=South", "Region=West"]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(columns=["Earner", "Race"]), r"columns \['Race'\] are not in the data"),
+    (dict(columns=["Region"], reference={"Region": "Mars"}), r"reference level 'Mars' of column 'Region'"),
+    (dict(columns=["Region"], levels={"Region": ["West", "South"]}), r"column 'Region' has values \['Midwest'\]"),
+    (dict(columns=["Earner"], reference={"Region": "West"}), r"reference names \['Region'\]"),
+    (dict(columns="Earner"), "list of column names"),
+])
+def test_design_matrix_bad_input(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        design_matrix(_frame(), **kwargs)
+
+
+# --- the barycenter utility -------------------------------------------------------------------
+
+def test_barycenter_averages_the_sorted_resampling_distributions():
+    rng = np.random.default_rng(4)
+    sets = rng.normal(size=(3, 50))
+    got = ce_income.barycenter(sets, "mean", B=20, seed=9)
+    by_hand = np.random.default_rng(9)
+    rows = [np.sort(d[by_hand.integers(0, 50, size=(20, 50))].mean(axis=1)) for d in sets]
+    np.testing.assert_allclose(got, np.mean(rows, axis=0), rtol=1e-12)
+
+
+def test_dominated_pairs_are_the_configurations_with_ordered_weights():
+    configs = [[0.7, 0.0], [0.6, 0.0], [0.6, -0.1], [0.5, 0.0], [0.5, -0.1]]
+    pairs = ce_income.dominated_pairs(configs)
+    assert (3, 2) in pairs and (2, 3) not in pairs      # (0.5, 0) gives every record more than (0.6, -0.1)
+    assert len(pairs) == 10
+    r = np.linspace(0, 1, 101)
+    for i, j in pairs:                                   # the definition, checked on a grid of risks
+        (ci, gi), (cj, gj) = configs[i], configs[j]
+        assert np.all(ppmlib.risk_to_weight(r, ci, gi) >= ppmlib.risk_to_weight(r, cj, gj))
