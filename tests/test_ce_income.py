@@ -25,8 +25,8 @@ def test_mixture_log_lik_equals_stans_own_marginal_density():
     x = rng.normal(size=40)
     X = np.column_stack([np.ones(x.size), x])
     y = _two_clusters(x.size, 3) + 0.3 * x
-    fit = ppmlib.fit("mixture", y, X=X, chains=1, draws=40, warmup=60, seed=5, emit_log_lik=True,
-                     prior={"K": 3, "dirichlet_concentration": 1.0})
+    fit = ppmlib.fit("mixture", y, X=X, sampler=ppmlib.Sampler(chains=1, draws=40, warmup=60), seed=5,
+                     emit_log_lik=True, prior={"K": 3, "dirichlet_concentration": 1.0})
     assert fit.draws["beta"].shape == (40, 2, 3)  # (S, P, K): column k is component k
     ours = fit.model.log_lik(fit.draws, y, X)
     np.testing.assert_allclose(ours, fit.draws["log_lik"], rtol=1e-10, atol=1e-10)
@@ -36,8 +36,8 @@ def test_mixture_log_lik_equals_stans_own_marginal_density():
 def test_weighted_mixture_recovers_the_cluster_means():
     y = _two_clusters(300, 11)
     weights = np.random.default_rng(12).uniform(0.4, 1.0, y.size)   # a pseudo posterior, not alpha = 1
-    fit = ppmlib.fit("mixture", y, weights=weights, chains=2, draws=300, warmup=300, seed=13,
-                     prior={"K": 2, "dirichlet_concentration": 1.0, "prior_intercept_mean": 2.5, "prior_beta_sd": 5.0})
+    fit = ppmlib.fit("mixture", y, weights=weights, sampler=ppmlib.Sampler(chains=2, draws=300, warmup=300),
+                     seed=13, prior={"K": 2, "dirichlet_concentration": 1.0, "prior_intercept_mean": 2.5, "prior_beta_sd": 5.0})
     # labels may switch between chains: sort each draw's intercepts before averaging
     means = np.sort(fit.draws["beta"][:, 0, :], axis=1).mean(axis=0)
     np.testing.assert_allclose(means, [0.0, 5.0], atol=0.15)
