@@ -1,15 +1,17 @@
-"""The CE income application (CE paper, sections 3.1-4.3; ALGORITHMS.md section 11).
+"""The CE income application (CE paper, sections 3.1-4.3 and Appendix 6.1; the book's CE income chapter).
 
 Log family income is synthesized from categorical predictors by four synthesizers of one model
 (the finite mixture of regressions, or the normal regression as a baseline):
 
 * **Unweighted**: alpha = 1;
-* **DPweighted**: LW weights (ALGORITHMS.md section 3) with scale c and shift g;
+* **DPweighted**: LW weights alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
+  max_s abs(f_s(y_i)) of the unweighted fit (:func:`ppmlib.lw_weights`);
 * **EMweighted**: one scalar weight a for every record (the exponential mechanism with the
   log-likelihood as utility), a found by :func:`ppmlib.match_delta` so that its Delta matches
   DPweighted's;
-* **Countweighted**: CW weights from the isolation of each record's log income (ALGORITHMS.md
-  section 4), with its own Delta (the CE paper does not match it).
+* **Countweighted**: CW weights alpha_i = clip(c (1 - IR_i) + g, 0, 1), IR_i the share of records whose
+  log income lies outside a radius of record i's (:func:`ppmlib.cw_weights`), with its own Delta
+  (the CE paper does not match it).
 
 :func:`four_synthesizers` runs them, :func:`truncation_sweep` the draw truncation of section 3.1,
 :func:`cg_sweep` the risk-utility map of section 4.3, :func:`barycenter_table` the paper's
