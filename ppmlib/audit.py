@@ -40,9 +40,9 @@ from .seeding import seeds
 from .weights import lw_risks, lw_weights, scalar_weights
 
 SYNTHESIZERS = ("Unweighted", "LW", "SW")
-# Re-weighted LW ("LW_final", the 2025 paper's Algorithm 1) is built in parallel (issue 15) and is NOT
-# available here yet. To audit it, add its weight rule to `pipeline` under that name and append
-# the name to SYNTHESIZERS; nothing else in this module needs to change.
+# Re-weighted LW ("LW_final", the 2025 paper's Algorithm 1; ppmlib.reweight_to_tolerance) is not audited
+# here. To audit it, add its weight rule to `pipeline` under that name and append the name to
+# SYNTHESIZERS; nothing else in this module needs to change.
 TARGETS = ("largest", "smallest", "typical")
 RELATIONS = ("add/remove", "replace-one")
 MODES = ("fixed", "recomputed")

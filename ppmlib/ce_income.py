@@ -7,7 +7,7 @@ Log family income is synthesized from categorical predictors by four synthesizer
 * **DPweighted**: LW weights alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
   max_s abs(f_s(y_i)) of the unweighted fit (:func:`ppmlib.lw_weights`);
 * **EMweighted**: one scalar weight a for every record (the exponential mechanism with the
-  log-likelihood as utility), a found by :func:`ppmlib.match_delta` so that its Delta matches
+  log-likelihood as utility), a found by :func:`ppmlib.mechanism.match_sw` so that its Delta matches
   DPweighted's;
 * **Countweighted**: CW weights alpha_i = clip(c (1 - IR_i) + g, 0, 1), IR_i the share of records whose
   log income lies outside a radius of record i's (:func:`ppmlib.cw_weights`), with its own Delta
@@ -20,7 +20,7 @@ utility (the Wasserstein barycenter of the m datasets' resampling distributions)
 """
 from __future__ import annotations
 
-__all__ = ["NAMES", "PAPER_CG_DELTAS", "four_synthesizers", "matched_em", "barycenter", "barycenter_table",
+__all__ = ["NAMES", "PAPER_CG_DELTAS", "four_synthesizers", "barycenter", "barycenter_table",
            "resampled_statistic", "dollars", "truncation_sweep", "truncation_table", "cg_sweep", "cg_table",
            "cg_long", "model_table", "dominated_pairs", "claims"]
 
@@ -30,12 +30,12 @@ import numpy as np
 
 from . import _checks
 from .claims import Claims
-from .lipschitz import kept_draws, record_bounds
-from .mechanism import Synthesis, match_delta, synthesizer
+from .lipschitz import epsilon, truncated_bounds
+from .mechanism import Synthesis, match_sw, synthesizer
 from .posterior import Sampler
 from .progress import progress_bar
 from .seeding import seeds
-from .utility import STATISTICS
+from .utility import STATISTICS, bootstrap, centre
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,18 +43,6 @@ if TYPE_CHECKING:
 NAMES = ("Unweighted", "DPweighted", "EMweighted", "Countweighted")
 # the CE paper's Table 2: Delta of DPweighted on the real CE data for each (c, g)
 PAPER_CG_DELTAS = {(0.7, 0.0): 10.10, (0.6, 0.0): 8.16, (0.6, -0.1): 7.30, (0.5, 0.0): 6.09, (0.5, -0.1): 5.71}
-
-
-def matched_em(model: str, y, target: float, delta_unweighted: float, *, X=None, seed: int, rtol: float,
-               max_iter: int, progress: bool, name: str = "EMweighted", **run) -> Synthesis:
-    """EMweighted: the scalar weight a with Delta(a) within ``rtol`` of ``target``.
-
-    Starts at a0 = target / Delta_unweighted (Delta is nearly proportional to a) and refines by
-    :func:`ppmlib.match_delta`; each step is a refit.
-    """
-    start = float(np.clip(target / delta_unweighted, 1e-3, 1.0))
-    return match_delta(lambda a: synthesizer(model, y, "sw", X=X, a=a, seed=seed, name=name, **run),
-                       target, start, 0.0, 1.0, parameter="a", rtol=rtol, max_iter=max_iter, progress=progress)
 
 
 def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5,
@@ -89,8 +77,8 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
     bar.update(1)
     dp = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=s[1], name="DPweighted", **run)
     bar.update(1)
-    em = matched_em(model, y, dp.delta, unweighted.delta, seed=s[2], rtol=rtol, max_iter=max_iter,
-                    progress=False, **run)
+    em = match_sw(model, y, dp.delta, unweighted.delta, seed=s[2], rtol=rtol, max_iter=max_iter, progress=False,
+                  name="EMweighted", **run)
     bar.update(1)
     cw = synthesizer(model, y, "cw", radius=cw_radius, c=cw_c, g=cw_g, seed=s[3], name="Countweighted", **run)
     bar.update(1)
@@ -107,12 +95,8 @@ def resampled_statistic(datasets, statistic: str, B: int, seed) -> np.ndarray:
     d = d[None, :] if d.ndim == 1 else d
     if statistic not in STATISTICS:
         raise ValueError(f"unknown statistic {statistic!r}; choose one of {sorted(STATISTICS)}")
-    B = _checks.integer(B, "B", low=1)
-    rng = np.random.default_rng(seed)
-    out = np.empty((d.shape[0], B))
-    for j, row in enumerate(d):
-        out[j] = np.sort(STATISTICS[statistic](row[rng.integers(0, row.size, size=(B, row.size))]))
-    return out
+    rng = np.random.default_rng(seed)  # one stream for all rows: bootstrap takes it as it is
+    return np.stack([np.sort(STATISTICS[statistic](bootstrap(row, B, rng))) for row in d])
 
 
 def barycenter(datasets, statistic: str, B: int, seed) -> np.ndarray:
@@ -167,8 +151,9 @@ def truncation_sweep(result: Synthesis, q_values, *, m: int, seed: int = 0) -> d
     out = {}
     for q, stream in zip(q_values, seeds(seed, len(q_values))):
         q = _checks.quantile_level(q)
-        kept = result.fit.subset(kept_draws(result.fit, result.weights, q))
-        out[q] = {"delta": float(record_bounds(kept, result.weights).max()), "kept": kept.n_draws,
+        keep, bounds = truncated_bounds(result.fit, result.weights, q)  # abs(alpha f) built once for both
+        kept = result.fit.subset(keep)
+        out[q] = {"delta": float(bounds.max()), "kept": kept.n_draws,
                   "synthetic": kept.synthesize(min(m, kept.n_draws), stream)}
     return out
 
@@ -180,7 +165,7 @@ def truncation_table(sweep: dict, data, *, B: int = 200, seed=0) -> "pd.DataFram
 
     long = barycenter_table(data, {q: np.exp(v["synthetic"]) for q, v in sweep.items()}, B=B, seed=seed)
     centre = long.groupby(["statistic", "source"])["value"].median()
-    rows = [{"q": q, "Delta": v["delta"], "epsilon": 2 * v["delta"], "draws kept": v["kept"],
+    rows = [{"q": q, "Delta": v["delta"], "epsilon": epsilon(v["delta"]), "draws kept": v["kept"],
              "mean income": centre[("mean", q)], "90th pct income": centre[("90th pct", q)]} for q, v in sweep.items()]
     table = pd.DataFrame(rows).set_index("q")
     table.attrs["data"] = {"mean income": centre[("mean", "Data")], "90th pct income": centre[("90th pct", "Data")]}
@@ -212,8 +197,8 @@ def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, X=None, prior:
                         "EMweighted": reuse[(c, g)]["EMweighted"]})
             continue
         dp = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=int(s_dp), name="DPweighted", **run)
-        em = matched_em(model, y, dp.delta, unweighted.delta, seed=int(s_em), rtol=rtol, max_iter=max_iter,
-                        progress=False, **run)
+        em = match_sw(model, y, dp.delta, unweighted.delta, seed=int(s_em), rtol=rtol, max_iter=max_iter,
+                      progress=False, name="EMweighted", **run)
         out.append({"c": c, "g": g, "DPweighted": dp, "EMweighted": em})
     return out
 
@@ -224,10 +209,10 @@ def cg_table(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
     import pandas as pd
 
     rows = []
-    for i, row in enumerate(sweep):
+    for row, stream in zip(sweep, seeds(seed, len(sweep))):
         dp, em = row["DPweighted"], row["EMweighted"]
         long = barycenter_table(data, {"DP": np.exp(dp.synthetic), "EM": np.exp(em.synthetic)},
-                                statistics=("90th pct",), B=B, seed=seeds(seed, len(sweep))[i])
+                                statistics=("90th pct",), B=B, seed=stream)
         p90 = long.groupby("source")["value"].median()
         paper = PAPER_CG_DELTAS.get((row["c"], row["g"]), np.nan)
         rows.append({"c": row["c"], "g": row["g"], "Delta DPweighted": dp.delta, "epsilon = 2 Delta": dp.epsilon,
@@ -243,16 +228,12 @@ def cg_long(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
     import pandas as pd
 
     frames = []
-    for i, row in enumerate(sweep):
+    for row, stream in zip(sweep, seeds(seed, len(sweep))):
         long = barycenter_table(data, {"DPweighted": np.exp(row["DPweighted"].synthetic),
                                        "EMweighted": np.exp(row["EMweighted"].synthetic)},
-                                statistics=("90th pct",), B=B, seed=seeds(seed, len(sweep))[i])
+                                statistics=("90th pct",), B=B, seed=stream)
         frames.append(long[long["source"] != "Data"].assign(config=f"({row['c']:g}, {row['g']:g})"))
     return pd.concat(frames, ignore_index=True)
-
-
-def _centre(long, statistic: str, source: str) -> float:
-    return float(long.loc[(long["statistic"] == statistic) & (long["source"] == source), "value"].median())
 
 
 def dominated_pairs(configs) -> list:
@@ -287,8 +268,8 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
     gap = abs(d["EMweighted"] / d["DPweighted"] - 1)
     c.add("EMweighted's Delta equals DPweighted's (matched)", "sec. 4.2: EM set to DPweighted's Delta",
           f"gap {100 * gap:.1f}% (tolerance {100 * rtol:.0f}%)", gap <= rtol)
-    data_p90 = _centre(long, "90th pct", "Data")
-    err = {k: abs(_centre(long, "90th pct", k) - data_p90) for k in NAMES}
+    p90 = centre(long).loc["90th pct"]
+    err = {k: abs(float(p90[k]) - float(p90["Data"])) for k in NAMES}
     c.add("EMweighted further from the data's 90th percentile than DPweighted",
           "sec. 4.2, Fig. 4: DPweighted better than EMweighted",
           f"|gap| EM ${err['EMweighted']:,.0f} vs DP ${err['DPweighted']:,.0f}", err["EMweighted"] > err["DPweighted"])
@@ -308,7 +289,7 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
           "sec. 4.3, Table 2: 10.10, 8.16, 7.30, 6.09, 5.71", ", ".join(f"{v:.2f}" for v in deltas),
           bool(np.all(np.diff(deltas) < 0)), checked=False)
     if len(deltas) > 1:
-        ours, paper = deltas[-1] / deltas[0], 5.71 / 10.10
+        ours, paper = deltas[-1] / deltas[0], PAPER_CG_DELTAS[(0.5, -0.1)] / PAPER_CG_DELTAS[(0.7, 0.0)]
         c.add("epsilon falls by about half over the (c, g) range (ratio last / first)",
               f"sec. 4.3: 'a halving', {paper:.2f}", f"{ours:.2f}", 0.35 <= ours <= 0.75, checked=False)
     if "90th pct EMweighted" in cg:
@@ -336,8 +317,8 @@ def model_table(by_model: dict, data, *, B: int = 200, seed=0) -> "pd.DataFrame"
     import pandas as pd
 
     rows = []
-    for i, (model, results) in enumerate(by_model.items()):
-        long = barycenter_table(data, dollars(results), B=B, seed=seeds(seed, len(by_model))[i])
+    for (model, results), stream in zip(by_model.items(), seeds(seed, len(by_model))):
+        long = barycenter_table(data, dollars(results), B=B, seed=stream)
         centre = long.groupby(["statistic", "source"])["value"].median()
         for name, r in results.items():
             rows.append({"model": model, "synthesizer": name, "Delta": r.delta, "epsilon": r.epsilon,

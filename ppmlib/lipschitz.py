@@ -14,7 +14,8 @@ alpha max_s abs(f_s) = max_s alpha abs(f_s) for alpha >= 0 in floating point too
 """
 from __future__ import annotations
 
-__all__ = ["weighted_abs_log_lik", "kept_draws", "record_bounds", "truncated_bounds", "lipschitz_bound", "epsilon", "near_max_share"]
+__all__ = ["weighted_abs_log_lik", "kept_draws", "record_bounds", "truncated_bounds", "lipschitz_bound", "epsilon",
+           "near_max_share"]
 
 import numpy as np
 

@@ -9,7 +9,7 @@ over a grid of its scale and shift.
 """
 from __future__ import annotations
 
-__all__ = ["SCHEMES", "Scheme", "CalibrationError", "Synthesis", "synthesizer", "match_delta",
+__all__ = ["SCHEMES", "Scheme", "CalibrationError", "Synthesis", "synthesizer", "match_delta", "match_sw",
            "matched_comparison", "summary_table", "lw_delta_grid"]
 
 from dataclasses import dataclass, field
@@ -181,7 +181,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     Parameters
     ----------
     model : str
-        "poisson", "negbin" or "normal" (see :func:`ppmlib.fit`).
+        "poisson", "negbin", "normal" or "mixture" (see :func:`ppmlib.fit`).
     y : array, shape (n,)
         The confidential data.
     scheme : str
@@ -191,7 +191,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
         "custom" (``weights``, shape (n,)). An unknown scheme, a setting the scheme does not take
         or a missing one is a ValueError that lists the choices.
     X : array, shape (n, K), optional
-        The normal model's design matrix.
+        The design matrix of the normal and mixture models.
     q : float
         Draw truncation level; 1 keeps every draw. Dropped draws are not used for synthesis either.
         Truncation is applied once: an LW ``base`` Synthesis made with the same q < 1 already
@@ -433,10 +433,27 @@ def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = Fals
     cw = match_delta(lambda shift: synthesizer(model, y, "cw", radius=cw_radius, relative=relative, c=cw_c,
                                                g=shift, seed=fit_seeds[2], **run),
                      target, 0.1, -1.0, 1.0, parameter="g", rtol=rtol, max_iter=max_iter, progress=progress)
-    sw = match_delta(lambda a: synthesizer(model, y, "sw", a=a, seed=fit_seeds[3], **run),
-                     target, min(target / unweighted.delta, 1.0), 0.0, 1.0, parameter="a", rtol=rtol,
-                     max_iter=max_iter, progress=progress)
+    sw = match_sw(model, y, target, unweighted.delta, seed=fit_seeds[3], rtol=rtol, max_iter=max_iter,
+                  progress=progress, **run)
     return {"Unweighted": unweighted, "LW": lw, "CW": cw, "SW": sw}
+
+
+def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int, rtol: float = 0.03,
+             max_iter: int = 12, progress: bool = True, **run) -> Synthesis:
+    """SW (the exponential mechanism: one scalar weight a for every record) with Delta(a) within
+    ``rtol`` of ``target``.
+
+    Delta is nearly proportional to a, so the search starts at a0 = target / Delta_unweighted
+    (kept in [0.001, 1]) and is refined by :func:`ppmlib.match_delta` on [0, 1]; each step is a refit.
+    ``run`` holds the other :func:`ppmlib.synthesizer` keywords (X, m, sampler, prior, name, ...).
+
+    See Also
+    --------
+    ppmlib.matched_comparison : matches SW to LW's Delta with it.
+    """
+    start = float(np.clip(target / delta_unweighted, 1e-3, 1.0))
+    return match_delta(lambda a: synthesizer(model, y, "sw", a=a, seed=seed, **run), target, start, 0.0, 1.0,
+                       parameter="a", rtol=rtol, max_iter=max_iter, progress=progress)
 
 
 def lw_delta_grid(model: str, y, base, c_grid, g_grid, *, sampler: Sampler | None = None, seed: int = 0,

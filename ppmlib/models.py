@@ -1,4 +1,5 @@
-"""The three synthesizer families: how to check data, build Stan data, and use the draws.
+"""The synthesizer families (Poisson, NB, normal regression, mixture of regressions): how to check
+data, build Stan data, and use the draws.
 
 Each family knows its Stan program, its default priors (stated in the program's header), its
 per-record log-likelihood from draws (numpy/scipy, checked against Stan's lpmf/lpdf in the tests)
@@ -38,7 +39,8 @@ class Family:
 
     def check_X(self, X, n):
         if X is not None:
-            raise ValueError(f"X is only used by the 'normal' model; the {self.name!r} model is intercept-only")
+            raise ValueError(f"X is only used by the 'normal' and 'mixture' models; the {self.name!r} model is "
+                             "intercept-only")
         return None
 
     def stan_data(self, y, X, weights, prior, emit_log_lik: bool) -> dict:
@@ -222,8 +224,9 @@ class Mixture(Normal):
         if prior["dirichlet_concentration"] <= 0:
             raise ValueError("prior['dirichlet_concentration'] must be positive, got "
                              f"{prior['dirichlet_concentration']!r}")
-        return {"n": y.size, "P": X.shape[1], "y": y, "X": X, "weights": weights,
-                **{**prior, "K": int(K)}, "emit_log_lik": int(emit_log_lik)}
+        # Family's data, not Normal's: here K is the number of components and P the design's columns
+        return {**Family.stan_data(self, y, X, weights, {**prior, "K": int(K)}, emit_log_lik),
+                "P": X.shape[1], "X": X}
 
     def component_log_densities(self, draws, y, X) -> np.ndarray:
         """log pi_k + log Normal(y_i | X_i beta_k, sigma_k), shape (S, n, K)."""

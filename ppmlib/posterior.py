@@ -12,6 +12,7 @@ import numpy as np
 from . import _checks, backends
 from .diagnostics import summarize
 from .models import Family, family
+from .seeding import STAN_SEED_LIMIT
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class Fit:
 
     Attributes
     ----------
-    model : the family object (``.name`` is "poisson", "negbin" or "normal")
+    model : the family object (``.name`` is "poisson", "negbin", "normal" or "mixture")
     y, X : the confidential data the fit saw (X is None for the count models)
     weights : (n,) the record weights alpha
     draws : dict of arrays, draw axis first: (S,) for scalars, (S, K) for vectors
@@ -230,7 +231,7 @@ def _fit(fam: Family, y: np.ndarray, X, alpha: np.ndarray, sampler: Sampler, see
          emit_log_lik: bool = False) -> Fit:
     """:func:`fit` on checked inputs: y and X as the family's checks return them, the full prior dict."""
     if seed is None:
-        seed = int(np.random.default_rng().integers(2**31 - 1))
+        seed = int(np.random.default_rng().integers(STAN_SEED_LIMIT))
     data = fam.stan_data(y, X, alpha, prior, emit_log_lik)
     out = backends.sample(fam.name, data, chains=sampler.chains, draws=sampler.draws, warmup=sampler.warmup,
                           seed=seed)

@@ -305,10 +305,6 @@ def efficiency(result: Synthesis) -> float:
 FLAT = 0.1  # |slope| of Delta_i / Delta against alpha_i below which the relation counts as flat
 
 
-def _centre(long, statistic: str, source: str) -> float:
-    return float(long.loc[(long["statistic"] == statistic) & (long["source"] == source), "value"].median())
-
-
 def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Claims | None = None) -> Claims:
     """Check the 2025 paper's statements on one :func:`ppmlib.reweighting_comparison` and its utility table.
 
@@ -318,7 +314,7 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Cl
     :func:`ppmlib.utility.standardized_gap` (root mean squared distance of the four statistics
     from the data's, in sds of the data's bootstrap distribution, summed; smaller is better).
     """
-    from .utility import standardized_gap
+    from .utility import centre, standardized_gap
 
     if design not in ("mixture", "salary"):
         raise ValueError(f"design must be 'mixture' or 'salary', got {design!r}")
@@ -350,7 +346,8 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Cl
     if design == "mixture":
         data_q15 = long.loc[(long["statistic"] == "15th pct") & (long["source"] == "Data"), "value"]
         data_hi = float(data_q15.quantile(0.975))
-        q15 = {k: _centre(long, "15th pct", k) for k in ("Data", "CW", "CW_final")}
+        medians = centre(long).loc["15th pct"]
+        q15 = {k: float(medians[k]) for k in ("Data", "CW", "CW_final")}
         out.add("CW overstates the data's 15th percentile", "CW 77.2–80.8 vs data 70.0–75.0 (App. B, Table 1)",
                 f"CW median {q15['CW']:.1f} > data's upper 95% end {data_hi:.1f}", q15["CW"] > data_hi)
         out.add("CW_final moves the 15th percentile back toward the data", "CW_final 71.6–75.8 (Table 1)",
