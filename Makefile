@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml $(LOCK)
 lock:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/python -m uv pip compile pyproject.toml --extra book --extra test --python-version 3.11 \
+	$(BIN)/python -m uv pip compile pyproject.toml --extra book --extra test --extra compare --python-version 3.11 \
 		--annotation-style line --custom-compile-command "make lock" --quiet -o $(LOCK)
 
 # The HTML book, every chapter executed with its (paper-sized) default parameters. Chapters whose

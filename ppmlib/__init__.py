@@ -12,6 +12,8 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
   chosen epsilon; :func:`release`: the atomic release of synthetic data with its budget
 * :func:`attribute_risk`: attribute-disclosure risk by importance sampling; :mod:`ppmlib.ce_like`:
   the CE-like sample; :func:`design_matrix` and :mod:`ppmlib.ce_income`: the CE income application
+* :mod:`ppmlib.lineup`: one description of a study's synthesizers (:func:`ppmlib.lineup.member`,
+  :data:`ppmlib.lineup.STANDARD`) and one runner (:func:`ppmlib.lineup.run`) for every study
 * :mod:`ppmlib.simulate`: the papers' simulation designs; :mod:`ppmlib.exact`: the conjugate
   Poisson-Gamma pseudo posterior in closed form
 * :mod:`ppmlib.audit`: an empirical privacy audit (membership attacks, a confidence lower bound on epsilon)
@@ -20,7 +22,7 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
 ``import ppmlib`` loads neither pandas, matplotlib nor a Stan backend: the submodules that need
 them are loaded on first use.
 """
-from . import claims, diagnostics, exact, parallel, reweighting, simulate
+from . import claims, diagnostics, exact, lineup, parallel, reweighting, simulate
 from .backends import BackendUnavailableError, backend
 from .claims import Claims
 from .design import design_matrix
@@ -50,7 +52,7 @@ __all__ = [
     # disclosure risk, data, designs, claims, seeds
     "attribute_risk", "AttributeRisk", "design_matrix", "seeds", "Claims",
     # submodules
-    "claims", "diagnostics", "exact", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
+    "claims", "diagnostics", "exact", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
     "audit", "montecarlo", "ce_income",
 ]
 __version__ = "0.1.0"

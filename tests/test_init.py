@@ -15,7 +15,7 @@ import pytest
 # the modules with an explicit __all__ (mechanism, posterior, reweighting, models keep theirs elsewhere)
 MODULES = ["weights", "lipschitz", "diagnostics", "disclosure", "guarantee", "utility", "claims", "seeding",
            "release", "ce_like", "salary_like", "simulate", "exact", "audit", "montecarlo", "parallel", "plots",
-           "rerun", "bookcheck", "backends", "mechanism", "posterior", "reweighting", "models", "progress",
+           "rerun", "bookcheck", "backends", "mechanism", "posterior", "reweighting", "models", "progress", "lineup",
            "provenance", "design", "ce_income"]
 
 

@@ -1,0 +1,337 @@
+"""One lineup of synthesizers for every study.
+
+A study names its synthesizers as a *lineup*: an ordered tuple of :class:`Member` descriptions.
+Each member says which kind of step makes it (a weighting scheme of
+:data:`ppmlib.mechanism.SCHEMES`, or the re-weighting ``"final"``), which earlier member it is
+built on (``base``: LW's risks come from the unweighted fit, LW_final re-weights LW), what it is
+matched to (``match``: the name of an earlier member for equal Delta, or a number for a target
+epsilon), its settings, and how tables and figures show it (label, the paper's alias, colour).
+:func:`run` executes a lineup on one data set, passing fits, seeds and matched targets from step
+to step, and returns one :class:`Results` (a dict name -> :class:`ppmlib.Synthesis`).
+
+The book's synthesizers have one name each, registered in :data:`STANDARD`; a chapter asks for
+them with :func:`member` (``member("LW", c=0.7)``) and, where it follows a paper's vocabulary,
+shows the alias (``member("LW", alias="DPweighted")`` is labelled "LW (DPweighted)"). A new kind
+of step is one entry of :data:`KINDS`; a new standard synthesizer is one entry of :data:`STANDARD`,
+and every study can then name it.
+
+Seeds: ``run(..., seed=s)`` gives member j the j-th of ``ppmlib.seeds(s, len(lineup))``, so
+members keep their seeds when others are appended; ``seed=[s0, s1, ...]`` sets them one by one.
+"""
+from __future__ import annotations
+
+__all__ = ["Member", "Results", "KINDS", "STANDARD", "ALIASES", "member", "lineup", "run"]
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Callable, Mapping, Sequence
+
+from . import _checks
+from .mechanism import Synthesis, match_delta, match_sw, synthesizer
+from .posterior import Sampler, _sampler
+from .progress import progress_bar
+from .seeding import seeds as _split_seed
+
+
+@dataclass(frozen=True)
+class Member:
+    """One synthesizer of a study, described, not yet run.
+
+    Attributes
+    ----------
+    name : str
+        The book's name of the synthesizer and its key in the :class:`Results` ("LW", "LW_final").
+    kind : str
+        A key of :data:`KINDS`: "unweighted", "lw", "cw", "sw", "custom" or "final" (re-weighting).
+    base : str, optional
+        The earlier member it is built on: LW's risks come from ``base``'s fit (the unweighted
+        synthesizer), SW's first guess from ``base``'s Delta, "final" re-weights ``base``.
+    match : str or float, optional
+        The name of an earlier member whose Delta this one is calibrated to (equal privacy), or a
+        target epsilon per dataset (a number). None: the settings are used as given.
+    settings : mapping
+        The kind's settings (LW: c, g; CW: radius, relative, c, g; SW: a; final: tau, k0, max_iter;
+        matching: rtol, tau, max_iter, c_range).
+    alias : str, optional
+        The paper's name, shown in the label ("LW (DPweighted)").
+    colour : str, optional
+        The colour in every figure (default: the standard member's, else matplotlib's cycle).
+    """
+    name: str
+    kind: str
+    base: str | None = None
+    match: str | float | None = None
+    settings: Mapping = field(default_factory=dict)
+    alias: str | None = None
+    colour: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The name, with the paper's alias in brackets when there is one."""
+        return f"{self.name} ({self.alias})" if self.alias else self.name
+
+    def describe(self) -> str:
+        """One line for a table: what the member is built on and matched to."""
+        parts = [self.kind]
+        if self.base:
+            parts.append(f"on {self.base}")
+        if isinstance(self.match, str):
+            parts.append(f"Delta matched to {self.match}")
+        elif self.match is not None:
+            parts.append(f"epsilon {self.match:g}")
+        shown = {k: v for k, v in self.settings.items() if not hasattr(v, "__len__") or isinstance(v, str)}
+        if shown:
+            parts.append(", ".join(f"{k}={v}" for k, v in shown.items()))
+        return "; ".join(parts)
+
+
+class Results(dict):
+    """The synthesizers of a lineup after :func:`run`: name -> :class:`ppmlib.Synthesis`, in run order.
+
+    ``.lineup`` keeps the members (their labels, colours and descriptions) for tables and figures.
+    """
+
+    def __init__(self, items=(), lineup: Sequence[Member] = ()):
+        super().__init__(items)
+        self.lineup = tuple(lineup)
+
+    @property
+    def members(self) -> dict:
+        return {m.name: m for m in self.lineup}
+
+    @property
+    def labels(self) -> dict:
+        return {m.name: m.label for m in self.lineup}
+
+    @property
+    def colours(self) -> dict:
+        return {m.name: m.colour for m in self.lineup if m.colour}
+
+    def ordered(self, names: Sequence[str]) -> "Results":
+        """The same results in another order (or a subset), e.g. for a table's rows."""
+        missing = [n for n in names if n not in self]
+        if missing:
+            raise KeyError(f"not in these results: {missing}; they hold {list(self)}")
+        return Results({n: self[n] for n in names}, [self.members[n] for n in names])
+
+    def summary(self):
+        """:func:`ppmlib.summary_table` of the results, with a column saying how each was made."""
+        from .mechanism import summary_table
+        table = summary_table(self.values())
+        table.insert(0, "made as", [self.members[n].describe() if n in self.members else "" for n in self])
+        return table
+
+
+# ---------------------------------------------------------------------------------------------
+# the kinds of step
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Context:
+    model: str
+    y: object
+    run: dict          # X, prior, q, m, sampler: the synthesizer keywords every member shares
+    seed: int
+    done: dict         # the members already run, by name
+    progress: bool
+
+
+def _setting(member: Member, key: str, default):
+    return member.settings.get(key, default)
+
+
+def _target_delta(member: Member, ctx: _Context) -> float:
+    """The Delta a matched member must reach: an earlier member's, or half the target epsilon."""
+    if isinstance(member.match, str):
+        return ctx.done[member.match].delta
+    return _checks.real(member.match, f"{member.name}: match (a target epsilon)", low=0, low_open=True) / 2
+
+
+def _plain(member: Member, ctx: _Context, scheme: str, **settings) -> Synthesis:
+    return synthesizer(ctx.model, ctx.y, scheme, seed=ctx.seed, name=member.name, **ctx.run, **settings)
+
+
+def _unweighted(member: Member, ctx: _Context) -> Synthesis:
+    return _plain(member, ctx, "unweighted")
+
+
+def _lw(member: Member, ctx: _Context) -> Synthesis:
+    base = ctx.done[member.base]
+    if member.match is None:
+        return _plain(member, ctx, "lw", base=base, c=_setting(member, "c", 1.0), g=_setting(member, "g", 0.0))
+    from .reweighting import epsilon_curve
+    run = {k: v for k, v in ctx.run.items() if k in ("q", "m", "sampler")}
+    if ctx.run.get("X") is not None or ctx.run.get("prior") is not None:
+        raise ValueError(f"{member.name}: LW calibrated to a target (match=) supports models without X and prior "
+                         "overrides; give c and g instead")
+    found = epsilon_curve(ctx.model, ctx.y, base, [2 * _target_delta(member, ctx)],
+                          tau=_setting(member, "tau", 0.05), g=_setting(member, "g", 0.0),
+                          c_range=_setting(member, "c_range", (0.05, 5.0)),
+                          max_iter=_setting(member, "max_iter", 12), seed=ctx.seed, progress=ctx.progress, **run)[0]
+    return replace(found, name=member.name)
+
+
+def _cw(member: Member, ctx: _Context) -> Synthesis:
+    policy = dict(radius=_setting(member, "radius", None), relative=_setting(member, "relative", False),
+                  c=_setting(member, "c", 1.0))
+    if member.match is None:
+        return _plain(member, ctx, "cw", g=_setting(member, "g", 0.0), **policy)
+    # CW is calibrated through its shift g, over which Delta rises (the 2020 paper's matching)
+    return match_delta(lambda g: _plain(member, ctx, "cw", g=g, **policy), _target_delta(member, ctx),
+                       _setting(member, "g_start", 0.1), -1.0, 1.0, parameter="g",
+                       rtol=_setting(member, "rtol", 0.03), max_iter=_setting(member, "max_iter", 12),
+                       progress=ctx.progress)
+
+
+def _sw(member: Member, ctx: _Context) -> Synthesis:
+    if member.match is None:
+        return _plain(member, ctx, "sw", a=_setting(member, "a", None))
+    return match_sw(ctx.model, ctx.y, _target_delta(member, ctx), ctx.done[member.base].delta, seed=ctx.seed,
+                    rtol=_setting(member, "rtol", 0.03), max_iter=_setting(member, "max_iter", 12),
+                    progress=ctx.progress, name=member.name, **ctx.run)
+
+
+def _custom(member: Member, ctx: _Context) -> Synthesis:
+    return _plain(member, ctx, "custom", weights=_setting(member, "weights", None))
+
+
+def _final(member: Member, ctx: _Context) -> Synthesis:
+    from .reweighting import reweight_to_tolerance
+    run = {k: v for k, v in ctx.run.items() if k in ("X", "prior", "sampler")}
+    return reweight_to_tolerance(ctx.model, ctx.y, ctx.done[member.base], tau=_setting(member, "tau", 0.05),
+                                 k0=_setting(member, "k0", 0.95), max_iter=_setting(member, "max_iter", 12),
+                                 m=ctx.run.get("m"), seed=ctx.seed, name=member.name, progress=ctx.progress, **run)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How one kind of member is made: its step, whether it needs a base, and what it can be matched to."""
+    step: Callable[[Member, _Context], Synthesis]
+    needs_base: bool = False
+    matchable: bool = False
+    settings: tuple = ()
+
+
+#: The kinds of step a member can be, by name. Add one here and every study can use it.
+KINDS = MappingProxyType({
+    "unweighted": Kind(_unweighted),
+    "lw": Kind(_lw, needs_base=True, matchable=True, settings=("c", "g", "tau", "c_range", "max_iter")),
+    "cw": Kind(_cw, matchable=True, settings=("radius", "relative", "c", "g", "g_start", "rtol", "max_iter")),
+    "sw": Kind(_sw, needs_base=True, matchable=True, settings=("a", "rtol", "max_iter")),
+    "custom": Kind(_custom, settings=("weights",)),
+    "final": Kind(_final, needs_base=True, settings=("tau", "k0", "max_iter")),
+})
+
+#: The book's synthesizers, one name each. SW is matched to LW's Delta unless told otherwise.
+STANDARD = MappingProxyType({m.name: m for m in (
+    Member("Unweighted", "unweighted", colour="#1b9e77"),
+    Member("LW", "lw", base="Unweighted", colour="#d95f02"),
+    Member("LW_final", "final", base="LW", colour="#a6761d"),
+    Member("CW", "cw", colour="#7570b3"),
+    Member("CW_final", "final", base="CW", colour="#66a61e"),
+    Member("SW", "sw", base="Unweighted", match="LW", colour="#e7298a"),
+)})
+
+#: The CE paper's names for the book's synthesizers (shown as aliases where a chapter follows it).
+ALIASES = MappingProxyType({"LW": "DPweighted", "SW": "EMweighted", "CW": "Countweighted"})
+
+_MEMBER_FIELDS = ("base", "match", "alias", "colour")
+
+
+def member(name: str, **given) -> Member:
+    """A standard synthesizer of :data:`STANDARD`, with settings and fields changed.
+
+    Keywords ``base``, ``match``, ``alias`` and ``colour`` replace the member's fields; every other
+    keyword is a setting of its kind (checked against the kind's settings).
+
+    >>> member("LW", c=0.7).settings
+    {'c': 0.7}
+    >>> member("SW", match=6.0).describe()
+    'sw; on Unweighted; epsilon 6'
+    >>> member("LW", alias="DPweighted").label
+    'LW (DPweighted)'
+    """
+    if name not in STANDARD:
+        raise ValueError(f"unknown synthesizer {name!r}; the standard ones are {', '.join(STANDARD)} "
+                         "(build others with ppmlib.lineup.Member)")
+    fields = {k: given.pop(k) for k in _MEMBER_FIELDS if k in given}
+    chosen = STANDARD[name]
+    return replace(chosen, settings={**chosen.settings, **given}, **fields)
+
+
+def lineup(*members) -> tuple:
+    """A lineup from standard names and :class:`Member` objects: ``lineup("Unweighted", member("LW", c=0.7))``."""
+    return tuple(member(m) if isinstance(m, str) else m for m in members)
+
+
+def _check(members: tuple) -> None:
+    seen = set()
+    for m in members:
+        if not isinstance(m, Member):
+            raise TypeError(f"a lineup holds Member objects or standard names, got {type(m).__name__}")
+        if m.name in seen:
+            raise ValueError(f"two members are called {m.name!r}; names must be unique")
+        if m.kind not in KINDS:
+            raise ValueError(f"{m.name}: unknown kind {m.kind!r}; choose one of {', '.join(KINDS)}")
+        kind = KINDS[m.kind]
+        unknown = sorted(set(m.settings) - set(kind.settings))
+        if unknown:
+            raise ValueError(f"{m.name}: kind {m.kind!r} does not take {unknown}; it takes "
+                             f"{', '.join(kind.settings) or 'no settings'}")
+        if kind.needs_base and m.base is None:
+            raise ValueError(f"{m.name}: kind {m.kind!r} is built on an earlier member; give base=")
+        if m.base is not None and m.base not in seen:
+            raise ValueError(f"{m.name} is built on {m.base!r}, which is not an earlier member of the lineup "
+                             f"(before it: {sorted(seen) or 'none'})")
+        if m.match is not None and not kind.matchable:
+            raise ValueError(f"{m.name}: kind {m.kind!r} cannot be matched (match={m.match!r})")
+        if isinstance(m.match, str) and m.match not in seen:
+            raise ValueError(f"{m.name} is matched to {m.match!r}, which is not an earlier member of the lineup")
+        seen.add(m.name)
+
+
+def run(members, model: str, y, *, X=None, prior: dict | None = None, q: float = 1.0, m: int = 20,
+        sampler: Sampler | None = None, seed=0, progress: bool = True) -> Results:
+    """Run a lineup on one data set: every member in order, each seeing the ones before it.
+
+    Parameters
+    ----------
+    members : sequence of Member or str
+        The lineup (standard names are looked up in :data:`STANDARD`).
+    model, y, X, prior, q, m, sampler : as for :func:`ppmlib.synthesizer`, shared by every member.
+    seed : int or sequence of int
+        One integer (member j gets the j-th of ``ppmlib.seeds(seed, len(members))``), or one seed per member.
+    progress : bool
+        A progress bar over the members (and the calibration loops' own bars).
+
+    Returns
+    -------
+    Results
+        name -> Synthesis, in lineup order, with ``.lineup`` for labels and colours.
+
+    Raises
+    ------
+    ValueError
+        Before anything is fitted, for an unknown kind or setting, a base or match that is not an
+        earlier member, or a member that cannot be matched.
+    """
+    members = lineup(*members)
+    _check(members)
+    if isinstance(seed, (list, tuple)):
+        member_seeds = [_checks.seed(s) for s in seed]
+        if len(member_seeds) != len(members):
+            raise ValueError(f"seed lists {len(member_seeds)} seeds for {len(members)} members")
+    else:
+        member_seeds = _split_seed(seed, len(members))
+    shared = dict(X=X, prior=prior, q=q, m=m, sampler=_sampler(sampler))
+    done = Results(lineup=members)
+    bar = progress_bar(total=len(members), desc="lineup", enabled=progress)
+    try:
+        for spec, member_seed in zip(members, member_seeds):
+            bar.set_postfix_str(spec.name)
+            ctx = _Context(model, y, shared, member_seed, done, progress)
+            done[spec.name] = KINDS[spec.kind].step(spec, ctx)
+            bar.update(1)
+    finally:
+        bar.close()
+    return done

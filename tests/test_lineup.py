@@ -1,0 +1,66 @@
+"""ppmlib.lineup: one description of a study's synthesizers and one runner for every study."""
+import numpy as np
+import pytest
+
+import ppmlib
+from ppmlib import lineup as lu
+
+TINY = ppmlib.Sampler(chains=2, draws=150, warmup=150)
+
+
+# --- descriptions and their checks (no Stan) ------------------------------------------------
+
+def test_standard_names_are_the_books_one_name_each_with_aliases():
+    assert list(lu.STANDARD) == ["Unweighted", "LW", "LW_final", "CW", "CW_final", "SW"]
+    assert lu.member("LW", alias=lu.ALIASES["LW"]).label == "LW (DPweighted)"
+    assert lu.member("SW").match == "LW" and lu.member("SW", match=4.0).match == 4.0
+    assert lu.member("LW", c=0.7, g=-0.1).settings == {"c": 0.7, "g": -0.1}
+
+
+@pytest.mark.parametrize("members, message", [
+    (("LW",), "built on 'Unweighted', which is not an earlier member"),
+    (("Unweighted", "SW"), "matched to 'LW', which is not an earlier member"),
+    (("Unweighted", "Unweighted"), "two members are called 'Unweighted'"),
+    (("Unweighted", lu.Member("X", "magic")), "unknown kind 'magic'"),
+    (("Unweighted", lu.member("LW", radius=3)), "kind 'lw' does not take \\['radius'\\]"),
+    (("Unweighted", lu.Member("U2", "unweighted", match="Unweighted")), "cannot be matched"),
+    (("Unweighted", lu.Member("F", "final")), "give base="),
+    (("Unweighted", 3), "a lineup holds Member objects"),
+])
+def test_bad_lineups_are_refused_before_anything_is_fitted(members, message):
+    y = ppmlib.simulate.poisson(50, 30, seed=1)
+    with pytest.raises((ValueError, TypeError), match=message):
+        lu.run(members, "poisson", y, sampler=TINY, progress=False)
+
+
+def test_unknown_standard_name_lists_the_choices():
+    with pytest.raises(ValueError, match="unknown synthesizer 'DPweighted'; the standard ones are Unweighted, LW"):
+        lu.member("DPweighted")
+
+
+# --- the runner against the studies' own loops ----------------------------------------------
+
+@pytest.mark.stan
+def test_runner_reproduces_matched_comparison_to_the_last_bit():
+    """Unweighted, LW, CW matched by g and SW matched by a, seeded by position: the 2020 comparison."""
+    y = ppmlib.simulate.poisson(150, 50, seed=3)
+    old = ppmlib.matched_comparison("poisson", y, cw_radius=7.0, rtol=0.05, m=4, sampler=TINY, seed=11,
+                                    progress=False)
+    new = lu.run(["Unweighted", "LW", lu.member("CW", radius=7.0, match="LW", rtol=0.05),
+                  lu.member("SW", rtol=0.05)], "poisson", y, m=4, sampler=TINY, seed=11, progress=False)
+    assert list(new) == list(old)
+    for name in old:
+        assert new[name].delta == old[name].delta, name
+        assert np.array_equal(new[name].synthetic, old[name].synthetic), name
+    assert new.summary().loc["SW", "made as"] == "sw; on Unweighted; Delta matched to LW; rtol=0.05"
+
+
+@pytest.mark.stan
+def test_lw_final_reweights_lw_at_equal_delta_and_epsilon_targets_are_met():
+    y = ppmlib.simulate.nb_mixture(200, (100, 100), (5, 20), (0.2, 0.8), seed=4)
+    res = lu.run(["Unweighted", "LW", lu.member("LW_final", tau=0.1), lu.member("SW", match=6.0, rtol=0.03)],
+                 "negbin", y, m=3, sampler=TINY, seed=5, progress=False)
+    assert abs(res["LW_final"].delta - res["LW"].delta) < 0.1
+    assert res["LW_final"].weights.mean() > res["LW"].weights.mean()   # re-weighting spends the budget
+    assert abs(res["SW"].epsilon / 6.0 - 1) <= 0.03
+    assert res["LW_final"].name == "LW_final" and res.colours["LW_final"] == "#a6761d"
