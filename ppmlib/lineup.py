@@ -20,7 +20,7 @@ members keep their seeds when others are appended; ``seed=[s0, s1, ...]`` sets t
 """
 from __future__ import annotations
 
-__all__ = ["Member", "Results", "KINDS", "STANDARD", "ALIASES", "member", "lineup", "run"]
+__all__ = ["Member", "Results", "Kind", "KINDS", "STANDARD", "ALIASES", "member", "lineup", "run"]
 
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
