@@ -24,7 +24,7 @@ __all__ = ["SYNTHESIZERS", "TARGETS", "RELATIONS", "MODES", "OUTPUTS", "clopper_
            "AttackBound", "auc", "roc_curve", "epsilon_lower_bound", "randomized_response", "mechanism_trials",
            "exact_loss", "Release", "draws_delta", "grid_delta", "match_scalar_weight", "pipeline", "target_index",
            "neighbour", "Audit", "audit", "run", "releases_table", "targets_table", "bounds_table", "tightness",
-           "modes_table"]
+           "modes_table", "calibration_by_trials"]
 
 import time
 from dataclasses import dataclass, field
@@ -711,11 +711,6 @@ def modes_table(result: Audit, neighbours: str = "add/remove") -> pd.DataFrame:
     sub = result.table[result.table["neighbours"] == neighbours]
     return sub.pivot_table(index=["n", "target", "synthesizer", "output"], columns="weights",
                            values=["AUC", "eps_lb", "exact loss"], sort=False)
-
-
-# --- issue 8: the audit chapter's calibration over trial counts (book/privacy_audit.md) ----------
-
-__all__ += ["calibration_by_trials"]
 
 
 def calibration_by_trials(epsilon: float, trial_counts, seed=0, confidence: float = 0.95) -> pd.Series:

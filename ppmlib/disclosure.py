@@ -22,7 +22,8 @@ The loops of the attribute-risk chapter (over H, over m, over synthetic datasets
 from __future__ import annotations
 
 __all__ = ["DEFAULT_OFFSETS", "AttributeRisk", "attribute_risk", "synthetic_log_lik", "log_weights", "risk_inputs",
-           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset"]
+           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset", "most_exposed",
+           "release_agreement"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -308,11 +309,6 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
                      "its percentile": float(np.mean(sigma_draws < generating)),
                      **risk_summary(attribute_risk(y, z, mu, sigma, offsets, weights), sigma, sigma_draws)})
     return pd.DataFrame(rows)
-
-
-# --- issue 8: helpers moved out of the attribute-risk chapter (book/attribute_risk.md) -----------
-
-__all__ += ["most_exposed", "release_agreement"]
 
 
 def most_exposed(risk: AttributeRisk, k: int = 10, **columns):

@@ -9,7 +9,8 @@ the pseudo posterior mass there. The DP chapter reports both.
 """
 from __future__ import annotations
 
-__all__ = ["LooCheck", "loo_guarantee_check", "loo_check_table", "tail_exceedance"]
+__all__ = ["LooCheck", "loo_guarantee_check", "loo_check_table", "tail_exceedance", "gamma_draws_check",
+           "bounds_table", "fit_diagnostics", "lw_shift_table"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -136,11 +137,6 @@ def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = POISSON_PRIOR
                       "draws' range": f"{ch.grid[0]:.2f} .. {ch.grid[-1]:.2f}",
                       "log10 P(lambda in exceedance region) <=": exact.log10_tail_mass_bound(lower, upper, y, ch.weights, **prior)}
     return pd.DataFrame(rows).T, curves
-
-
-# --- issue 8: the DP chapter's tables and checks (book/dp_definitions.md; the audit uses gamma_draws_check) ---
-
-__all__ += ["gamma_draws_check", "bounds_table", "fit_diagnostics", "lw_shift_table"]
 
 
 def gamma_draws_check(draws, shape: float, rate: float, ess: float,

@@ -10,7 +10,7 @@ draw); the confidential data's is its spread over bootstrap resamples. Intervals
 from __future__ import annotations
 
 __all__ = ["STATISTICS", "statistics", "bootstrap", "long_table", "intervals", "centre", "tail_distortion",
-           "standardized_gap"]
+           "standardized_gap", "matched_measures"]
 
 import numpy as np
 import pandas as pd
@@ -164,11 +164,6 @@ def standardized_gap(long: pd.DataFrame, source: str, statistics=tuple(STATISTIC
         values = mine.loc[mine["statistic"] == stat, "value"].to_numpy(float)
         total += float(np.sqrt(np.mean((values - centre_[stat]) ** 2)) / spread[stat])
     return total
-
-
-# --- issue 8: the vector-weighted chapter's comparison of matched synthesizers (vector_weighted.md) ---
-
-__all__ += ["matched_measures"]
 
 
 def matched_measures(results: dict) -> dict:
