@@ -35,7 +35,7 @@ from scipy import optimize, stats
 
 from . import _checks, exact, simulate
 from .lipschitz import record_bounds
-from .models import POISSON_PRIOR
+from .models import family
 from .seeding import seeds
 from .weights import lw_risks, lw_weights, scalar_weights
 
@@ -404,11 +404,8 @@ def grid_delta(y, alpha, *, prior: dict | None = None, mass: float = 1 - 1e-6, g
 
 
 def _prior(prior) -> dict:
-    prior = dict(POISSON_PRIOR if prior is None else prior)
-    unknown = set(prior) - set(POISSON_PRIOR)
-    if unknown:
-        raise ValueError(f"unknown prior setting(s) {sorted(unknown)}; known: {sorted(POISSON_PRIOR)}")
-    return prior
+    """The Gamma prior's settings, checked by the Poisson family's prior validator."""
+    return family("poisson").check_prior(prior)
 
 
 def match_scalar_weight(y, target_delta: float, *, draws: int = 4000, seed=0, prior: dict | None = None,

@@ -31,7 +31,7 @@ import numpy as np
 from scipy import special, stats
 
 from . import _checks
-from .models import POISSON_PRIOR
+from .models import POISSON_PRIOR, family
 
 # defaults of every function below: the Poisson family's prior, Gamma(shape, rate)
 _PRIOR_SHAPE, _PRIOR_RATE = POISSON_PRIOR["prior_shape"], POISSON_PRIOR["prior_rate"]
@@ -42,9 +42,9 @@ _PRIOR_SHAPE, _PRIOR_RATE = POISSON_PRIOR["prior_shape"], POISSON_PRIOR["prior_r
 # ---------------------------------------------------------------------------------------------
 
 def _prior(prior_shape, prior_rate) -> tuple[float, float]:
-    shape = _checks.real(prior_shape, "prior_shape", low=0, low_open=True)
-    rate = _checks.real(prior_rate, "prior_rate", low=0, low_open=True)
-    return shape, rate
+    """(shape, rate) checked by the Poisson family's prior validator, the one every route uses."""
+    prior = family("poisson").check_prior({"prior_shape": prior_shape, "prior_rate": prior_rate})
+    return prior["prior_shape"], prior["prior_rate"]
 
 
 def _grid(grid, name: str = "grid") -> np.ndarray:

@@ -22,7 +22,7 @@ from .progress import progress_bar
 from .lipschitz import _streamed_truncated_bounds
 from .lipschitz import epsilon as _epsilon
 from .models import family
-from .posterior import Fit, Sampler, _fit, _prior, _sampler
+from .posterior import Fit, Sampler, _fit, _sampler
 from .seeding import seeds
 from .weights import cw_weights, lw_weights, scalar_weights
 
@@ -240,7 +240,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     resolved = {**chosen.resolve(settings), "q": q}
     alpha = chosen.make(y, resolved)
     fit_seed, synthesis_seed = seeds(seed, 2)
-    posterior = _fit(fam, y, X, alpha, sampler, fit_seed, _prior(fam, prior))
+    posterior = _fit(fam, y, X, alpha, sampler, fit_seed, fam.check_prior(prior))
     keep, bounds = _streamed_truncated_bounds(posterior, alpha, q)  # abs(alpha f) built once for both
     kept = posterior.subset(keep)
     delta = float(bounds.max())

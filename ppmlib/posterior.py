@@ -164,17 +164,6 @@ class Fit:
         return self.model.predict(chosen, self.X, self.y.size, rng)
 
 
-def _prior(fam: Family, prior) -> dict:
-    if prior is None:
-        return dict(fam.default_prior)
-    if not isinstance(prior, dict):
-        raise TypeError(f"prior must be a dict, got {type(prior).__name__}")
-    unknown = set(prior) - set(fam.default_prior)
-    if unknown:
-        raise ValueError(f"unknown prior setting(s) {sorted(unknown)} for {fam.name!r}; known: {sorted(fam.default_prior)}")
-    return {**fam.default_prior, **{k: _checks.real(v, f"prior[{k!r}]") for k, v in prior.items()}}
-
-
 def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, seed=None,
         prior: dict | None = None, emit_log_lik: bool = False) -> Fit:
     """Fit the alpha-weighted (pseudo posterior) synthesizer ``model`` to ``y``.
@@ -224,7 +213,7 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
     y = fam.check_y(y)
     X = fam.check_X(X, y.size)
     alpha = _checks.weights(weights, y.size)
-    return _fit(fam, y, X, alpha, _sampler(sampler), _checks.seed(seed), _prior(fam, prior), emit_log_lik)
+    return _fit(fam, y, X, alpha, _sampler(sampler), _checks.seed(seed), fam.check_prior(prior), emit_log_lik)
 
 
 def _fit(fam: Family, y: np.ndarray, X, alpha: np.ndarray, sampler: Sampler, seed, prior: dict,
