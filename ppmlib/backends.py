@@ -111,7 +111,9 @@ def backend() -> str:
 
     Examples
     --------
-    >>> backend() in BACKENDS       # doctest: +SKIP
+    >>> BACKENDS
+    ('cmdstanpy', 'pystan')
+    >>> backend() in BACKENDS      # or BackendUnavailableError, saying what to install
     True
     """
     forced = os.environ.get("PPMLIB_BACKEND", "").strip().lower()

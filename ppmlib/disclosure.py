@@ -141,10 +141,8 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk
     >>> risk.probs.shape, risk.prob_true.shape, bool(np.allclose(risk.probs.sum(axis=1), 1))
     ((6, 11), (6,), True)
 
-    With a fitted normal synthesizer:
-
-    >>> risk = attribute_risk(y, z, *risk_inputs(fit, 50), weights=fit.weights)  # doctest: +SKIP
-    >>> risk.prob_true.max(), (risk.rank_true == 1).mean()                        # doctest: +SKIP
+    With a fitted normal synthesizer ``fit`` (a Stan fit) and its released datasets ``z``, the
+    inputs come from the fit: ``attribute_risk(y, z, *risk_inputs(fit, 50), weights=fit.weights)``.
     """
     y, z, mu, sigma, offsets = _inputs(y, z, mu, sigma, offsets)
     alpha = _checks.weights(weights, y.size)

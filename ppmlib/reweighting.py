@@ -110,10 +110,13 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
 
     Examples
     --------
-    >>> lw = ppmlib.synthesizer("negbin", y, "lw", base=unweighted, seed=2)   # doctest: +SKIP
-    >>> lw_final = ppmlib.reweight_to_tolerance("negbin", y, lw, tau=0.05)    # doctest: +SKIP
-    >>> lw_final.calibration["history"]                                       # doctest: +SKIP
-    [(0.95, 4.988), (0.9985, 5.246)]
+    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> unweighted = ppmlib.synthesizer("poisson", y, sampler=exact, seed=2)
+    >>> lw = ppmlib.synthesizer("poisson", y, "lw", base=unweighted, c=0.8, sampler=exact, seed=3)
+    >>> lw_final = ppmlib.reweight_to_tolerance("poisson", y, lw, tau=0.05, sampler=exact, progress=False)
+    >>> [(round(k, 4), round(delta, 3)) for k, delta in lw_final.calibration["history"]], round(lw.delta, 3)
+    ([(0.95, 3.518), (0.9959, 3.685)], 3.688)
     """
     if not isinstance(start, Synthesis):
         raise TypeError(f"start must be a Synthesis (the weighted synthesizer to re-weight), got {type(start).__name__}")
@@ -183,8 +186,12 @@ def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: flo
 
     Examples
     --------
-    >>> lw8 = ppmlib.calibrate_lw_epsilon("negbin", y, unweighted, 8.0, tau=0.05)   # doctest: +SKIP
-    >>> lw8.epsilon, lw8.calibration["value"]                                      # doctest: +SKIP
+    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> unweighted = ppmlib.synthesizer("poisson", y, sampler=exact, seed=2)
+    >>> lw8 = ppmlib.calibrate_lw_epsilon("poisson", y, unweighted, 8.0, tau=0.05, sampler=exact, progress=False)
+    >>> round(lw8.epsilon, 2), round(lw8.calibration["value"], 3)
+    (8.0, 0.868)
     """
     return epsilon_curve(model, y, base, [target_epsilon], tau=tau, g=g, c_range=c_range, max_iter=max_iter,
                          q=q, m=m, sampler=sampler, seed=seed, progress=progress)[0]
