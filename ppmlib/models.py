@@ -25,6 +25,19 @@ def negbin_draw(rng: np.random.Generator, mu, phi, size=None) -> np.ndarray:
 
     numpy parametrises by (number of successes, success probability): phi and phi / (phi + mu).
     ``mu`` and ``phi`` broadcast against each other and ``size``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The source of randomness.
+    mu, phi : float or array_like
+        Means and dispersions (phi > 0).
+    size : int or tuple of int, optional
+        Output shape; None means the broadcast shape of ``mu`` and ``phi``.
+
+    Returns
+    -------
+    ndarray of int
     """
     return rng.negative_binomial(phi, np.asarray(phi) / (np.asarray(phi) + np.asarray(mu)), size=size)
 
@@ -366,7 +379,19 @@ class Normal(Family):
         return {**super().stan_data(y, X, weights, prior, emit_log_lik), "K": X.shape[1], "X": X}
 
     def mean(self, draws, X) -> np.ndarray:
-        """Model mean X_i beta_s of every record under every draw, S x n."""
+        """Model mean X_i beta_s of every record under every draw, S x n.
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        X : ndarray, shape (n, K)
+            The design matrix.
+
+        Returns
+        -------
+        ndarray, shape (S, n)
+        """
         return draws["beta"] @ X.T
 
     def location(self, draws):
@@ -391,6 +416,28 @@ FAMILIES = {family.name: family for family in (Poisson(), NegBin(), Normal())}
 
 
 def family(model) -> Family:
+    """The family object of a model name: one of :data:`FAMILIES`.
+
+    Parameters
+    ----------
+    model : str
+        "poisson", "negbin", "normal" or "mixture".
+
+    Returns
+    -------
+    Family
+        The one shared instance (its methods hold no state).
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``model`` is not a string, or names no family (the message lists them).
+
+    Examples
+    --------
+    >>> family("negbin").params
+    ('mu', 'phi')
+    """
     if not isinstance(model, str):
         raise TypeError(f"model must be a string, one of {sorted(FAMILIES)}, got {type(model).__name__}")
     if model not in FAMILIES:
@@ -432,7 +479,21 @@ class Mixture(Normal):
                 "P": X.shape[1], "X": X}
 
     def component_log_densities(self, draws, y, X) -> np.ndarray:
-        """log pi_k + log Normal(y_i | X_i beta_k, sigma_k), shape (S, n, K)."""
+        """log pi_k + log Normal(y_i | X_i beta_k, sigma_k), shape (S, n, K).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        y : array_like, shape (n,)
+            The records' values (log income).
+        X : ndarray, shape (n, P)
+            The design matrix.
+
+        Returns
+        -------
+        ndarray, shape (S, n, K)
+        """
         mu = np.einsum("np,spk->snk", X, draws["beta"])
         sigma = draws["sigma"][:, None, :]
         z = (np.asarray(y, float)[None, :, None] - mu) / sigma
@@ -443,7 +504,19 @@ class Mixture(Normal):
         return special.logsumexp(self.component_log_densities(draws, y, X), axis=2)
 
     def mean(self, draws, X) -> np.ndarray:
-        """Model mean of every record under every draw, sum_k pi_k X_i beta_k, S x n."""
+        """Model mean of every record under every draw, sum_k pi_k X_i beta_k, S x n.
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        X : ndarray, shape (n, P)
+            The design matrix.
+
+        Returns
+        -------
+        ndarray, shape (S, n)
+        """
         return np.einsum("np,spk,sk->sn", X, draws["beta"], draws["mixing"])
 
     def location(self, draws):
@@ -466,6 +539,20 @@ class Mixture(Normal):
         ``log_lik_sum`` (the sum of the records' mixture log-densities), ``predictive_mean``
         (the mean of y over the records' predictive distributions) and ``predictive_p90`` (the
         90th percentile of that pooled predictive distribution), each of shape (S,).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        y : ndarray, shape (n,)
+            The data the fit saw.
+        X : ndarray, shape (n, P)
+            Its design matrix.
+
+        Returns
+        -------
+        dict
+            ``log_lik_sum``, ``predictive_mean`` and ``predictive_p90``, each (S,).
         """
         return {"log_lik_sum": self.log_lik(draws, y, X).sum(axis=1),
                 "predictive_mean": self.mean(draws, X).mean(axis=1),
@@ -476,6 +563,21 @@ class Mixture(Normal):
 
         Solves mean_i sum_k pi_k Phi((t - mu_ik) / sigma_k) = level for t by bisection, one
         block of draws at a time.
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        X : ndarray, shape (n, P)
+            The design matrix of the records pooled.
+        level : float
+            The quantile's level in (0, 1), e.g. 0.9.
+        tol : float
+            Bisection stops when every draw's bracket is narrower than this (on y's scale).
+
+        Returns
+        -------
+        ndarray, shape (S,)
         """
         out = np.empty(draws["mixing"].shape[0])
         step = max(1, 2**21 // (X.shape[0] * draws["mixing"].shape[1]))

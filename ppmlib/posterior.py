@@ -155,6 +155,16 @@ class Fit:
         whose log-likelihood depends on a record only through its value; every record for the
         normal model), so ``block[:, record_keys]`` is ``log_lik[draws slice]``. Blocks of b draws
         hold at most about ``max_elements`` numbers, so memory stays flat in S and n.
+
+        Parameters
+        ----------
+        max_elements : int
+            About how many numbers one block may hold.
+
+        Yields
+        ------
+        (slice, ndarray of shape (b, u))
+            The draws covered and their log-likelihood at the u distinct keys.
         """
         keys_y, keys_X, _ = self._distinct
         step = max(1, int(max_elements) // max(1, keys_y.size))
@@ -170,7 +180,18 @@ class Fit:
         return summarize(self.model.diagnostic_draws(self.draws, self.y, self.X), self.sampler, self.chains)
 
     def subset(self, keep) -> "Fit":
-        """The same fit restricted to the draws where ``keep`` is True (e.g. after truncation)."""
+        """The same fit restricted to the draws where ``keep`` is True (e.g. after truncation).
+
+        Parameters
+        ----------
+        keep : array_like of bool, shape (S,)
+            True for every draw to keep.
+
+        Returns
+        -------
+        Fit
+            The kept draws and their sampler values; the data, weights, chains and seed unchanged.
+        """
         keep = np.asarray(keep, dtype=bool)
         if keep.shape != (self.n_draws,):
             raise ValueError(f"keep must be a boolean mask of length {self.n_draws}, got shape {keep.shape}")
@@ -237,6 +258,22 @@ class Fit:
 
         Evenly spaced draws (rather than the last m) keep the datasets nearly independent.
         ``seed`` is an int or a numpy Generator.
+
+        Parameters
+        ----------
+        m : int
+            Number of datasets, at most the number of draws.
+        seed : int or numpy.random.Generator
+            The randomness of the synthetic values.
+
+        Returns
+        -------
+        ndarray, shape (m, n)
+
+        Examples
+        --------
+        >>> ppmlib.example_fit().synthesize(m=2, seed=1).shape
+        (2, 100)
         """
         m = _checks.integer(m, "m", low=1)
         if m > self.n_draws:
