@@ -34,6 +34,13 @@ class CalibrationError(RuntimeError):
     """A calibration loop did not reach its target within its iterations (the history says how close).
 
     ``history`` holds every (parameter value, Delta) pair the loop tried, in order.
+
+    Parameters
+    ----------
+    message : str
+        What was not reached.
+    history : sequence of (float, float)
+        The (parameter value, Delta) pairs tried.
     """
 
     def __init__(self, message: str, history=()):
@@ -45,14 +52,25 @@ class CalibrationError(RuntimeError):
 class Synthesis:
     """One synthesizer's complete result.
 
-    name : label used in tables and figures ("Unweighted", "LW", "CW", "SW", ...)
-    scheme : the weighting scheme, a key of :data:`ppmlib.mechanism.SCHEMES`
-    settings : what produced the weights: the scheme's scalar settings (c, g, radius, a, ...), q and seed
-    weights : (n,) alpha
-    fit : the alpha-weighted fit, restricted to the draws kept by the truncation q
-    bounds : (n,) by-record Lipschitz bounds;  delta = max(bounds);  epsilon = 2 delta
-    synthetic : (m, n) synthetic datasets, one per draw
-    calibration : filled by :func:`match_delta` (parameter, value, target, history)
+    Attributes
+    ----------
+    name : str
+        Label used in tables and figures ("Unweighted", "LW", "CW", "SW", ...).
+    scheme : str
+        The weighting scheme, a key of :data:`ppmlib.mechanism.SCHEMES`.
+    settings : dict
+        What produced the weights: the scheme's scalar settings (c, g, radius, a, ...), q and seed.
+    weights : ndarray, shape (n,)
+        The record weights alpha.
+    fit : Fit
+        The alpha-weighted fit, restricted to the draws kept by the truncation q.
+    bounds : ndarray, shape (n,)
+        By-record Lipschitz bounds; ``delta`` = max(bounds); ``epsilon`` = 2 delta.
+    delta, epsilon : float
+    synthetic : ndarray, shape (m, n)
+        Synthetic datasets, one per draw.
+    calibration : dict
+        Filled by :func:`match_delta` (parameter, value, target, history).
     """
     name: str
     scheme: str
@@ -79,12 +97,31 @@ class Synthesis:
 
         Never writes the weights, bounds, draws or confidential data; refuses (ValueError,
         nothing written) when m * epsilon exceeds ``max_epsilon``. See :func:`ppmlib.release`.
+
+        Parameters
+        ----------
+        path : str or PathLike
+            ``<path>.csv`` and ``<path>.json`` are written.
+        max_epsilon : float, optional
+            The total budget allowed.
+        overwrite : bool
+            Replace an existing release at ``path``.
+
+        Returns
+        -------
+        (csv_path, json_path)
         """
         from .release import release
         return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite)
 
     def summary(self) -> dict:
-        """One row for a table: Delta, epsilon, weights and diagnostics."""
+        """One row for a table: Delta, epsilon, weights and diagnostics.
+
+        Returns
+        -------
+        dict
+            synthesizer, Delta, epsilon, mean and min weight, max R-hat, min bulk and tail ESS, divergences.
+        """
         d = self.diagnostics
         return {"synthesizer": self.name, "Delta": self.delta, "epsilon": self.epsilon,
                 "mean weight": float(self.weights.mean()), "min weight": float(self.weights.min()),
@@ -120,7 +157,23 @@ class Scheme:
     needs: str = ""
 
     def resolve(self, given: dict) -> dict:
-        """The scheme's settings with the defaults filled in; a clear error for unknown or missing ones."""
+        """The scheme's settings with the defaults filled in; a clear error for unknown or missing ones.
+
+        Parameters
+        ----------
+        given : dict
+            The settings the caller passed.
+
+        Returns
+        -------
+        dict
+            Every setting of the scheme.
+
+        Raises
+        ------
+        ValueError
+            A setting the scheme does not take, or a required one missing.
+        """
         unknown = sorted(set(given) - set(self.settings))
         if unknown:
             takes = ", ".join(self.settings) or "no settings"
@@ -132,6 +185,17 @@ class Scheme:
         return {**self.settings, **given}
 
     def recorded(self, settings: dict) -> dict:
+        """The settings a :class:`Synthesis` records: the scalar ones, without ``base`` and ``weights``.
+
+        Parameters
+        ----------
+        settings : dict
+            As :meth:`resolve` returns them.
+
+        Returns
+        -------
+        dict
+        """
         return {k: settings[k] for k in self.settings if k not in ("base", "weights")}
 
 
@@ -378,7 +442,18 @@ def _next_point(x, delta, target, below, above, first: bool) -> float:
 
 
 def summary_table(results) -> "pd.DataFrame":
-    """One row per Synthesis: Delta, epsilon, weights, diagnostics, and a flag for a bad fit."""
+    """One row per Synthesis: Delta, epsilon, weights, diagnostics, and a flag for a bad fit.
+
+    Parameters
+    ----------
+    results : iterable of Synthesis
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by synthesizer name; the columns of :meth:`Synthesis.summary` and ``diagnostics``
+        ("ok", or "CHECK: ..." naming what failed :func:`ppmlib.diagnostics.is_ok`).
+    """
     import pandas as pd
     from .diagnostics import is_ok
 
@@ -460,6 +535,32 @@ def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int
     Delta is nearly proportional to a, so the search starts at a0 = target / Delta_unweighted
     (kept in [0.001, 1]) and is refined by :func:`ppmlib.match_delta` on [0, 1]; each step is a refit.
     ``run`` holds the other :func:`ppmlib.synthesizer` keywords (X, m, sampler, prior, name, ...).
+
+    Parameters
+    ----------
+    model : str
+        As for :func:`ppmlib.synthesizer`.
+    y : array_like, shape (n,)
+        The confidential data.
+    target : float
+        The Delta to match.
+    delta_unweighted : float
+        The unweighted synthesizer's Delta (sets the start a0).
+    seed : int
+        The seed of every refit.
+    rtol : float
+        Relative tolerance on Delta.
+    max_iter : int
+        At most this many refits.
+    progress : bool
+        Show a progress bar.
+    **run
+        Other :func:`ppmlib.synthesizer` keywords.
+
+    Returns
+    -------
+    Synthesis
+        SW at the matched a; ``.calibration`` as :func:`match_delta` fills it.
 
     See Also
     --------

@@ -43,7 +43,23 @@ def _paths(path) -> tuple[Path, Path]:
 
 
 def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None) -> dict:
-    """The JSON half of a release: what was released and what it costs (no data, no weights)."""
+    """The JSON half of a release: what was released and what it costs (no data, no weights).
+
+    Parameters
+    ----------
+    synthesis : Synthesis
+        The released synthesizer.
+    csv_name : str
+        The name of the datasets' file.
+    max_epsilon : float or None
+        The budget the release was checked against.
+
+    Returns
+    -------
+    dict
+        Synthesizer, model, file, m, n, epsilon per dataset and in total, the composition rule,
+        the neighbours covered, the guarantee and what it does not cover.
+    """
     m, n = synthesis.synthetic.shape
     return {
         "synthesizer": synthesis.name,
