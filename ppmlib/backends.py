@@ -64,7 +64,7 @@ class Draws:
     Attributes
     ----------
     params : dict
-        Name -> draws, shape (S, *dims), chains concatenated.
+        Name -> draws, shape ``(S, *dims)``, chains concatenated.
     sampler : dict
         Name -> the sampler's per-draw values, shape (S,).
     chains : int

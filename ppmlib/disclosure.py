@@ -313,7 +313,7 @@ def risk_by_draws(fit, y, z, H_values, offsets=None, weights=None, progress: boo
     H_values : sequence of int
         The numbers of draws to try.
     offsets : array_like, shape (G,), optional
-        The guesses' offsets (default :data:`DEFAULT_OFFSETS`).
+        The guesses' offsets (default ``DEFAULT_OFFSETS``).
     weights : array_like, shape (n,), optional
         The weights the intruder uses (None: all ones).
     progress : bool
@@ -365,7 +365,7 @@ def risk_by_m(y, z, mu, sigma, m_values, sigma_draws, offsets=None, weights=None
     sigma_draws : ndarray, shape (S,)
         All of the fit's sigma draws.
     offsets : array_like, shape (G,), optional
-        The guesses' offsets (default :data:`DEFAULT_OFFSETS`).
+        The guesses' offsets (default ``DEFAULT_OFFSETS``).
     weights : array_like, shape (n,), optional
         The weights the intruder uses (None: all ones).
 
@@ -426,7 +426,7 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
     seed : int
         The randomness of the datasets.
     offsets : array_like, shape (G,), optional
-        The guesses' offsets (default :data:`DEFAULT_OFFSETS`).
+        The guesses' offsets (default ``DEFAULT_OFFSETS``).
     weights : array_like, shape (n,), optional
         The weights the intruder uses (None: all ones).
     decimals : int or None

@@ -3,7 +3,7 @@
 ``data/example_fit.json`` holds one real fit: :data:`SETTINGS` says which (the unweighted Poisson
 model on ``ppmlib.simulate.poisson(100, 100, seed=1)``, 4 chains x 200 draws after 200 warmup,
 seed 2020, on PyStan). It keeps the draws of ``lambda`` and NUTS's per-draw statistics
-(divergences, tree depth, step size, energy, ...), so :func:`example_fit` gives everything a Stan
+(divergences, tree depth, step size, energy, ...), so :func:`ppmlib.example_fit` gives everything a Stan
 fit gives (diagnostics, the per-record log-likelihood, synthetic data, :meth:`ppmlib.Fit.to_arviz`)
 in a few milliseconds. The docstring examples of ppmlib use it, and
 :class:`ppmlib.exact.ConjugateSampler` where they need new fits, so they run in ``make test``
@@ -46,7 +46,7 @@ def example_fit() -> Fit:
     -------
     Fit
         A new :class:`ppmlib.Fit` on every call (draws ``lambda`` of shape (800,), the sampler's
-        statistics, ``y`` of shape (100,), weights all 1, 4 chains), as :data:`SETTINGS` made it.
+        statistics, ``y`` of shape (100,), weights all 1, 4 chains), as :data:`ppmlib.example.SETTINGS` made it.
 
     Raises
     ------

@@ -65,8 +65,11 @@ class Synthesis:
     fit : Fit
         The alpha-weighted fit, restricted to the draws kept by the truncation q.
     bounds : ndarray, shape (n,)
-        By-record Lipschitz bounds; ``delta`` = max(bounds); ``epsilon`` = 2 delta.
-    delta, epsilon : float
+        By-record Lipschitz bounds.
+    delta : float
+        Delta = max(bounds).
+    epsilon : float
+        2 Delta, per dataset, for the removal neighbours of the data.
     synthetic : ndarray, shape (m, n)
         Synthetic datasets, one per draw.
     calibration : dict
@@ -560,7 +563,7 @@ def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int
     Returns
     -------
     Synthesis
-        SW at the matched a; ``.calibration`` as :func:`match_delta` fills it.
+        SW at the matched a; ``.calibration`` as :func:`ppmlib.match_delta` fills it.
 
     See Also
     --------

@@ -55,7 +55,7 @@ class Family:
     serves every weighting scheme), reads the prior settings under the keys of ``default_prior``
     (their defaults are stated in its header), writes the parameters named in ``params``, and, when
     the data's ``emit_log_lik`` is 1, its own per-record ``log_lik`` (S x n; the tests compare it
-    with :meth:`log_lik`).
+    with :meth:`Family.log_lik`).
 
     Attributes
     ----------
@@ -67,7 +67,7 @@ class Family:
     default_prior : dict
         Prior setting -> default value, the names the Stan program reads.
     positive_prior : tuple of str
-        The prior settings that must be > 0 (scales, shapes, rates); :meth:`check_prior` refuses
+        The prior settings that must be > 0 (scales, shapes, rates); :meth:`Family.check_prior` refuses
         anything else there.
 
     Notes
@@ -180,11 +180,11 @@ class Family:
         Parameters
         ----------
         y, X : arrays
-            As :meth:`check_y` and :meth:`check_X` return them.
+            As :meth:`Family.check_y` and :meth:`Family.check_X` return them.
         weights : ndarray, shape (n,)
             The record weights alpha in [0, 1].
         prior : dict
-            As :meth:`check_prior` returns it.
+            As :meth:`Family.check_prior` returns it.
         emit_log_lik : bool
             Ask the program for its own per-record log-likelihood.
 
@@ -203,7 +203,7 @@ class Family:
         draws : dict
             The family's ``params``, draw axis first.
         y, X : arrays
-            Records (or the distinct keys of :meth:`distinct`), as the checks return them.
+            Records (or the distinct keys of :meth:`Family.distinct`), as the checks return them.
 
         Returns
         -------
@@ -412,6 +412,7 @@ def _by_value(y) -> tuple:
     return values, None, index
 
 
+#: Model name -> its Family instance: what ppmlib.fit(name, ...) and every study use (the mixture is added below).
 FAMILIES = {family.name: family for family in (Poisson(), NegBin(), Normal())}
 
 

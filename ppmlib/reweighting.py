@@ -479,7 +479,7 @@ def epsilon_table(y, curve: list, *, B: int = 500, seed: int = 0):
     y : array_like, shape (n,)
         The confidential data.
     curve : list of Synthesis
-        An :func:`epsilon_curve` result.
+        An :func:`ppmlib.epsilon_curve` result.
     B : int
         Bootstrap resamples of the data.
     seed : int
