@@ -55,8 +55,8 @@ __all__ = [
     # disclosure risk, data, designs, claims, seeds
     "attribute_risk", "AttributeRisk", "design_matrix", "seeds", "Claims",
     # submodules
-    "claims", "diagnostics", "example", "exact", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
-    "audit", "montecarlo", "ce_income",
+    "claims", "diagnostics", "example", "exact", "lineup", "simulate", "parallel", "plots", "utility", "ce_like",
+    "salary_like", "audit", "montecarlo", "ce_income",
 ]
 __version__ = "0.1.0"
 

@@ -125,14 +125,10 @@ def _ess(c: np.ndarray) -> float:
 def ess_bulk(x, chains: int) -> float:
     """Bulk effective sample size (rank-normalised split chains); NaN for a constant quantity.
 
-    ``x`` is one quantity's draws, chain after chain, shape (chains * draws_per_chain,).
-
     Parameters
     ----------
-    x : array_like, shape (chains * draws_per_chain,)
-        One scalar quantity's draws, chain after chain.
-    chains : int
-        Number of chains in ``x``.
+    x, chains
+        As for :func:`rhat`.
 
     Returns
     -------
@@ -158,14 +154,13 @@ def ess_tail(x, chains: int) -> float:
     """Tail effective sample size: the smaller ESS of the indicators x <= q05 and x <= q95.
 
     The quantiles are taken over all draws (type 7, numpy's default); NaN for a constant quantity.
-    ``x`` is one quantity's draws, chain after chain, shape (chains * draws_per_chain,).
 
     Parameters
     ----------
     x : array_like, shape (chains * draws_per_chain,)
-        One scalar quantity's draws, chain after chain.
+        The draws, chain after chain (as for :func:`rhat`).
     chains : int
-        Number of chains in ``x``.
+        How many chains.
 
     Returns
     -------

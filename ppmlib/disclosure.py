@@ -22,8 +22,8 @@ The loops of the attribute-risk chapter (over H, over m, over synthetic datasets
 from __future__ import annotations
 
 __all__ = ["DEFAULT_OFFSETS", "AttributeRisk", "attribute_risk", "synthetic_log_lik", "log_weights", "risk_inputs",
-           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset", "most_exposed",
-           "release_agreement"]
+           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset",
+           "most_exposed", "release_agreement"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -355,11 +355,9 @@ def risk_by_m(y, z, mu, sigma, m_values, sigma_draws, offsets=None, weights=None
     y : array_like, shape (n,)
         The confidential values.
     z : array_like, shape (M, n)
-        The released datasets.
-    mu : ndarray, shape (H, n)
-        Each draw's mean of every record.
-    sigma : ndarray, shape (H,)
-        Each draw's sd.
+        The released datasets, M >= max(m_values).
+    mu, sigma
+        As for :func:`ppmlib.attribute_risk`.
     m_values : sequence of int
         The numbers of datasets to use.
     sigma_draws : ndarray, shape (S,)
@@ -415,10 +413,8 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
 
     Parameters
     ----------
-    fit : Fit
-        A normal-model fit.
-    y : array_like, shape (n,)
-        The confidential values.
+    fit, y
+        The normal-model fit and the confidential values it saw.
     H : int
         Draws used by the estimator.
     K : int

@@ -140,14 +140,8 @@ def log_density(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_
 
     Parameters
     ----------
-    grid : array_like, shape (G,)
-        Positive Poisson rates.
-    y : array_like, shape (n,)
-        Counts.
-    weights : array_like, shape (n,), optional
-        alpha in [0, 1]; None means all ones (the ordinary posterior).
-    prior_shape, prior_rate : float
-        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+    grid, y, weights, prior_shape, prior_rate
+        Where to evaluate (G positive rates), and the pseudo posterior as for :func:`pseudo_posterior`.
 
     Returns
     -------
@@ -163,12 +157,8 @@ def central_interval(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_r
 
     Parameters
     ----------
-    y : array_like, shape (n,)
-        Counts.
-    weights : array_like, shape (n,), optional
-        alpha in [0, 1]; None means all ones (the ordinary posterior).
-    prior_shape, prior_rate : float
-        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+    y, weights, prior_shape, prior_rate
+        As for :func:`pseudo_posterior`.
     mass : float
         The probability inside the interval, in (0, 1).
 
@@ -216,12 +206,8 @@ def loo_log_evidence_ratio(y, weights=None, prior_shape: float = _PRIOR_SHAPE, p
 
     Parameters
     ----------
-    y : array_like, shape (n,)
-        Counts.
-    weights : array_like, shape (n,), optional
-        alpha in [0, 1]; None means all ones (the ordinary posterior).
-    prior_shape, prior_rate : float
-        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+    y, weights, prior_shape, prior_rate
+        The database, its weights and the prior, as for :func:`pseudo_posterior`.
 
     Returns
     -------
@@ -248,14 +234,8 @@ def loo_log_ratio(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE, prio
 
     Parameters
     ----------
-    grid : array_like, shape (G,)
-        Positive Poisson rates.
-    y : array_like, shape (n,)
-        Counts.
-    weights : array_like, shape (n,), optional
-        alpha in [0, 1]; None means all ones (the ordinary posterior).
-    prior_shape, prior_rate : float
-        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+    grid, y, weights, prior_shape, prior_rate
+        G positive rates; the database, weights and prior as for :func:`pseudo_posterior`.
 
     Returns
     -------
@@ -287,14 +267,8 @@ def max_abs_loo_log_ratio(grid, y, weights=None, prior_shape: float = _PRIOR_SHA
 
     Parameters
     ----------
-    grid : array_like, shape (G,)
-        Positive Poisson rates.
-    y : array_like, shape (n,)
-        Counts.
-    weights : array_like, shape (n,), optional
-        alpha in [0, 1]; None means all ones (the ordinary posterior).
-    prior_shape, prior_rate : float
-        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+    grid, y, weights, prior_shape, prior_rate
+        The G rates to maximise over, then y, weights and prior as for :func:`pseudo_posterior`.
 
     Returns
     -------
@@ -309,14 +283,8 @@ def max_abs_loo_log_ratio_by_point(grid, y, weights=None, prior_shape: float = _
 
     Parameters
     ----------
-    grid : array_like, shape (G,)
-        Positive Poisson rates.
-    y : array_like, shape (n,)
-        Counts.
-    weights : array_like, shape (n,), optional
-        alpha in [0, 1]; None means all ones (the ordinary posterior).
-    prior_shape, prior_rate : float
-        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+    grid, y, weights, prior_shape, prior_rate
+        Rates (G, positive); y, weights, prior: as for :func:`pseudo_posterior`.
 
     Returns
     -------
@@ -333,12 +301,8 @@ def grid_record_bounds(grid, y, weights=None) -> np.ndarray:
 
     Parameters
     ----------
-    grid : array_like, shape (G,)
-        Positive Poisson rates.
-    y : array_like, shape (n,)
-        Counts.
-    weights : array_like, shape (n,), optional
-        alpha in [0, 1]; None means all ones (the ordinary posterior).
+    grid, y, weights
+        The sup runs over the G positive rates of grid; y and weights are as for :func:`pseudo_posterior`.
 
     Returns
     -------
@@ -412,12 +376,8 @@ def log10_tail_mass_bound(lower: float, upper: float, y, weights=None, prior_sha
     ----------
     lower, upper : float
         The ends beyond which the mass is bounded (NaN: that side contributes nothing).
-    y : array_like, shape (n,)
-        Counts.
-    weights : array_like, shape (n,), optional
-        alpha in [0, 1]; None means all ones (the ordinary posterior).
-    prior_shape, prior_rate : float
-        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+    y, weights, prior_shape, prior_rate
+        y, weights, prior: see :func:`pseudo_posterior`.
 
     Returns
     -------
@@ -537,16 +497,14 @@ def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = _PRIO
 
     Parameters
     ----------
-    y : array_like, shape (n,)
-        Counts.
-    weights : array_like, shape (n,), optional
-        alpha in [0, 1]; None means all ones (the ordinary posterior).
+    y, weights
+        The database and its weights, as for :func:`pseudo_posterior`.
     size : int
         The number of draws.
     seed : int
         The seed of the uniforms.
     prior_shape, prior_rate : float
-        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+        The prior, as for :func:`pseudo_posterior`.
 
     Returns
     -------

@@ -220,16 +220,10 @@ def _weighted(bounds: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 def lipschitz_bound(log_lik, weights=None, q: float = 1.0) -> float:
     """Overall bound Delta = max_i Delta_i; each draw is then epsilon = 2 Delta DP (locally).
 
-    Takes the same arguments as :func:`record_bounds` and returns a float.
-
     Parameters
     ----------
-    log_lik : array_like, shape (S, n), or Fit
-        The per-record log-likelihood f_s(x_i), or the fit itself (streamed, no S x n matrix).
-    weights : array_like, shape (n,), optional
-        The record weights alpha in [0, 1]; None means all ones.
-    q : float
-        Draw truncation level, as for :func:`record_bounds`.
+    log_lik, weights, q
+        As for :func:`record_bounds`.
 
     Returns
     -------

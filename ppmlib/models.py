@@ -509,10 +509,8 @@ class Mixture(Normal):
 
         Parameters
         ----------
-        draws : dict
-            The family's ``params``, draw axis first (S draws).
-        X : ndarray, shape (n, P)
-            The design matrix.
+        draws, X
+            As for ``Normal.mean``; X has P columns.
 
         Returns
         -------

@@ -228,10 +228,8 @@ def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, 
 
     Parameters
     ----------
-    model : str
-        As for :func:`ppmlib.synthesizer`.
-    y : array_like, shape (n,)
-        The confidential data.
+    model, y
+        The model and the confidential data, as for :func:`ppmlib.synthesizer`.
     base : Fit or Synthesis
         The unweighted synthesizer whose risks set LW's weights.
     epsilons : sequence of float
@@ -311,10 +309,8 @@ def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool
 
     Parameters
     ----------
-    model : str
-        As for :func:`ppmlib.synthesizer`.
-    y : array_like, shape (n,)
-        The confidential data.
+    model, y
+        As for :func:`ppmlib.synthesizer`: the model and the confidential data.
     cw_radius, cw_relative, cw_c, cw_g : float, bool, float, float
         CW's policy radius (absolute, or relative to abs(y_i)), scale and shift.
     lw_c, lw_g : float
@@ -374,10 +370,12 @@ def efficiency(result: Synthesis) -> float:
     Parameters
     ----------
     result : Synthesis
+        A weighted synthesizer.
 
     Returns
     -------
     float
+        At most 1.
     """
     return float(np.mean(result.bounds) / result.delta)
 
