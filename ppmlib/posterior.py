@@ -124,6 +124,8 @@ class Fit:
     chains: int
     backend: str
     seed: int | None
+    #: False once :meth:`subset` has dropped draws: where one chain ends and the next begins is then unknown
+    whole_chains: bool = field(default=True, repr=False)
 
     @property
     def n_draws(self) -> int:
@@ -197,7 +199,8 @@ class Fit:
             raise ValueError(f"keep must be a boolean mask of length {self.n_draws}, got shape {keep.shape}")
         return Fit(self.model, self.y, self.X, self.weights,
                    {k: v[keep] for k, v in self.draws.items()},
-                   {k: v[keep] for k, v in self.sampler.items()}, self.chains, self.backend, self.seed)
+                   {k: v[keep] for k, v in self.sampler.items()}, self.chains, self.backend, self.seed,
+                   self.whole_chains and bool(keep.all()))
 
     def to_arviz(self):
         """The fit as an ArviZ ``InferenceData``, for ArviZ's summaries and plots.
@@ -219,8 +222,8 @@ class Fit:
         ImportError
             ArviZ is not installed.
         ValueError
-            The chains hold unequal numbers of draws (a fit restricted by :meth:`subset`, e.g.
-            truncated draws), so the draws cannot be laid out as (chain, draw).
+            :meth:`subset` has dropped draws (e.g. truncated ones), so where each chain begins is
+            unknown and the draws cannot be laid out as (chain, draw).
 
         Examples
         --------
@@ -237,9 +240,9 @@ class Fit:
         except ImportError as err:
             raise ImportError("Fit.to_arviz needs ArviZ, which ppmlib does not install by itself: "
                               "pip install arviz (or pip install ppmlib[test])") from err
-        if self.n_draws % self.chains:
-            raise ValueError(f"this fit holds {self.n_draws} draws, not the same number in each of its {self.chains} "
-                             "chains (a subset of the draws, e.g. after truncation): ArviZ needs (chain, draw) arrays")
+        if not self.whole_chains or self.n_draws % self.chains:
+            raise ValueError(f"this fit holds {self.n_draws} of its draws (a subset, e.g. after truncation), so "
+                             f"where each of its {self.chains} chains begins is unknown: ArviZ needs (chain, draw) arrays")
 
         def by_chain(arr):
             arr = np.asarray(arr)
