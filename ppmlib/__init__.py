@@ -15,18 +15,21 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
 * :mod:`ppmlib.lineup`: one description of a study's synthesizers (:func:`ppmlib.lineup.member`,
   :data:`ppmlib.lineup.STANDARD`) and one runner (:func:`ppmlib.lineup.run`) for every study
 * :mod:`ppmlib.simulate`: the papers' simulation designs; :mod:`ppmlib.exact`: the conjugate
-  Poisson-Gamma pseudo posterior in closed form
+  Poisson-Gamma pseudo posterior in closed form (and :class:`ppmlib.exact.ConjugateSampler`, its
+  exact draws in place of Stan's); :func:`example_fit`: a small shipped fit of stored Stan draws
+* :meth:`Fit.to_arviz`: any fit as an ArviZ ``InferenceData`` (ArviZ is optional)
 * :mod:`ppmlib.audit`: an empirical privacy audit (membership attacks, a confidence lower bound on epsilon)
 * :mod:`ppmlib.montecarlo`, :mod:`ppmlib.parallel`: asymptotic DP by Monte Carlo, serially or on Dask
 
 ``import ppmlib`` loads neither pandas, matplotlib nor a Stan backend: the submodules that need
 them are loaded on first use.
 """
-from . import claims, diagnostics, exact, lineup, parallel, reweighting, simulate
+from . import claims, diagnostics, example, exact, lineup, parallel, reweighting, simulate
 from .backends import BackendUnavailableError, backend
 from .claims import Claims
 from .design import design_matrix
 from .disclosure import AttributeRisk, attribute_risk
+from .example import example_fit
 from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, record_bounds
 from .mechanism import (CalibrationError, Synthesis, lw_delta_grid, match_delta, matched_comparison, summary_table,
                         synthesizer)
@@ -39,7 +42,7 @@ from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight
 
 __all__ = [
     # fitting and the NUTS settings
-    "Fit", "fit", "Sampler", "POISSON_PRIOR", "backend", "BackendUnavailableError",
+    "Fit", "fit", "Sampler", "POISSON_PRIOR", "backend", "BackendUnavailableError", "example_fit",
     # bounds and weights
     "record_bounds", "lipschitz_bound", "epsilon", "kept_draws", "near_max_share",
     "lw_weights", "lw_risks", "cw_weights", "isolation_risks", "scalar_weights", "reweight", "risk_to_weight",
@@ -52,8 +55,8 @@ __all__ = [
     # disclosure risk, data, designs, claims, seeds
     "attribute_risk", "AttributeRisk", "design_matrix", "seeds", "Claims",
     # submodules
-    "claims", "diagnostics", "exact", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
-    "audit", "montecarlo", "ce_income",
+    "claims", "diagnostics", "example", "exact", "lineup", "simulate", "parallel", "plots", "utility", "ce_like",
+    "salary_like", "audit", "montecarlo", "ce_income",
 ]
 __version__ = "0.1.0"
 

@@ -24,7 +24,7 @@ __all__ = ["SYNTHESIZERS", "TARGETS", "RELATIONS", "MODES", "OUTPUTS", "clopper_
            "AttackBound", "auc", "roc_curve", "epsilon_lower_bound", "randomized_response", "mechanism_trials",
            "exact_loss", "Release", "draws_delta", "grid_delta", "match_scalar_weight", "pipeline", "target_index",
            "neighbour", "Audit", "audit", "run", "releases_table", "targets_table", "bounds_table", "tightness",
-           "modes_table"]
+           "modes_table", "calibration_by_trials"]
 
 import time
 from dataclasses import dataclass, field
@@ -35,7 +35,7 @@ from scipy import optimize, stats
 
 from . import _checks, exact, simulate
 from .lipschitz import record_bounds
-from .models import POISSON_PRIOR
+from .models import family
 from .seeding import seeds
 from .weights import lw_risks, lw_weights, scalar_weights
 
@@ -404,11 +404,8 @@ def grid_delta(y, alpha, *, prior: dict | None = None, mass: float = 1 - 1e-6, g
 
 
 def _prior(prior) -> dict:
-    prior = dict(POISSON_PRIOR if prior is None else prior)
-    unknown = set(prior) - set(POISSON_PRIOR)
-    if unknown:
-        raise ValueError(f"unknown prior setting(s) {sorted(unknown)}; known: {sorted(POISSON_PRIOR)}")
-    return prior
+    """The Gamma prior's settings, checked by the Poisson family's prior validator."""
+    return family("poisson").check_prior(prior)
 
 
 def match_scalar_weight(y, target_delta: float, *, draws: int = 4000, seed=0, prior: dict | None = None,
@@ -711,11 +708,6 @@ def modes_table(result: Audit, neighbours: str = "add/remove") -> pd.DataFrame:
     sub = result.table[result.table["neighbours"] == neighbours]
     return sub.pivot_table(index=["n", "target", "synthesizer", "output"], columns="weights",
                            values=["AUC", "eps_lb", "exact loss"], sort=False)
-
-
-# --- issue 8: the audit chapter's calibration over trial counts (book/privacy_audit.md) ----------
-
-__all__ += ["calibration_by_trials"]
 
 
 def calibration_by_trials(epsilon: float, trial_counts, seed=0, confidence: float = 0.95) -> pd.Series:

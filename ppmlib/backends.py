@@ -61,6 +61,19 @@ class Draws:
     ``messages`` is what the backend printed or logged (compiler, sampler warnings), kept out of
     the caller's output.
 
+    Attributes
+    ----------
+    params : dict
+        Name -> draws, shape ``(S, *dims)``, chains concatenated.
+    sampler : dict
+        Name -> the sampler's per-draw values, shape (S,).
+    chains : int
+        The number of chains.
+    backend : str
+        "cmdstanpy" or "pystan".
+    messages : str
+        The backend's captured output.
+
     See Also
     --------
     sample : returns it.
@@ -74,12 +87,37 @@ class Draws:
 
 
 def program_path(name: str) -> Path:
-    """``stan/<name>.stan``: the checkout's, the installed package's copy, or ``$PPMLIB_STAN_DIR``'s."""
+    """``stan/<name>.stan``: the checkout's, the installed package's copy, or ``$PPMLIB_STAN_DIR``'s.
+
+    Parameters
+    ----------
+    name : str
+        The program's name (a family's ``name``), without ``.stan``.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    FileNotFoundError
+        No folder searched holds the program (the message lists them).
+
+    Examples
+    --------
+    >>> program_path("poisson").name
+    'poisson.stan'
+    """
     return shipped_file("stan", f"{name}.stan")
 
 
 def cmdstan_available() -> bool:
-    """True when cmdstanpy is importable and finds a CmdStan installation (never installs one)."""
+    """True when cmdstanpy is importable and finds a CmdStan installation (never installs one).
+
+    Returns
+    -------
+    bool
+    """
     try:
         with warnings.catch_warnings():  # cmdstanpy imports tqdm.auto, which warns in kernels without ipywidgets
             warnings.simplefilter("ignore")
@@ -91,7 +129,12 @@ def cmdstan_available() -> bool:
 
 
 def pystan_available() -> bool:
-    """True when PyStan 3 is importable (it compiles with the system g++ on first use)."""
+    """True when PyStan 3 is importable (it compiles with the system g++ on first use).
+
+    Returns
+    -------
+    bool
+    """
     try:
         import stan  # noqa: F401  (PyStan 3)
     except Exception:
@@ -105,13 +148,20 @@ def backend() -> str:
     Returns ``"cmdstanpy"`` when CmdStan is installed, else ``"pystan"``; raises
     :class:`BackendUnavailableError` when neither can run, or when the forced one cannot.
 
+    Returns
+    -------
+    str
+        "cmdstanpy" or "pystan".
+
     See Also
     --------
     cmdstan_available, pystan_available : the two checks it makes.
 
     Examples
     --------
-    >>> backend() in BACKENDS       # doctest: +SKIP
+    >>> BACKENDS
+    ('cmdstanpy', 'pystan')
+    >>> backend() in BACKENDS      # or BackendUnavailableError, saying what to install
     True
     """
     forced = os.environ.get("PPMLIB_BACKEND", "").strip().lower()
@@ -135,7 +185,31 @@ def backend() -> str:
 
 
 def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, seed: int) -> Draws:
-    """Run NUTS on ``stan/<program>.stan`` with ``data``; ``seed`` makes the result reproducible."""
+    """Run NUTS on ``stan/<program>.stan`` with ``data``; ``seed`` makes the result reproducible.
+
+    Parameters
+    ----------
+    program : str
+        The program's name: ``stan/<program>.stan``.
+    data : dict
+        The program's data block (a family's ``stan_data``).
+    chains, draws, warmup : int
+        Chains, draws kept per chain, warmup iterations per chain.
+    seed : int
+        The sampler's seed (chain k is seeded with (seed, k) on both backends).
+
+    Returns
+    -------
+    Draws
+        Draws and sampler values, draw axis first, chain after chain.
+
+    Raises
+    ------
+    BackendUnavailableError
+        Neither backend can run.
+    RuntimeError
+        The backend failed; the message holds the tail of its output.
+    """
     chosen = backend()
     runner = _sample_cmdstanpy if chosen == "cmdstanpy" else _sample_pystan
     return runner(program_path(program), data, chains=chains, draws=draws, warmup=warmup, seed=seed)

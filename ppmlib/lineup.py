@@ -71,7 +71,12 @@ class Member:
         return f"{self.name} ({self.alias})" if self.alias else self.name
 
     def describe(self) -> str:
-        """One line for a table: what the member is built on and matched to."""
+        """One line for a table: what the member is built on and matched to.
+
+        Returns
+        -------
+        str
+        """
         parts = [self.kind]
         if self.base:
             parts.append(f"on {self.base}")
@@ -89,6 +94,13 @@ class Results(dict):
     """The synthesizers of a lineup after :func:`run`: name -> :class:`ppmlib.Synthesis`, in run order.
 
     ``.lineup`` keeps the members (their labels, colours and descriptions) for tables and figures.
+
+    Parameters
+    ----------
+    items : iterable of (str, Synthesis)
+        The results, in run order.
+    lineup : sequence of Member
+        The members that made them.
     """
 
     def __init__(self, items=(), lineup: Sequence[Member] = ()):
@@ -108,14 +120,29 @@ class Results(dict):
         return {m.name: m.colour for m in self.lineup if m.colour}
 
     def ordered(self, names: Sequence[str]) -> "Results":
-        """The same results in another order (or a subset), e.g. for a table's rows."""
+        """The same results in another order (or a subset), e.g. for a table's rows.
+
+        Parameters
+        ----------
+        names : sequence of str
+            The names, in the wanted order.
+
+        Returns
+        -------
+        Results
+        """
         missing = [n for n in names if n not in self]
         if missing:
             raise KeyError(f"not in these results: {missing}; they hold {list(self)}")
         return Results({n: self[n] for n in names}, [self.members[n] for n in names])
 
     def summary(self):
-        """:func:`ppmlib.summary_table` of the results, with a column saying how each was made."""
+        """:func:`ppmlib.summary_table` of the results, with a column saying how each was made.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         from .mechanism import summary_table
         table = summary_table(self.values())
         table.insert(0, "made as", [self.members[n].describe() if n in self.members else "" for n in self])
@@ -205,7 +232,19 @@ def _final(member: Member, ctx: _Context) -> Synthesis:
 
 @dataclass(frozen=True)
 class Kind:
-    """How one kind of member is made: its step, whether it needs a base, and what it can be matched to."""
+    """How one kind of member is made: its step, whether it needs a base, and what it can be matched to.
+
+    Attributes
+    ----------
+    step : callable
+        (member, context) -> Synthesis: makes the member.
+    needs_base : bool
+        The member must name a ``base``.
+    matchable : bool
+        The member may be matched to a Delta or an epsilon.
+    settings : tuple of str
+        The settings it takes.
+    """
     step: Callable[[Member, _Context], Synthesis]
     needs_base: bool = False
     matchable: bool = False
@@ -250,6 +289,17 @@ def member(name: str, **given) -> Member:
     'sw; on Unweighted; epsilon 6'
     >>> member("LW", alias="DPweighted").label
     'LW (DPweighted)'
+
+    Parameters
+    ----------
+    name : str
+        A name in :data:`STANDARD`.
+    **given
+        Field replacements and the kind's settings.
+
+    Returns
+    -------
+    Member
     """
     if name not in STANDARD:
         raise ValueError(f"unknown synthesizer {name!r}; the standard ones are {', '.join(STANDARD)} "
@@ -260,7 +310,17 @@ def member(name: str, **given) -> Member:
 
 
 def lineup(*members) -> tuple:
-    """A lineup from standard names and :class:`Member` objects: ``lineup("Unweighted", member("LW", c=0.7))``."""
+    """A lineup from standard names and :class:`Member` objects: ``lineup("Unweighted", member("LW", c=0.7))``.
+
+    Parameters
+    ----------
+    *members : str or Member
+        Standard names of :data:`STANDARD` or members.
+
+    Returns
+    -------
+    tuple of Member
+    """
     return tuple(member(m) if isinstance(m, str) else m for m in members)
 
 

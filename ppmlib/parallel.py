@@ -112,6 +112,16 @@ def local_cluster(n_workers: int = 2):
 
     The workers are not daemon processes, because PyStan (httpstan) forks one process per chain
     and a daemon process may not have children.
+
+    Parameters
+    ----------
+    n_workers : int
+        Worker processes.
+
+    Yields
+    ------
+    distributed.Client
+        Closed, with its cluster, when the block ends.
     """
     import dask
     from distributed import Client, LocalCluster

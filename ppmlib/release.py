@@ -43,7 +43,23 @@ def _paths(path) -> tuple[Path, Path]:
 
 
 def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None) -> dict:
-    """The JSON half of a release: what was released and what it costs (no data, no weights)."""
+    """The JSON half of a release: what was released and what it costs (no data, no weights).
+
+    Parameters
+    ----------
+    synthesis : Synthesis
+        The released synthesizer.
+    csv_name : str
+        The name of the datasets' file.
+    max_epsilon : float or None
+        The budget the release was checked against.
+
+    Returns
+    -------
+    dict
+        Synthesizer, model, file, m, n, epsilon per dataset and in total, the composition rule,
+        the neighbours covered, the guarantee and what it does not cover.
+    """
     m, n = synthesis.synthetic.shape
     return {
         "synthesizer": synthesis.name,
@@ -87,7 +103,19 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
 
     Examples
     --------
-    >>> lw.release("release/lw_mixture", max_epsilon=200.0)  # doctest: +SKIP
+    >>> import tempfile
+    >>> base = ppmlib.example_fit()
+    >>> lw = ppmlib.synthesizer("poisson", base.y, "lw", base=base, c=0.5, m=5,
+    ...                         sampler=ppmlib.exact.ConjugateSampler(), seed=3)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     csv_path, json_path = release(lw, Path(folder) / "lw", max_epsilon=100.0)
+    ...     budget = json.loads(json_path.read_text())
+    >>> csv_path.name, budget["m_datasets"], round(budget["total_epsilon"], 2)
+    ('lw.csv', 5, 19.68)
+    >>> release(lw, "never_written", max_epsilon=10.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: release refused: 5 datasets at epsilon = 3.935 each cost m * epsilon = 19.68 > max_epsilon = 10; ...
     """
     csv_path, json_path = _paths(path)
     if max_epsilon is not None:

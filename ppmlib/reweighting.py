@@ -36,6 +36,17 @@ def saturation_k(weights, bounds) -> float:
 
     alpha^w_i = k Delta / F_i with F_i = Delta_i / alpha_i = max_s abs(f_s(x_i)), so every such
     weight reaches 1 once k >= max_i F_i / Delta. Larger k changes nothing.
+
+    Parameters
+    ----------
+    weights : array_like, shape (n,)
+        The weights alpha before re-weighting.
+    bounds : array_like, shape (n,)
+        Their by-record bounds Delta_i.
+
+    Returns
+    -------
+    float
     """
     bounds = _checks.finite_array(bounds, "bounds", ndim=1)
     alpha = _checks.weights(weights, bounds.size)
@@ -46,7 +57,18 @@ def saturation_k(weights, bounds) -> float:
 
 
 def weight_change(before, after) -> dict:
-    """How many records gain, lose or keep their weight (exact comparison), and the share that gain."""
+    """How many records gain, lose or keep their weight (exact comparison), and the share that gain.
+
+    Parameters
+    ----------
+    before, after : array_like, shape (n,)
+        The weights before and after re-weighting.
+
+    Returns
+    -------
+    dict
+        ``gain``, ``lose``, ``same`` (counts) and ``share_gain``.
+    """
     before = _checks.finite_array(before, "before", ndim=1)
     after = _checks.weights(after, before.size, "after")
     gain, lose = int((after > before).sum()), int((after < before).sum())
@@ -110,10 +132,13 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
 
     Examples
     --------
-    >>> lw = ppmlib.synthesizer("negbin", y, "lw", base=unweighted, seed=2)   # doctest: +SKIP
-    >>> lw_final = ppmlib.reweight_to_tolerance("negbin", y, lw, tau=0.05)    # doctest: +SKIP
-    >>> lw_final.calibration["history"]                                       # doctest: +SKIP
-    [(0.95, 4.988), (0.9985, 5.246)]
+    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> unweighted = ppmlib.synthesizer("poisson", y, sampler=exact, seed=2)
+    >>> lw = ppmlib.synthesizer("poisson", y, "lw", base=unweighted, c=0.8, sampler=exact, seed=3)
+    >>> lw_final = ppmlib.reweight_to_tolerance("poisson", y, lw, tau=0.05, sampler=exact, progress=False)
+    >>> [(round(k, 4), round(delta, 3)) for k, delta in lw_final.calibration["history"]], round(lw.delta, 3)
+    ([(0.95, 3.518), (0.9959, 3.685)], 3.688)
     """
     if not isinstance(start, Synthesis):
         raise TypeError(f"start must be a Synthesis (the weighted synthesizer to re-weight), got {type(start).__name__}")
@@ -183,8 +208,12 @@ def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: flo
 
     Examples
     --------
-    >>> lw8 = ppmlib.calibrate_lw_epsilon("negbin", y, unweighted, 8.0, tau=0.05)   # doctest: +SKIP
-    >>> lw8.epsilon, lw8.calibration["value"]                                      # doctest: +SKIP
+    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> unweighted = ppmlib.synthesizer("poisson", y, sampler=exact, seed=2)
+    >>> lw8 = ppmlib.calibrate_lw_epsilon("poisson", y, unweighted, 8.0, tau=0.05, sampler=exact, progress=False)
+    >>> round(lw8.epsilon, 2), round(lw8.calibration["value"], 3)
+    (8.0, 0.868)
     """
     return epsilon_curve(model, y, base, [target_epsilon], tau=tau, g=g, c_range=c_range, max_iter=max_iter,
                          q=q, m=m, sampler=sampler, seed=seed, progress=progress)[0]
@@ -196,6 +225,22 @@ def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, 
     """:func:`ppmlib.calibrate_lw_epsilon` for several targets, fitting the ends of ``c_range`` only once.
 
     ``epsilons`` is a list of E targets; returns E Synthesis objects in the same order.
+
+    Parameters
+    ----------
+    model, y
+        The model and the confidential data, as for :func:`ppmlib.synthesizer`.
+    base : Fit or Synthesis
+        The unweighted synthesizer whose risks set LW's weights.
+    epsilons : sequence of float
+        The E target epsilons per dataset.
+    tau, g, c_range, max_iter, q, m, sampler, seed, progress
+        As for :func:`calibrate_lw_epsilon`.
+
+    Returns
+    -------
+    list of Synthesis
+        One per target, in order.
 
     See Also
     --------
@@ -262,6 +307,23 @@ def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool
     Returns {"Unweighted": ..., "LW": ..., "LW_final": ..., "CW": ..., "CW_final": ...}; ``sampler``
     (a :class:`ppmlib.Sampler`) and m apply to every fit, ``ppmlib.seeds(seed, 5)`` seeds the five.
 
+    Parameters
+    ----------
+    model, y
+        As for :func:`ppmlib.synthesizer`: the model and the confidential data.
+    cw_radius, cw_relative, cw_c, cw_g : float, bool, float, float
+        CW's policy radius (absolute, or relative to abs(y_i)), scale and shift.
+    lw_c, lw_g : float
+        LW's scale and shift.
+    k0, tau, max_iter : float, float, int
+        The re-weighting's start, tolerance on Delta and most refits.
+    q, m, sampler, seed, progress
+        As for :func:`ppmlib.synthesizer`.
+
+    Returns
+    -------
+    dict of str to Synthesis
+
     See Also
     --------
     reweight_to_tolerance : one re-weighting.
@@ -285,6 +347,15 @@ def bound_slope(result: Synthesis) -> float:
     0 is the paper's flat, efficient picture (every record's bound at the maximum). Records at
     weight 0 (bound 0 whatever happens) and at weight 1 (where the clipping, not the weighting,
     sets the bound: they cannot spend more) are left out.
+
+    Parameters
+    ----------
+    result : Synthesis
+
+    Returns
+    -------
+    float
+        0 when fewer than two such records, or all at one weight.
     """
     keep = (result.weights > 0) & (result.weights < 1)
     w, b = result.weights[keep], result.bounds[keep] / result.delta
@@ -294,7 +365,18 @@ def bound_slope(result: Synthesis) -> float:
 
 
 def efficiency(result: Synthesis) -> float:
-    """Mean of Delta_i / Delta over the records: 1 when every record spends the whole budget."""
+    """Mean of Delta_i / Delta over the records: 1 when every record spends the whole budget.
+
+    Parameters
+    ----------
+    result : Synthesis
+        A weighted synthesizer.
+
+    Returns
+    -------
+    float
+        At most 1.
+    """
     return float(np.mean(result.bounds) / result.delta)
 
 
@@ -313,6 +395,23 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Cl
     and that the bound-against-weight slope flattened. The utility claims use
     :func:`ppmlib.utility.standardized_gap` (root mean squared distance of the four statistics
     from the data's, in sds of the data's bootstrap distribution, summed; smaller is better).
+
+    Parameters
+    ----------
+    results : dict of str to Synthesis
+        A :func:`ppmlib.reweighting_comparison` result.
+    long : pandas.DataFrame
+        Its :func:`ppmlib.utility.long_table`.
+    tau : float
+        The re-weighting tolerance on Delta.
+    design : {"mixture", "salary"}
+        Which of the paper's designs the statements are about.
+    into : Claims, optional
+        A table to add the rows to (default: a new one).
+
+    Returns
+    -------
+    Claims
     """
     from .utility import centre, standardized_gap
 
@@ -371,7 +470,23 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Cl
 
 def epsilon_table(y, curve: list, *, B: int = 500, seed: int = 0):
     """One row per calibrated LW of :func:`ppmlib.epsilon_curve`: target and achieved epsilon, c, mean
-    weight and the distance to the data (:func:`ppmlib.utility.standardized_gap`)."""
+    weight and the distance to the data (:func:`ppmlib.utility.standardized_gap`).
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The confidential data.
+    curve : list of Synthesis
+        An :func:`ppmlib.epsilon_curve` result.
+    B : int
+        Bootstrap resamples of the data.
+    seed : int
+        The bootstrap's seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     import pandas as pd
     from .utility import long_table, standardized_gap
 
@@ -386,7 +501,16 @@ def epsilon_table(y, curve: list, *, B: int = 500, seed: int = 0):
 
 def summary(results: dict):
     """One row per synthesizer: Delta, epsilon, weights, the found k with its number of refits, how
-    many records gained and lost weight, and the fit diagnostics (flagged when not ok)."""
+    many records gained and lost weight, and the fit diagnostics (flagged when not ok).
+
+    Parameters
+    ----------
+    results : dict of str to Synthesis
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     from .mechanism import summary_table
 
     import pandas as pd
@@ -404,7 +528,21 @@ def summary(results: dict):
 
 def epsilon_claims(table, *, tau: float, into: Claims | None = None) -> Claims:
     """Check an :func:`ppmlib.reweighting.epsilon_table`: every calibrated epsilon within 2 tau of its target, and the
-    distance to the data smaller at the largest epsilon than at the smallest."""
+    distance to the data smaller at the largest epsilon than at the smallest.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        An :func:`epsilon_table`.
+    tau : float
+        The calibration tolerance on Delta.
+    into : Claims, optional
+        A table to add the rows to (default: a new one).
+
+    Returns
+    -------
+    Claims
+    """
     out = into if into is not None else Claims()
     miss = float((table["epsilon"] - table["target epsilon"]).abs().max())
     out.add("LW calibrated to each chosen epsilon", "2 Delta = epsilon (our addition)",
