@@ -22,27 +22,28 @@ from __future__ import annotations
 
 __all__ = ["SYNTHESIZERS", "TARGETS", "RELATIONS", "MODES", "OUTPUTS", "clopper_pearson", "epsilon_from_rates",
            "AttackBound", "auc", "roc_curve", "epsilon_lower_bound", "randomized_response", "mechanism_trials",
-           "exact_loss", "Release", "draws_delta", "grid_delta", "match_scalar_weight", "pipeline", "target_index",
+           "exact_loss", "Release", "draws_bounds", "draws_delta", "grid_delta", "match_scalar_weight",
+           "match_reweighting", "EXACT_KINDS", "LINEUP", "pipeline", "target_index",
            "neighbour", "Audit", "audit", "run", "releases_table", "targets_table", "bounds_table", "tightness",
            "modes_table"]
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from . import _checks, exact, simulate
+from . import _checks, exact, lineup, simulate
 from .lipschitz import record_bounds
 from .models import POISSON_PRIOR
 from .seeding import seeds
-from .weights import lw_risks, lw_weights, scalar_weights
+from .weights import lw_risks, lw_weights, reweight, scalar_weights
 
-SYNTHESIZERS = ("Unweighted", "LW", "SW")
-# Re-weighted LW ("LW_final", the 2025 paper's Algorithm 1; ppmlib.reweight_to_tolerance) is not audited
-# here. To audit it, add its weight rule to `pipeline` under that name and append the name to
-# SYNTHESIZERS; nothing else in this module needs to change.
+#: The audited synthesizers, run by :func:`pipeline` in this order (LW_final last, so that the others
+#: keep the seeds they had before it joined).
+LINEUP = lineup.lineup("Unweighted", "LW", "SW", "LW_final")
+SYNTHESIZERS = tuple(m.name for m in LINEUP)
 TARGETS = ("largest", "smallest", "typical")
 RELATIONS = ("add/remove", "replace-one")
 MODES = ("fixed", "recomputed")
@@ -359,7 +360,7 @@ class Release:
     Attributes
     ----------
     name : str
-        "Unweighted", "LW" or "SW"
+        the member's name in :data:`LINEUP` ("Unweighted", "LW", "SW", "LW_final")
     alpha : numpy.ndarray
         (n,) weights
     delta : float
@@ -370,6 +371,10 @@ class Release:
         SW's scalar weight (None otherwise)
     risk : numpy.ndarray or None
         LW's risks r_i, from which its weights were made (None for the other synthesizers)
+    seed : int or None
+        the seed of the exact draws behind ``delta`` (the members built on this one draw them again)
+    k : float or None
+        LW_final's re-weighting constant (None otherwise)
     """
     name: str
     alpha: np.ndarray
@@ -377,6 +382,8 @@ class Release:
     delta_grid: float
     a: float | None = None
     risk: np.ndarray | None = None
+    seed: int | None = None
+    k: float | None = None
 
 
 def _poisson_log_lik(lam, y) -> np.ndarray:
@@ -384,17 +391,23 @@ def _poisson_log_lik(lam, y) -> np.ndarray:
     return exact.poisson_log_lik(lam, y).T
 
 
-def draws_delta(y, alpha, *, draws: int = 4000, seed=0, prior: dict | None = None) -> float:
-    """Delta of the alpha-weighted pseudo posterior from ``draws`` exact draws (ppmlib.record_bounds).
+def draws_bounds(y, alpha, *, draws: int = 4000, seed=0, prior: dict | None = None) -> np.ndarray:
+    """By-record bounds (n,) of the alpha-weighted pseudo posterior from ``draws`` exact draws.
 
     -log p(y_i | lambda) = lambda - y_i log lambda + log y_i! is convex in lambda, so its largest
     value over a set of draws is at the smallest or the largest draw: ppmlib.record_bounds on those
     two rows of the S x n log-likelihood equals it on all S rows (the tests check this), and saves
-    an S x n matrix in every step of the SW root finder.
+    an S x n matrix in every step of the root finders.
     """
     lam = exact.sample(y, alpha, draws, seed, **_prior(prior))
     extremes = np.array([lam.min(), lam.max()])
-    return float(record_bounds(_poisson_log_lik(extremes, y), alpha).max())
+    return record_bounds(_poisson_log_lik(extremes, y), alpha)
+
+
+def draws_delta(y, alpha, *, draws: int = 4000, seed=0, prior: dict | None = None) -> float:
+    """Delta of the alpha-weighted pseudo posterior from ``draws`` exact draws: the largest of
+    :func:`draws_bounds` (what ppmlib.record_bounds gives on MCMC draws)."""
+    return float(draws_bounds(y, alpha, draws=draws, seed=seed, prior=prior).max())
 
 
 def grid_delta(y, alpha, *, prior: dict | None = None, mass: float = 1 - 1e-6, grid_points: int = 2001) -> float:
@@ -430,28 +443,95 @@ def match_scalar_weight(y, target_delta: float, *, draws: int = 4000, seed=0, pr
     return float(optimize.brentq(gap, 1e-9, 1.0, rtol=rtol))
 
 
+def match_reweighting(y, alpha, bounds, target_delta: float, *, draws: int = 4000, seed=0,
+                      prior: dict | None = None, rtol: float = 1e-6) -> float:
+    """LW_final: the re-weighting constant k whose weights clip(k alpha_i Delta / Delta_i, 0, 1) have
+    Delta (from exact draws) equal to ``target_delta`` (2025 paper, Algorithm 1, with exact draws).
+
+    ``alpha`` and ``bounds`` (both (n,)) are the weights and by-record bounds of the synthesizer
+    re-weighted. As for :func:`match_scalar_weight`, common random numbers make Delta(k) continuous
+    and increasing, so Brent's method replaces the refit loop of :func:`ppmlib.reweight_to_tolerance`.
+    k stays in (0, k_sat] (:func:`ppmlib.reweighting.saturation_k`); returns k_sat when even there
+    Delta stays below the target.
+    """
+    from .reweighting import saturation_k
+
+    target_delta = _checks.real(target_delta, "target_delta", low=0, low_open=True)
+    k_sat = saturation_k(alpha, bounds)
+
+    def gap(k):
+        return draws_delta(y, reweight(alpha, bounds, k), draws=draws, seed=seed, prior=prior) - target_delta
+
+    if gap(k_sat) <= 0:
+        return k_sat
+    return float(optimize.brentq(gap, 1e-9 * k_sat, k_sat, rtol=rtol))
+
+
+# the kinds of step of the audit's lineup: ppmlib.lineup's members, made with exact draws instead of Stan
+
+def _release(member, ctx, alpha, **extra) -> Release:
+    draws, prior = ctx.run["draws"], ctx.run["prior"]
+    return Release(member.name, alpha, draws_delta(ctx.y, alpha, draws=draws, seed=ctx.seed, prior=prior),
+                   grid_delta(ctx.y, alpha, prior=prior), seed=ctx.seed, **extra)
+
+
+def _exact_unweighted(member, ctx) -> Release:
+    return _release(member, ctx, np.ones(ctx.y.size))
+
+
+def _exact_lw(member, ctx) -> Release:
+    """LW's weights from the log-likelihood of the base's exact draws (ppmlib.lw_weights)."""
+    base = ctx.done[member.base]
+    lik = _poisson_log_lik(exact.sample(ctx.y, base.alpha, ctx.run["draws"], base.seed, **_prior(ctx.run["prior"])),
+                           ctx.y)
+    alpha = lw_weights(lik, c=member.settings.get("c", 1.0), g=member.settings.get("g", 0.0))
+    return _release(member, ctx, alpha, risk=lw_risks(lik))
+
+
+def _exact_sw(member, ctx) -> Release:
+    """SW's scalar matched to an earlier member's Delta (or to half a target epsilon)."""
+    target = (ctx.done[member.match].delta if isinstance(member.match, str)
+              else _checks.real(member.match, f"{member.name}: match", low=0, low_open=True) / 2)
+    a = match_scalar_weight(ctx.y, target, draws=ctx.run["draws"], seed=ctx.seed, prior=ctx.run["prior"])
+    return _release(member, ctx, scalar_weights(a, ctx.y.size), a=a)
+
+
+def _exact_final(member, ctx) -> Release:
+    """The base re-weighted to its own Delta; its bounds come from the base's own exact draws."""
+    base = ctx.done[member.base]
+    draws, prior = ctx.run["draws"], ctx.run["prior"]
+    bounds = draws_bounds(ctx.y, base.alpha, draws=draws, seed=base.seed, prior=prior)
+    k = match_reweighting(ctx.y, base.alpha, bounds, base.delta, draws=draws, seed=ctx.seed, prior=prior)
+    return _release(member, ctx, reweight(base.alpha, bounds, k), k=k)
+
+
+#: The kinds of member the audit can run with exact draws (the keys of :data:`ppmlib.lineup.KINDS` it knows).
+EXACT_KINDS = {"unweighted": lineup.Kind(_exact_unweighted),
+               "lw": lineup.Kind(_exact_lw, needs_base=True, settings=("c", "g")),
+               "sw": lineup.Kind(_exact_sw, needs_base=True, matchable=True),
+               "final": lineup.Kind(_exact_final, needs_base=True)}
+
+
 def pipeline(y, *, draws: int = 4000, seed=0, c: float = 1.0, g: float = 0.0,
              prior: dict | None = None) -> dict[str, Release]:
-    """Unweighted, LW and SW on one database, as the book's pipeline runs them, with exact draws.
+    """The audit's :data:`LINEUP` on one database, as the book's pipeline runs it, with exact draws.
 
-    LW's weights come from the log-likelihood of ``draws`` unweighted draws (ppmlib.lw_weights);
-    SW's scalar is matched to LW's Delta. One ``seed`` fixes every draw, so two databases audited
-    with the same seed differ in their weights only through their data.
+    Unweighted; LW, its weights from the log-likelihood of ``draws`` unweighted draws
+    (ppmlib.lw_weights) with scale ``c`` and shift ``g``; SW, its scalar matched to LW's Delta;
+    LW_final, LW re-weighted to LW's Delta (:func:`match_reweighting`). Runs through
+    :func:`ppmlib.lineup.execute` with :data:`EXACT_KINDS`; member j's draws come from the j-th of
+    ``ppmlib.seeds(seed, 4)``, so two databases audited with the same seed differ in their weights
+    only through their data.
+
+    Returns
+    -------
+    dict
+        name -> :class:`Release`, in the lineup's order.
     """
     y = _checks.counts(y)
-    seed_unweighted, seed_lw, seed_sw = seeds(_checks.seed(seed), 3)
-    base = _poisson_log_lik(exact.sample(y, None, draws, seed_unweighted, **_prior(prior)), y)
-    alpha_lw = lw_weights(base, c=c, g=g)
-    ones = np.ones(y.size)
-    out = {"Unweighted": Release("Unweighted", ones, draws_delta(y, ones, draws=draws, seed=seed_unweighted, prior=prior),
-                                 grid_delta(y, ones, prior=prior)),
-           "LW": Release("LW", alpha_lw, draws_delta(y, alpha_lw, draws=draws, seed=seed_lw, prior=prior),
-                         grid_delta(y, alpha_lw, prior=prior), risk=lw_risks(base))}
-    a = match_scalar_weight(y, out["LW"].delta, draws=draws, seed=seed_sw, prior=prior)
-    alpha_sw = scalar_weights(a, y.size)
-    out["SW"] = Release("SW", alpha_sw, draws_delta(y, alpha_sw, draws=draws, seed=seed_sw, prior=prior),
-                        grid_delta(y, alpha_sw, prior=prior), a)
-    return out
+    members = [replace(m, settings={**m.settings, "c": c, "g": g}) if m.name == "LW" else m for m in LINEUP]
+    return lineup.execute(members, EXACT_KINDS, "poisson", y, {"draws": draws, "prior": prior},
+                          seed=_checks.seed(seed), progress=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -556,8 +636,8 @@ def _check_choice(values, allowed, name):
 def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=RELATIONS, modes=MODES,
           synthesizers=SYNTHESIZERS, draws: int = 4000, c: float = 1.0, g: float = 0.0,
           confidence: float = 0.95, prior: dict | None = None, seed=0, progress: bool = False) -> Audit:
-    """Audit Unweighted, LW and SW on the database ``y``: every target, neighbour relation,
-    weight mode and output.
+    """Audit the synthesizers of :data:`LINEUP` (Unweighted, LW, SW, LW_final) on the database ``y``:
+    every target, neighbour relation, weight mode and output.
 
     Parameters
     ----------
@@ -605,7 +685,7 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
     risk = on_d["LW"].risk
     replacement = int(round(float(np.median(y))))
     settings = [(t, r) for t in targets for r in relations if not (r == "replace-one" and t == "typical")]
-    trial_seeds = iter(seeds(trials_seed, len(settings) * len(modes) * len(synthesizers) * len(OUTPUTS)))
+    trial_seeds = _trial_seeds(trials_seed, settings, modes, synthesizers)
     rows, scores, spent = [], {}, 0.0
     for target, relation in progress_bar(settings, desc=f"audit n = {y.size}", enabled=progress):
         i = target_index(y, target)
@@ -623,7 +703,8 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
                 for output in OUTPUTS:
                     start = time.perf_counter()
                     s, member = mechanism_trials(world_d, world_prime, output, trials=trials, m=m,
-                                                 n_synthetic=y.size, seed=next(trial_seeds))
+                                                 n_synthetic=y.size,
+                                                 seed=trial_seeds[target, relation, mode, name, output])
                     result = epsilon_lower_bound(s, member, confidence)
                     spent += time.perf_counter() - start
                     k = m if output == "m datasets" else 1
@@ -639,6 +720,22 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
                                  "eps_lb": result.epsilon, "TPR_low": result.tpr_low, "FPR_high": result.fpr_high,
                                  "AUC": result.auc, "ratio": result.epsilon / (k * bound), "trials": trials})
     return Audit(pd.DataFrame(rows), scores, {y.size: on_d}, spent)
+
+
+# the synthesizers audited before LW_final joined; their trials keep the seeds they had then
+_FIRST_AUDITED = ("Unweighted", "LW", "SW")
+
+
+def _trial_seeds(trials_seed: int, settings, modes, synthesizers) -> dict:
+    """One seed per (target, relation, mode, synthesizer, output): the first audited synthesizers'
+    in their original order, every later one's (LW_final) appended after them, so that adding a
+    synthesizer to the audit leaves the others' trials unchanged."""
+    def keys(names):
+        return [(t, r, mode, name, o) for t, r in settings for mode in modes for name in names for o in OUTPUTS]
+
+    ordered = keys([s for s in synthesizers if s in _FIRST_AUDITED]) + keys(
+        [s for s in synthesizers if s not in _FIRST_AUDITED])
+    return dict(zip(ordered, seeds(trials_seed, len(ordered))))
 
 
 def run(n_values=(100, 1000), *, mu: float = 100.0, seed=0, progress: bool = False, **options) -> Audit:
@@ -670,7 +767,7 @@ def run(n_values=(100, 1000), *, mu: float = 100.0, seed=0, progress: bool = Fal
 def releases_table(result: Audit) -> pd.DataFrame:
     """Per database size and synthesizer: Delta from the draws and over the grid, 2 Delta, the weights."""
     rows = [{"n": n, "synthesizer": name, "Delta (draws)": r.delta, "Delta (grid, central 1-1e-6)": r.delta_grid,
-             "2 Delta (compared with)": 2 * r.delta, "SW scalar a": r.a, "mean weight": float(r.alpha.mean()),
+             "2 Delta (compared with)": 2 * r.delta, "SW scalar a": r.a, "LW_final k": r.k, "mean weight": float(r.alpha.mean()),
              "min weight": float(r.alpha.min())}
             for n, releases in result.releases.items() for name, r in releases.items()]
     return pd.DataFrame(rows).set_index(["n", "synthesizer"])

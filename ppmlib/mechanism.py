@@ -386,7 +386,8 @@ def summary_table(results) -> "pd.DataFrame":
 def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = False, c: float = 1.0,
                        g: float = 0.0, cw_c: float = 1.0, rtol: float = 0.03, max_iter: int = 12, m: int = 20,
                        sampler: Sampler | None = None, seed: int = 0, progress: bool = True) -> dict:
-    """Unweighted, LW, and CW and SW matched to LW's Delta (2020 paper; the book's vector-weighted chapter).
+    """Unweighted, LW, and CW and SW matched to LW's Delta (2020 paper; the book's vector-weighted chapter):
+    a lineup of :mod:`ppmlib.lineup`'s standard members, run by :func:`ppmlib.lineup.run`.
 
     LW uses (c, g): alpha_i = clip(c (1 - r_i) + g, 0, 1) with r_i the min-max scaled unweighted
     bound of record i. CW keeps its policy radius ``cw_radius`` (absolute, or relative to abs(y_i))
@@ -404,7 +405,7 @@ def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = Fals
 
     Returns
     -------
-    dict
+    ppmlib.lineup.Results
         {"Unweighted": ..., "LW": ..., "CW": ..., "SW": ...} of :class:`Synthesis`; the calibrated
         CW and SW carry ``.calibration`` (parameter, value, target, history).
 
@@ -424,18 +425,12 @@ def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = Fals
     >>> four = ppmlib.matched_comparison("poisson", y, cw_radius=10.0, seed=2020)         # doctest: +SKIP
     >>> ppmlib.summary_table(four.values())[["Delta", "epsilon"]]                          # doctest: +SKIP
     """
-    y = family(model).check_y(y)
-    run = dict(m=m, sampler=_sampler(sampler))
-    fit_seeds = seeds(seed, 4)
-    unweighted = synthesizer(model, y, "unweighted", seed=fit_seeds[0], **run)
-    lw = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=fit_seeds[1], **run)
-    target = lw.delta
-    cw = match_delta(lambda shift: synthesizer(model, y, "cw", radius=cw_radius, relative=relative, c=cw_c,
-                                               g=shift, seed=fit_seeds[2], **run),
-                     target, 0.1, -1.0, 1.0, parameter="g", rtol=rtol, max_iter=max_iter, progress=progress)
-    sw = match_sw(model, y, target, unweighted.delta, seed=fit_seeds[3], rtol=rtol, max_iter=max_iter,
-                  progress=progress, **run)
-    return {"Unweighted": unweighted, "LW": lw, "CW": cw, "SW": sw}
+    from . import lineup  # the runner is built on this module
+
+    members = ["Unweighted", lineup.member("LW", c=c, g=g),
+               lineup.member("CW", radius=cw_radius, relative=relative, c=cw_c, match="LW", rtol=rtol, max_iter=max_iter),
+               lineup.member("SW", rtol=rtol, max_iter=max_iter)]
+    return lineup.run(members, model, family(model).check_y(y), m=m, sampler=sampler, seed=seed, progress=progress)
 
 
 def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int, rtol: float = 0.03,

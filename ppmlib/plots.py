@@ -3,7 +3,7 @@
 A chapter shows each figure with ONE call to a function here (under MyST's figure options, so it
 has a caption and a label); a chapter's new figures are appended at the end of this file in a
 block headed by a comment naming the chapter. Colours come from :data:`PALETTE`, one per
-synthesizer, the same in every chapter.
+synthesizer, the same in every chapter: the colours of :data:`ppmlib.lineup.STANDARD`'s members.
 """
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats
 
-# one colour per source, the same in every chapter
-PALETTE = {"Data": "#4d4d4d", "Unweighted": "#1b9e77", "LW": "#d95f02", "CW": "#7570b3", "SW": "#e7298a",
-           "LW_final": "#a6761d", "CW_final": "#66a61e"}
+from .lineup import ALIASES, STANDARD
+
+# one colour per source, the same in every chapter: each standard synthesizer's own (ppmlib.lineup),
+# which its paper's alias ("DPweighted") and its label with the alias ("LW (DPweighted)") share
+PALETTE = {"Data": "#4d4d4d", **{name: m.colour for name, m in STANDARD.items()}}
+PALETTE.update({label: PALETTE[name] for name, alias in ALIASES.items() for label in (alias, f"{name} ({alias})")})
 
 
 def _colour(name: str, i: int) -> str:
@@ -614,10 +617,6 @@ def contraction_over_n(table, title: str = "Spread of the local bounds as n grow
 
 
 # CE income chapter (issue 10) ------------------------------------------------------------------
-
-# the CE paper's names for LW, SW and CW take those schemes' colours
-PALETTE.update({"DPweighted": PALETTE["LW"], "EMweighted": PALETTE["SW"], "Countweighted": PALETTE["CW"]})
-
 
 def ce_bounds(results: dict, title: str = "By-record Lipschitz bounds (bar: the maximum, Δ)"):
     """The CE paper's Fig. 2: violins of each synthesizer's by-record bounds, its Delta in the legend."""

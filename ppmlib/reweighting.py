@@ -27,7 +27,6 @@ from . import _checks
 from .claims import Claims
 from .mechanism import CalibrationError, Synthesis, match_delta, synthesizer
 from .posterior import Sampler, _sampler
-from .seeding import seeds
 from .weights import reweight
 
 
@@ -258,9 +257,11 @@ def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool
 
     LW uses (lw_c, lw_g); CW is run as the 2025 paper runs it, with its policy radius and
     (cw_c, cw_g) = (1, 0) by default, *not* matched to LW's Delta. Each is then re-weighted by
-    :func:`ppmlib.reweight_to_tolerance` to its own Delta within ``tau``, starting from ``k0``.
-    Returns {"Unweighted": ..., "LW": ..., "LW_final": ..., "CW": ..., "CW_final": ...}; ``sampler``
-    (a :class:`ppmlib.Sampler`) and m apply to every fit, ``ppmlib.seeds(seed, 5)`` seeds the five.
+    :func:`ppmlib.reweight_to_tolerance` to its own Delta within ``tau``, starting from ``k0``. The five
+    are standard members of :mod:`ppmlib.lineup`, run by :func:`ppmlib.lineup.run` in the order
+    Unweighted, LW, CW, LW_final, CW_final (``ppmlib.seeds(seed, 5)`` seeds them in that order).
+    Returns :class:`ppmlib.lineup.Results` ordered {"Unweighted", "LW", "LW_final", "CW", "CW_final"};
+    ``sampler`` (a :class:`ppmlib.Sampler`), q and m apply to every fit.
 
     See Also
     --------
@@ -268,15 +269,15 @@ def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool
     ppmlib.matched_comparison : the 2020 paper's comparison, CW and SW matched to LW's Delta.
     ppmlib.reweighting.claims : the paper's statements checked on the result.
     """
-    run = dict(m=m, sampler=_sampler(sampler))
-    s = seeds(seed, 5)
-    unweighted = synthesizer(model, y, "unweighted", q=q, seed=s[0], **run)
-    lw = synthesizer(model, y, "lw", base=unweighted, c=lw_c, g=lw_g, q=q, seed=s[1], **run)
-    cw = synthesizer(model, y, "cw", radius=cw_radius, relative=cw_relative, c=cw_c, g=cw_g, q=q, seed=s[2], **run)
-    again = dict(tau=tau, k0=k0, max_iter=max_iter, progress=progress, **run)
-    lw_final = reweight_to_tolerance(model, y, lw, seed=s[3], **again)
-    cw_final = reweight_to_tolerance(model, y, cw, seed=s[4], **again)
-    return {"Unweighted": unweighted, "LW": lw, "LW_final": lw_final, "CW": cw, "CW_final": cw_final}
+    from . import lineup  # the runner imports this module's reweight_to_tolerance
+
+    again = dict(tau=tau, k0=k0, max_iter=max_iter)
+    # run in this order so that each keeps the seed it had before the lineup ran it: ppmlib.seeds(seed, 5)
+    members = ["Unweighted", lineup.member("LW", c=lw_c, g=lw_g),
+               lineup.member("CW", radius=cw_radius, relative=cw_relative, c=cw_c, g=cw_g),
+               lineup.member("LW_final", **again), lineup.member("CW_final", **again)]
+    results = lineup.run(members, model, y, q=q, m=m, sampler=sampler, seed=seed, progress=progress)
+    return results.ordered(["Unweighted", "LW", "LW_final", "CW", "CW_final"])
 
 
 def bound_slope(result: Synthesis) -> float:

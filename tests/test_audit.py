@@ -163,6 +163,35 @@ def test_match_scalar_weight_hits_the_target_delta():
     assert 0.3 < a < 0.5
 
 
+def test_pipeline_runs_the_audit_lineup_and_keeps_the_earlier_members_seeds():
+    """U, LW and SW as the audit computed them before LW_final joined (by hand from exact draws)."""
+    y = ppmlib.simulate.poisson(120, 100, seed=4)
+    s_u, s_lw, s_sw = ppmlib.seeds(11, 3)
+    out = audit.pipeline(y, draws=1000, seed=11, c=0.9, g=0.05)
+    assert list(out) == ["Unweighted", "LW", "SW", "LW_final"] == list(audit.SYNTHESIZERS)
+    lik = exact.poisson_log_lik(exact.sample(y, None, 1000, s_u), y).T
+    np.testing.assert_array_equal(out["LW"].alpha, ppmlib.lw_weights(lik, c=0.9, g=0.05))
+    assert out["Unweighted"].delta == audit.draws_delta(y, np.ones(y.size), draws=1000, seed=s_u)
+    assert out["LW"].delta == audit.draws_delta(y, out["LW"].alpha, draws=1000, seed=s_lw)
+    assert out["SW"].a == audit.match_scalar_weight(y, out["LW"].delta, draws=1000, seed=s_sw)
+
+
+def test_lw_final_reweights_lw_to_its_delta_with_exact_draws():
+    y = ppmlib.simulate.poisson(150, 100, seed=5)
+    out = audit.pipeline(y, draws=1000, seed=3)
+    lw, final = out["LW"], out["LW_final"]
+    assert final.delta == pytest.approx(lw.delta, rel=1e-5)           # Algorithm 1's equal Delta
+    bounds = audit.draws_bounds(y, lw.alpha, draws=1000, seed=lw.seed)
+    np.testing.assert_array_equal(final.alpha, ppmlib.reweight(lw.alpha, bounds, final.k))
+    assert 0 < final.k <= ppmlib.reweighting.saturation_k(lw.alpha, bounds)
+    assert (final.alpha[lw.alpha == 0] == 0).all()                    # weight 0 stays 0 (the 0/0 rule)
+    # the by-record bounds crowd up against the maximum (0.950 -> 0.979 here; +0.01 to +0.04 over 12 cases)
+    after = audit.draws_bounds(y, final.alpha, draws=1000, seed=final.seed)
+    assert after.mean() / after.max() > bounds.mean() / bounds.max() + 0.02
+    assert final.alpha.mean() > lw.alpha.mean()
+    assert final.delta <= final.delta_grid + 1e-9
+
+
 @pytest.mark.parametrize("i", [3, 4, 9])
 def test_exact_loss_of_theta_equals_the_loo_log_ratio_of_the_exact_module(i):
     y = Y
