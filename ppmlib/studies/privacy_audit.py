@@ -1,44 +1,36 @@
-"""An empirical privacy audit of the pseudo posterior mechanism (book/privacy_audit.md).
+"""The privacy audit chapter's study (book/privacy_audit.md): the book's synthesizers on a database
+and its neighbours, run with exact draws, attacked by :mod:`ppmlib.audit`, and the chapter's tables.
 
-Run the mechanism many times on two neighbouring databases, D (with a target record) and D' (without
-it, or with its value replaced), attack every output with the exact likelihood-ratio test, and turn
-the attack's true- and false-positive rates into a confidence lower bound on epsilon, as the
-DP-auditing literature does for other mechanisms (Jagielski et al. 2020; Nasr et al. 2021):
-
-    eps_lb = log(TPR_low / FPR_high),
-
-with TPR_low and FPR_high the ends of two-sided 95% Clopper-Pearson intervals. Each end is a
-one-sided 97.5% bound, so the pair, and hence eps_lb <= epsilon, holds with probability at least 95%
-(Bonferroni). The threshold of the test is chosen on the first half of the trials and the rates are
-counted on the second half, so picking the best threshold adds no optimism.
-
-For the conjugate Poisson-Gamma synthesizer everything is exact and vectorised: every released
-parameter draw is a Gamma draw, the sum of a synthetic Poisson dataset (sufficient for the rate) is
-negative binomial, and both likelihood ratios are closed forms (:mod:`ppmlib.exact`). Thousands of
-mechanism runs therefore take milliseconds, and the attack on each output is the most powerful one
-(Neyman-Pearson) for an attacker who knows everything but the target's membership.
+The audited synthesizers are the lineup :data:`LINEUP` of :mod:`ppmlib.lineup`'s standard members,
+run by :func:`ppmlib.lineup.execute` with kinds of step (:data:`EXACT_KINDS`) that sample the
+conjugate Poisson-Gamma pseudo posterior exactly instead of fitting Stan. Every output of the
+mechanism is attacked by the exact likelihood-ratio test and turned into a confidence lower bound
+eps_lb (:func:`ppmlib.audit.epsilon_lower_bound`), set beside the guarantee 2 Delta.
 """
 from __future__ import annotations
 
-__all__ = ["SYNTHESIZERS", "TARGETS", "RELATIONS", "MODES", "OUTPUTS", "clopper_pearson", "epsilon_from_rates",
-           "AttackBound", "auc", "roc_curve", "epsilon_lower_bound", "randomized_response", "mechanism_trials",
-           "exact_loss", "Release", "draws_bounds", "draws_delta", "grid_delta", "match_scalar_weight",
-           "match_reweighting", "EXACT_KINDS", "LINEUP", "pipeline", "target_index",
+__all__ = ["LINEUP", "SYNTHESIZERS", "TARGETS", "RELATIONS", "MODES", "Release", "draws_bounds", "draws_delta",
+           "grid_delta", "match_scalar_weight", "match_reweighting", "EXACT_KINDS", "pipeline", "target_index",
            "neighbour", "Audit", "audit", "run", "releases_table", "targets_table", "bounds_table", "tightness",
-           "modes_table"]
+           "modes_table", "calibration_by_trials", "sampler_check", "audit_epsilons", "audit_roc",
+           "audit_modes"]
 
 import time
 from dataclasses import dataclass, field, replace
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from . import _checks, exact, lineup, simulate
-from .lipschitz import record_bounds
-from .models import POISSON_PRIOR
-from .seeding import seeds
-from .weights import lw_risks, lw_weights, reweight, scalar_weights
+from .. import _checks, exact, lineup, simulate
+from ..audit import OUTPUTS, auc, epsilon_lower_bound, exact_loss, mechanism_trials, randomized_response, roc_curve
+from ..lipschitz import record_bounds
+from ..models import POISSON_PRIOR
+from ..plots import PALETTE, _colour, _titled
+from ..seeding import seeds
+from ..weights import lw_risks, lw_weights, reweight, scalar_weights
+
 
 #: The audited synthesizers, run by :func:`pipeline` in this order (LW_final last, so that the others
 #: keep the seeds they had before it joined).
@@ -47,306 +39,6 @@ SYNTHESIZERS = tuple(m.name for m in LINEUP)
 TARGETS = ("largest", "smallest", "typical")
 RELATIONS = ("add/remove", "replace-one")
 MODES = ("fixed", "recomputed")
-OUTPUTS = ("theta", "one dataset", "m datasets")
-
-
-# ---------------------------------------------------------------------------------------------
-# from an attack's scores to a lower bound on epsilon
-# ---------------------------------------------------------------------------------------------
-
-def clopper_pearson(successes, trials, confidence: float = 0.95):
-    """Two-sided Clopper-Pearson (exact binomial) interval (low, high) for a rate.
-
-    ``successes`` and ``trials`` are integers or integer arrays of one shape; the ends are the
-    beta quantiles Beta(a/2; k, N - k + 1) and Beta(1 - a/2; k + 1, N - k), a = 1 - confidence,
-    with low = 0 at k = 0 and high = 1 at k = N. Each end alone is a one-sided (1 + confidence)/2 bound.
-
-    See Also
-    --------
-    epsilon_lower_bound : uses these ends for the true- and false-positive rates.
-
-    Examples
-    --------
-    >>> low, high = clopper_pearson(50, 100)
-    >>> round(low, 3), round(high, 3)
-    (0.398, 0.602)
-    """
-    confidence = _checks.real(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
-    k = _checks.finite_array(successes, "successes")
-    n = _checks.finite_array(trials, "trials")
-    if (k != np.round(k)).any() or (n != np.round(n)).any():
-        raise ValueError("successes and trials must be whole numbers")
-    if (n < 1).any():
-        raise ValueError(f"trials must be >= 1, got {n.min():g}")
-    if (k < 0).any() or (k > n).any():
-        raise ValueError("successes must lie in [0, trials]")
-    tail = (1.0 - confidence) / 2.0
-    with np.errstate(invalid="ignore"):
-        low = np.where(k == 0, 0.0, stats.beta.ppf(tail, k, n - k + 1))
-        high = np.where(k == n, 1.0, stats.beta.ppf(1.0 - tail, k + 1, n - k))
-    if low.ndim == 0:
-        return float(low), float(high)
-    return low, high
-
-
-def epsilon_from_rates(tpr, fpr):
-    """log(tpr / fpr): the epsilon a test with these rates proves (the DP inequality tpr <= e^eps fpr).
-
-    Rates must lie in [0, 1]; fpr must be positive (a Clopper-Pearson upper end always is).
-    tpr = 0 gives -inf: no evidence at all.
-
-    Examples
-    --------
-    >>> round(epsilon_from_rates(0.6, 0.2), 4)          # log 3
-    1.0986
-    """
-    tpr = _checks.finite_array(tpr, "tpr")
-    fpr = _checks.finite_array(fpr, "fpr")
-    for name, rate in (("tpr", tpr), ("fpr", fpr)):
-        if ((rate < 0) | (rate > 1)).any():
-            raise ValueError(f"{name} must lie in [0, 1]; found {rate[(rate < 0) | (rate > 1)].ravel()[0]:g}")
-    if (fpr == 0).any():
-        raise ValueError("fpr must be positive (use the upper end of its confidence interval, never a raw 0)")
-    with np.errstate(divide="ignore"):
-        out = np.log(tpr) - np.log(fpr)
-    return float(out) if out.ndim == 0 else out
-
-
-@dataclass(frozen=True)
-class AttackBound:
-    """The lower bound one attack proves, and how it was obtained.
-
-    Attributes
-    ----------
-    epsilon : float
-        max(0, log_ratio), the reported eps_lb (epsilon is never negative)
-    log_ratio : float
-        log(tpr_low / fpr_high) on the evaluation half (-inf when no true positive)
-    tpr_low, fpr_high : float
-        Clopper-Pearson ends on the evaluation half
-    threshold, direction : float, int
-        the rule chosen on the selection half: claim "from D" when score > threshold
-        (direction +1), or claim "from D'" when score < threshold (direction -1)
-    positives, negatives : int
-        evaluation-half trials whose claim is true / false
-    auc : float
-        area under the ROC curve of the score over all trials (0.5: no information)
-    """
-    epsilon: float
-    log_ratio: float
-    tpr_low: float
-    fpr_high: float
-    threshold: float
-    direction: int
-    positives: int
-    negatives: int
-    auc: float
-
-
-def auc(scores, member) -> float:
-    """Area under the ROC curve of ``scores`` for telling ``member`` (from D) from the rest.
-
-    The Mann-Whitney statistic with ties counted one half; 0.5 means the score carries no information.
-    """
-    scores, member = _scores_and_labels(scores, member, minimum=2)
-    ranks = stats.rankdata(scores)
-    p, q = member.sum(), (~member).sum()
-    if p == 0 or q == 0:
-        raise ValueError("member must contain both True (from D) and False (from D') trials")
-    return float((ranks[member].sum() - p * (p + 1) / 2) / (p * q))
-
-
-def roc_curve(scores, member) -> tuple[np.ndarray, np.ndarray]:
-    """(FPR, TPR) of the rule "claim D when score > t" for every threshold t, from (0, 0) to (1, 1)."""
-    scores, member = _scores_and_labels(scores, member, minimum=2)
-    thresholds = np.r_[np.inf, np.unique(scores)[::-1], -np.inf]
-    pos, neg = np.sort(scores[member]), np.sort(scores[~member])
-    tp, fp = _rule_counts(pos, neg, thresholds, 1)
-    return fp / max(neg.size, 1), tp / max(pos.size, 1)
-
-
-def _scores_and_labels(scores, member, minimum: int):
-    scores = _checks.finite_array(scores, "scores", ndim=1)
-    member = np.asarray(member)
-    if member.dtype != bool or member.shape != scores.shape:
-        raise ValueError(f"member must be a boolean array of the scores' shape {scores.shape}, "
-                         f"got dtype {member.dtype} and shape {member.shape}")
-    if scores.size < minimum:
-        raise ValueError(f"need at least {minimum} trials, got {scores.size}")
-    return scores, member
-
-
-def _rule_counts(pos, neg, thresholds, direction):
-    """(true claims, claims among the other world) for each threshold: pos/neg sorted."""
-    if direction > 0:   # claim D when score > t
-        return (pos.size - np.searchsorted(pos, thresholds, side="right"),
-                neg.size - np.searchsorted(neg, thresholds, side="right"))
-    # claim D' when score < t: the "positives" are now the D' trials
-    return np.searchsorted(neg, thresholds, side="left"), np.searchsorted(pos, thresholds, side="left")
-
-
-def _log_ratio(tp, n_true, fp, n_false, confidence):
-    tpr_low, _ = clopper_pearson(tp, n_true, confidence)
-    _, fpr_high = clopper_pearson(fp, n_false, confidence)
-    return epsilon_from_rates(tpr_low, fpr_high), tpr_low, fpr_high
-
-
-def epsilon_lower_bound(scores, member, confidence: float = 0.95, max_thresholds: int = 200) -> AttackBound:
-    """A confidence lower bound on epsilon from an attack's scores, threshold chosen on held-out trials.
-
-    Parameters
-    ----------
-    scores : (T,) the attack's score per trial; large means "the output came from D"
-    member : (T,) bool, True where the mechanism was run on D (with the target), False for D'
-    confidence : level of the bound (two-sided Clopper-Pearson intervals, Bonferroni over the pair)
-    max_thresholds : candidate thresholds, quantiles of the selection half's scores
-
-    The first half of the trials (in the given order, which must be random, e.g. iid trials)
-    selects the rule, threshold and direction with the largest bound *on that half*; the second
-    half gives the reported bound. Both directions are legitimate tests because the DP inequality
-    holds with D and D' swapped.
-
-    See Also
-    --------
-    clopper_pearson : the interval ends.
-    randomized_response : a mechanism with a known epsilon, to check this bound against.
-    mechanism_trials : scores of the exact attack on the pseudo posterior mechanism.
-
-    Examples
-    --------
-    >>> bits, member = randomized_response(1.0, 20000, seed=0)   # a 1.0-DP mechanism
-    >>> round(epsilon_lower_bound(bits, member).epsilon, 3)      # a lower bound close to it
-    0.939
-    """
-    scores, member = _scores_and_labels(scores, member, minimum=4)
-    max_thresholds = _checks.integer(max_thresholds, "max_thresholds", low=1)
-    half = scores.size // 2
-    selection, evaluation = slice(0, half), slice(half, scores.size)
-    for name, part in (("selection", selection), ("evaluation", evaluation)):
-        if member[part].all() or not member[part].any():
-            raise ValueError(f"the {name} half of the trials holds outputs of only one database; "
-                             "run more trials (each half needs both D and D')")
-    candidates = np.unique(np.quantile(scores[selection], np.linspace(0, 1, max_thresholds)))
-    best = (-np.inf, candidates[0], 1)
-    pos, neg = np.sort(scores[selection][member[selection]]), np.sort(scores[selection][~member[selection]])
-    for direction in (1, -1):
-        tp, fp = _rule_counts(pos, neg, candidates, direction)
-        n_true, n_false = (pos.size, neg.size) if direction > 0 else (neg.size, pos.size)
-        value, _, _ = _log_ratio(tp, n_true, fp, n_false, confidence)
-        i = int(np.argmax(value))
-        if value[i] > best[0]:
-            best = (float(value[i]), float(candidates[i]), direction)
-    _, threshold, direction = best
-    pos, neg = np.sort(scores[evaluation][member[evaluation]]), np.sort(scores[evaluation][~member[evaluation]])
-    tp, fp = _rule_counts(pos, neg, np.array([threshold]), direction)
-    n_true, n_false = (pos.size, neg.size) if direction > 0 else (neg.size, pos.size)
-    log_ratio, tpr_low, fpr_high = _log_ratio(tp, n_true, fp, n_false, confidence)
-    log_ratio, tpr_low, fpr_high = float(log_ratio[0]), float(tpr_low[0]), float(fpr_high[0])
-    return AttackBound(max(0.0, log_ratio), log_ratio, tpr_low, fpr_high, threshold, direction,
-                       n_true, n_false, auc(scores, member))
-
-
-def randomized_response(epsilon: float, trials: int, seed=0) -> tuple[np.ndarray, np.ndarray]:
-    """A mechanism with a known epsilon, to calibrate the audit: (reported bits, member), each (trials,).
-
-    The database holds one bit (1 in D, 0 in D'); the mechanism reports it truthfully with
-    probability e^eps / (1 + e^eps). The best test ("claim D when the bit is 1") has
-    TPR / FPR = e^eps exactly, so an audit of it should prove a bound just below ``epsilon``.
-    """
-    epsilon = _checks.real(epsilon, "epsilon", low=0)
-    trials = _checks.integer(trials, "trials", low=2)
-    rng = np.random.default_rng(_checks.seed(seed))
-    member = rng.random(trials) < 0.5
-    truthful = rng.random(trials) < np.exp(epsilon) / (1.0 + np.exp(epsilon))
-    return np.where(truthful, member, ~member).astype(float), member
-
-
-# ---------------------------------------------------------------------------------------------
-# the mechanism, run many times on one of two databases, and the exact attack on its outputs
-# ---------------------------------------------------------------------------------------------
-
-def _world(world, name):
-    if not (isinstance(world, tuple) and len(world) == 2):
-        raise TypeError(f"{name} must be a (shape, rate) pair of a Gamma pseudo posterior")
-    shape = _checks.real(world[0], f"{name} shape", low=0, low_open=True)
-    rate = _checks.real(world[1], f"{name} rate", low=0, low_open=True)
-    return shape, rate
-
-
-def _output(output):
-    if output not in OUTPUTS:
-        raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
-    return output
-
-
-def mechanism_trials(world_d, world_d_prime, output: str = "theta", *, trials: int = 2000, m: int = 100,
-                     n_synthetic: int = 1000, seed=0) -> tuple[np.ndarray, np.ndarray]:
-    """Run the mechanism ``trials`` times, each on D or D' at random, and score every output.
-
-    Parameters
-    ----------
-    world_d, world_d_prime : (shape, rate) of the Gamma pseudo posterior on D and on D'
-    output : "theta" (one parameter draw, the eps-DP release), "one dataset" (one synthetic
-        dataset of ``n_synthetic`` Poisson records made from one draw) or "m datasets" (``m``
-        datasets, one per independent draw)
-    seed : int or Generator
-
-    Returns
-    -------
-    scores : (trials,) the exact log likelihood ratio log p(output | D) - log p(output | D')
-    member : (trials,) bool, True where the mechanism ran on D
-
-    A synthetic dataset enters only through its sum, which is sufficient (see
-    :func:`ppmlib.exact.synthetic_sum_logpmf`), so the sum is drawn directly: Poisson(n_synthetic
-    lambda), exactly the distribution of the sum of n_synthetic Poisson(lambda) records.
-    """
-    (a1, b1), (a0, b0) = _world(world_d, "world_d"), _world(world_d_prime, "world_d_prime")
-    output = _output(output)
-    trials = _checks.integer(trials, "trials", low=2)
-    m = _checks.integer(m, "m", low=1)
-    n_synthetic = _checks.integer(n_synthetic, "n_synthetic", low=1)
-    rng = np.random.default_rng(seed)
-    member = rng.random(trials) < 0.5
-    shape, rate = np.where(member, a1, a0)[:, None], np.where(member, b1, b0)[:, None]
-    k = m if output == "m datasets" else 1
-    theta = rng.gamma(shape, 1.0 / rate, size=(trials, k))
-    if output == "theta":
-        scores = (stats.gamma.logpdf(theta[:, 0], a1, scale=1 / b1)
-                  - stats.gamma.logpdf(theta[:, 0], a0, scale=1 / b0))
-    else:
-        sums = rng.poisson(n_synthetic * theta)
-        scores = (exact.synthetic_sum_logpmf(sums, n_synthetic, a1, b1)
-                  - exact.synthetic_sum_logpmf(sums, n_synthetic, a0, b0)).sum(axis=1)
-    return scores, member
-
-
-def exact_loss(world_d, world_d_prime, output: str = "theta", *, m: int = 100, n_synthetic: int = 1000,
-               mass: float = 1 - 1e-6, grid_points: int = 4001) -> float:
-    """The largest absolute log likelihood ratio of one output where both worlds hold ``mass``.
-
-    For "theta" the sup over a grid spanning both Gamma pseudo posteriors' central intervals;
-    for a synthetic dataset over every sum in both negative binomials' central intervals; for m
-    datasets m times that (the m log ratios add, and each can sit at its largest value). No test
-    on a finite number of trials can prove more than this except by luck in the far tails, where
-    the log ratio of a Poisson model grows without bound but the probability is negligible
-    (book/dp_definitions.md).
-    """
-    (a1, b1), (a0, b0) = _world(world_d, "world_d"), _world(world_d_prime, "world_d_prime")
-    output = _output(output)
-    mass = _checks.real(mass, "mass", low=0, high=1, low_open=True, high_open=True)
-    tail = (1.0 - mass) / 2.0
-    if output == "theta":
-        lo = min(stats.gamma.ppf(tail, a1, scale=1 / b1), stats.gamma.ppf(tail, a0, scale=1 / b0))
-        hi = max(stats.gamma.isf(tail, a1, scale=1 / b1), stats.gamma.isf(tail, a0, scale=1 / b0))
-        grid = np.linspace(lo, hi, _checks.integer(grid_points, "grid_points", low=2))
-        return float(np.abs(exact.gamma_logpdf(grid, a1, b1) - exact.gamma_logpdf(grid, a0, b0)).max())
-    n_synthetic = _checks.integer(n_synthetic, "n_synthetic", low=1)
-    ends = [stats.nbinom(a, b / (b + n_synthetic)) for a, b in ((a1, b1), (a0, b0))]
-    lo, hi = min(d.ppf(tail) for d in ends), max(d.isf(tail) for d in ends)
-    s = np.arange(lo, hi + 1)
-    one = float(np.abs(exact.synthetic_sum_logpmf(s, n_synthetic, a1, b1)
-                       - exact.synthetic_sum_logpmf(s, n_synthetic, a0, b0)).max())
-    return one * (_checks.integer(m, "m", low=1) if output == "m datasets" else 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -454,7 +146,7 @@ def match_reweighting(y, alpha, bounds, target_delta: float, *, draws: int = 400
     k stays in (0, k_sat] (:func:`ppmlib.reweighting.saturation_k`); returns k_sat when even there
     Delta stays below the target.
     """
-    from .reweighting import saturation_k
+    from ..reweighting import saturation_k
 
     target_delta = _checks.real(target_delta, "target_delta", low=0, low_open=True)
     k_sat = saturation_k(alpha, bounds)
@@ -661,7 +353,7 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
     --------
     run : the same on simulated databases of several sizes.
     pipeline : the synthesizers' weights and Delta on one database.
-    epsilon_lower_bound : the bound of each setting.
+    ppmlib.audit.epsilon_lower_bound : the bound of each setting.
     tightness, bounds_table : summaries of the result.
 
     Examples
@@ -670,7 +362,7 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
     >>> result = audit(y, trials=2000, m=20, seed=1)                           # doctest: +SKIP
     >>> result.table.query("output == 'theta'")[["synthesizer", "eps_lb", "bound"]]  # doctest: +SKIP
     """
-    from .progress import progress_bar
+    from ..progress import progress_bar
 
     y = _checks.counts(y)
     targets = _check_choice(targets, TARGETS, "targets")
@@ -810,16 +502,134 @@ def modes_table(result: Audit, neighbours: str = "add/remove") -> pd.DataFrame:
                            values=["AUC", "eps_lb", "exact loss"], sort=False)
 
 
-# --- issue 8: the audit chapter's calibration over trial counts (book/privacy_audit.md) ----------
-
-__all__ += ["calibration_by_trials"]
-
+# ---------------------------------------------------------------------------------------------
+# how many trials the audit needs: randomized response, whose epsilon is known
+# ---------------------------------------------------------------------------------------------
 
 def calibration_by_trials(epsilon: float, trial_counts, seed=0, confidence: float = 0.95) -> pd.Series:
     """The lower bound the audit proves for randomized response with a known ``epsilon``, for each
-    number of trials in ``trial_counts`` (one :func:`randomized_response` run per count, from
+    number of trials in ``trial_counts`` (one :func:`ppmlib.audit.randomized_response` run per count, from
     ``seed``): a Series indexed by the trial count. The gap to ``epsilon`` is what the trials cost."""
     counts = [_checks.integer(k, "trial_counts[...]", low=2) for k in trial_counts]
     bounds = {k: epsilon_lower_bound(*randomized_response(epsilon, k, seed=seed), confidence=confidence).epsilon
               for k in counts}
     return pd.Series(bounds, name=f"eps_lb (true eps = {epsilon:g})").rename_axis("trials")
+
+
+# ---------------------------------------------------------------------------------------------
+# the chapter's figures
+# ---------------------------------------------------------------------------------------------
+
+def sampler_check(stan_draws, exact_draws, shape: float, rate: float, title: str = ""):
+    """Stan's draws and the exact sampler's beside the Gamma pseudo posterior: density and QQ plot."""
+    stan_draws, exact_draws = np.sort(np.ravel(stan_draws)), np.sort(np.ravel(exact_draws))
+    dist = stats.gamma(shape, scale=1.0 / rate)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    grid = np.linspace(dist.ppf(1e-4), dist.isf(1e-4), 400)
+    left.hist(stan_draws, bins=60, density=True, alpha=0.35, color=PALETTE["LW"], label="Stan (NUTS) draws")
+    left.hist(exact_draws, bins=60, density=True, histtype="step", lw=1.5, color="black", label="exact sampler")
+    left.plot(grid, dist.pdf(grid), color="#377eb8", lw=2, label=f"Gamma({shape:.1f}, {rate:.2f})")
+    left.set_xlabel(r"Poisson rate $\lambda$")
+    left.set_ylabel("density")
+    left.legend(fontsize=8)
+    for draws, colour, label in ((stan_draws, PALETTE["LW"], "Stan"), (exact_draws, "black", "exact")):
+        probs = (np.arange(draws.size) + 0.5) / draws.size
+        right.plot(dist.ppf(probs), draws, ".", ms=2, color=colour, label=label)
+    right.axline((grid[0], grid[0]), slope=1, color="grey", ls="--", lw=1)
+    right.set_xlabel("Gamma quantile")
+    right.set_ylabel("sample quantile")
+    right.legend(fontsize=8)
+    return _titled(fig, title)
+
+
+def audit_epsilons(table, weights: str = "fixed", neighbours: str = "add/remove", floor: float = 1e-3):
+    """eps_lb beside the exact loss and the guarantee, one panel per output, log scale.
+
+    x: (n, target); one colour per synthesizer. Filled dot: eps_lb (an open triangle at ``floor``
+    when the attack proved nothing); cross: the exact loss on the central region (the most any
+    test can show); bar: the guarantee (2 Delta, times m for m datasets).
+    """
+    sub = table[(table["weights"] == weights) & (table["neighbours"] == neighbours)]
+    cells = list(dict.fromkeys(zip(sub["n"], sub["target"])))
+    names = list(dict.fromkeys(sub["synthesizer"]))
+    fig, axes = plt.subplots(1, len(OUTPUTS), figsize=(15, 4.6), sharey=False)
+    for ax, output in zip(axes, OUTPUTS):
+        rows = sub[sub["output"] == output]
+        for j, name in enumerate(names):
+            colour, offset = _colour(name, j), (j - (len(names) - 1) / 2) * 0.22
+            for x, (n, target) in enumerate(cells):
+                row = rows[(rows["n"] == n) & (rows["target"] == target) & (rows["synthesizer"] == name)]
+                if row.empty:
+                    continue
+                row = row.iloc[0]
+                ax.hlines(row["bound"], x + offset - 0.09, x + offset + 0.09, color=colour, lw=2.5)
+                ax.plot(x + offset, max(row["exact loss"], floor), "x", color=colour, ms=6)
+                if row["eps_lb"] > 0:
+                    ax.plot(x + offset, row["eps_lb"], "o", color=colour, ms=6)
+                else:
+                    ax.plot(x + offset, floor, "v", mfc="none", color=colour, ms=6)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(cells)), [f"{t}, n={n}" for n, t in cells], fontsize=8, rotation=35, ha="right")
+        ax.set_title(output)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("ε (log scale)")
+    handles = [plt.Line2D([], [], color=_colour(nm, j), lw=3, label=nm) for j, nm in enumerate(names)]
+    handles += [plt.Line2D([], [], color="grey", lw=2.5, label="guarantee (bar)"),
+                plt.Line2D([], [], color="grey", marker="x", ls="", label="exact loss, central region"),
+                plt.Line2D([], [], color="grey", marker="o", ls="", label="ε_lb (audit)"),
+                plt.Line2D([], [], color="grey", marker="v", mfc="none", ls="", label="ε_lb = 0 (drawn at floor)")]
+    axes[-1].legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle(f"Audit against guarantee: weights {weights}, {neighbours} neighbours")
+    fig.tight_layout()
+    return fig
+
+
+def audit_roc(scores: dict, n: int, target: str, weights: str = "fixed", neighbours: str = "add/remove"):
+    """ROC curves of the likelihood-ratio attack on one target, one panel per output, log-log axes."""
+
+    keys = [k for k in scores if k[0] == n and k[2] == weights and k[3] == neighbours and k[4] == target]
+    names = list(dict.fromkeys(k[1] for k in keys))
+    fig, axes = plt.subplots(1, len(OUTPUTS), figsize=(14, 4.2), sharey=True)
+    for ax, output in zip(axes, OUTPUTS):
+        for j, name in enumerate(names):
+            s, member = scores[(n, name, weights, neighbours, target, output)]
+            fpr, tpr = roc_curve(s, member)
+            ax.plot(fpr, tpr, color=_colour(name, j), lw=1.8, label=f"{name} (AUC {auc(s, member):.2f})")
+        grid = np.logspace(-3, 0, 50)
+        ax.plot(grid, grid, color="grey", ls="--", lw=1, label="no information")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(1e-3, 1)
+        ax.set_ylim(1e-3, 1.05)
+        ax.set_xlabel("false-positive rate")
+        ax.set_title(output)
+        ax.legend(fontsize=8, loc="lower right")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("true-positive rate")
+    fig.suptitle(f"Likelihood-ratio attack on the {target} record (n = {n}, weights {weights}, {neighbours})")
+    fig.tight_layout()
+    return fig
+
+
+def audit_modes(table, output: str = "m datasets", neighbours: str = "add/remove"):
+    """AUC of the attack with the weights held fixed against recomputed on D', per synthesizer and target."""
+    sub = table[(table["output"] == output) & (table["neighbours"] == neighbours)]
+    cells = list(dict.fromkeys(zip(sub["n"], sub["target"])))
+    names = list(dict.fromkeys(sub["synthesizer"]))
+    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.2), sharey=True, squeeze=False)
+    for j, (ax, name) in enumerate(zip(axes[0], names)):
+        for k, (mode, hatch) in enumerate((("fixed", ""), ("recomputed", "//"))):
+            values = [sub[(sub["n"] == n) & (sub["target"] == t) & (sub["synthesizer"] == name)
+                          & (sub["weights"] == mode)]["AUC"].iloc[0] for n, t in cells]
+            ax.bar(np.arange(len(cells)) + (k - 0.5) * 0.38, values, width=0.38, color=_colour(name, j),
+                   alpha=0.9 if k == 0 else 0.45, hatch=hatch, edgecolor="black", lw=0.5, label=f"weights {mode}")
+        ax.axhline(0.5, color="grey", ls="--", lw=1)
+        ax.set_xticks(range(len(cells)), [f"{t}, n={n}" for n, t in cells], fontsize=8, rotation=35, ha="right")
+        ax.set_ylim(0.4, 1.0)
+        ax.set_title(name)
+        ax.legend(fontsize=8, loc="upper right")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("AUC of the attack (0.5: none)")
+    fig.suptitle(f"Weights held fixed (the theorem) against recomputed on D' (the pipeline): {output}")
+    fig.tight_layout()
+    return fig
