@@ -22,8 +22,7 @@ The loops of the attribute-risk chapter (over H, over m, over synthetic datasets
 from __future__ import annotations
 
 __all__ = ["DEFAULT_OFFSETS", "AttributeRisk", "attribute_risk", "synthetic_log_lik", "log_weights", "risk_inputs",
-           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset",
-           "most_exposed", "release_agreement"]
+           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -459,61 +458,3 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
                      "its percentile": float(np.mean(sigma_draws < generating)),
                      **risk_summary(attribute_risk(y, z, mu, sigma, offsets, weights), sigma, sigma_draws)})
     return pd.DataFrame(rows)
-
-
-def most_exposed(risk: AttributeRisk, k: int = 10, **columns):
-    """The ``k`` records with the largest probability of the true value, most exposed first.
-
-    A DataFrame with the 1-based ``row`` of each record, then one column per keyword in
-    ``columns`` (each an (n,) array of the records' values, e.g. ``residual=...``), then
-    ``P(true)`` and ``rank``. Ties keep the record order (a stable sort).
-
-    Parameters
-    ----------
-    risk : AttributeRisk
-        The estimator's result.
-    k : int
-        How many records.
-    **columns : array_like, shape (n,)
-        Extra columns to show, by name.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
-    import pandas as pd
-    n = risk.prob_true.size
-    k = _checks.integer(k, "k", low=1)
-    order = np.argsort(-risk.prob_true, kind="stable")[:k]
-    table = {"row": order + 1}
-    for name, values in columns.items():
-        values = np.asarray(values)
-        if values.shape != (n,):
-            raise ValueError(f"column {name!r} must hold one value per record, shape ({n},); got {values.shape}")
-        table[name] = values[order]
-    return pd.DataFrame({**table, "P(true)": risk.prob_true[order], "rank": risk.rank_true[order]})
-
-
-def release_agreement(first: AttributeRisk, second: AttributeRisk, top: int = 10) -> tuple[float, int]:
-    """How far two releases agree on which records are exposed: (Spearman correlation of the
-    records' P(true) under the two, number of records shared by their ``top`` most exposed).
-
-    Parameters
-    ----------
-    first, second : AttributeRisk
-        The estimator on two releases of the same records.
-    top : int
-        How many of the most exposed records are compared.
-
-    Returns
-    -------
-    (float, int)
-    """
-    from scipy import stats
-    if first.prob_true.shape != second.prob_true.shape:
-        raise ValueError(f"the two risks are for different data: {first.prob_true.size} and {second.prob_true.size} records")
-    top = _checks.integer(top, "top", low=1)
-    rho = float(stats.spearmanr(first.prob_true, second.prob_true).statistic)
-    shared = np.intersect1d(np.argsort(-first.prob_true, kind="stable")[:top],
-                            np.argsort(-second.prob_true, kind="stable")[:top]).size
-    return rho, int(shared)

@@ -9,8 +9,7 @@ the pseudo posterior mass there. The DP chapter reports both.
 """
 from __future__ import annotations
 
-__all__ = ["LooCheck", "loo_guarantee_check", "loo_check_table", "tail_exceedance", "gamma_draws_check",
-           "bounds_table", "fit_diagnostics", "lw_shift_table"]
+__all__ = ["LooCheck", "loo_guarantee_check", "loo_check_table", "tail_exceedance", "gamma_draws_check"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -204,6 +203,11 @@ def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = POISSON_PRIOR
     return pd.DataFrame(rows).T, curves
 
 
+# ---------------------------------------------------------------------------------------------
+# Stan's draws against the exact pseudo posterior (the DP and audit chapters check their sampler so)
+# ---------------------------------------------------------------------------------------------
+
+
 def gamma_draws_check(draws, shape: float, rate: float, ess: float,
                       levels=(0.05, 0.25, 0.5, 0.75, 0.95)) -> dict:
     """MCMC draws of a Poisson rate against the exact Gamma(shape, rate) they should follow.
@@ -239,98 +243,3 @@ def gamma_draws_check(draws, shape: float, rate: float, ess: float,
     return {"mean z": float((draws.mean() - mean) / (sd / np.sqrt(ess))),
             "sd ratio": float(draws.std() / sd),
             "quantile gap": float(np.abs(np.quantile(draws, levels) - exact_quantiles).max() / sd)}
-
-
-def bounds_table(fits: dict) -> "pd.DataFrame":
-    """One row per mechanism of ``fits`` (name -> (Fit, (n,) weights)): Delta from the draws,
-    epsilon = 2 Delta, and the mean and smallest weight.
-
-    Parameters
-    ----------
-    fits : dict
-        Mechanism name -> (Fit, (n,) weights).
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
-    import pandas as pd
-    rows = {}
-    for name, (fitted, weights) in fits.items():
-        delta = lipschitz_bound(fitted.log_lik, weights)
-        rows[name] = {"Delta": delta, "epsilon = 2 Delta": 2.0 * delta,
-                      "mean weight": float(np.mean(weights)), "min weight": float(np.min(weights))}
-    return pd.DataFrame.from_dict(rows, orient="index")
-
-
-def fit_diagnostics(fits: dict, grid=None) -> "pd.DataFrame":
-    """Convergence of every fit: one row per mechanism of ``fits`` (name -> (Fit, weights)), then
-    one per refit of an LW (c, g) grid (``grid``: a table with columns c, g, max_rhat, min_ess_bulk,
-    min_ess_tail, divergences, diagnostics_ok, as the LW grid returns). Columns max_rhat,
-    min_ess_bulk, min_ess_tail, divergences and ok (``ppmlib.diagnostics.is_ok``).
-
-    Parameters
-    ----------
-    fits : dict
-        Mechanism name -> (Fit, (n,) weights).
-    grid : pandas.DataFrame, optional
-        The LW grid's refits.
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
-    import pandas as pd
-
-    from .diagnostics import is_ok
-    columns = ["max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "ok"]
-    table = pd.DataFrame.from_dict({name: {**fitted.diagnostics, "ok": is_ok(fitted.diagnostics)}
-                                    for name, (fitted, _) in fits.items()}, orient="index")
-    if grid is not None:
-        labels = [f"LW (c={c:g}, g={g:g})" for c, g in zip(grid["c"], grid["g"])]
-        refits = grid.rename(columns={"diagnostics_ok": "ok"}).set_axis(labels)
-        table = pd.concat([table, refits])
-    return table[columns]
-
-
-def lw_shift_table(y, base_log_lik, c: float, shifts, *, grid_points: int = 2000, mass: float = 1 - 1e-6,
-                   prior_shape: float = POISSON_PRIOR["prior_shape"],
-                   prior_rate: float = POISSON_PRIOR["prior_rate"]) -> "pd.DataFrame":
-    """LW weights at scale ``c`` for each shift g in ``shifts``, without refitting (the exact Poisson
-    pseudo posterior): one row per shift with Delta as the sup of abs(alpha_i f_lambda(y_i)) over
-    ``grid_points`` rates spanning the central ``mass`` of the exact pseudo posterior, the number of
-    records with weight 0, and the mean weight. ``base_log_lik`` (S, n) from the unweighted fit.
-
-    Parameters
-    ----------
-    y : array_like, shape (n,)
-        The counts.
-    base_log_lik : array_like, shape (S, n)
-        The unweighted fit's log-likelihood.
-    c : float
-        LW's scale.
-    shifts : sequence of float
-        The shifts g.
-    grid_points : int
-        Points of the grid.
-    mass : float
-        The central mass the grid spans.
-    prior_shape, prior_rate : float
-        The Gamma prior (by default the Poisson family's).
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
-    import pandas as pd
-
-    from .weights import lw_weights
-    grid_points = _checks.integer(grid_points, "grid_points", low=2)
-    prior = dict(prior_shape=prior_shape, prior_rate=prior_rate)
-    rows = {}
-    for shift in _checks.finite_array(shifts, "shifts", ndim=1):
-        weights = lw_weights(base_log_lik, c=c, g=float(shift))
-        grid = np.linspace(*exact.central_interval(y, weights, **prior, mass=mass), grid_points)
-        rows[f"g = {shift:g}"] = {"Delta (exact pseudo posterior, grid)": float(exact.grid_record_bounds(grid, y, weights).max()),
-                                  "records with weight 0": int((weights == 0).sum()), "mean weight": float(weights.mean())}
-    return pd.DataFrame.from_dict(rows, orient="index")

@@ -3,14 +3,14 @@
 :func:`synthesizer` runs one weighting scheme of the registry :data:`ppmlib.mechanism.SCHEMES`: weights -> alpha-weighted
 fit -> (optional draw truncation) -> by-record bounds, Delta, epsilon -> m synthetic datasets, and
 returns everything in one :class:`Synthesis`. :func:`match_delta` refits until a scheme's Delta
-matches a target (the SW scalar weight, or CW's shift g, matched to LW); :func:`matched_comparison`
-runs the four synthesizers of the 2020 paper at one Delta; :func:`lw_delta_grid` maps LW's Delta
-over a grid of its scale and shift.
+matches a target (the SW scalar weight, or CW's shift g, matched to LW); :func:`lw_delta_grid` maps
+LW's Delta over a grid of its scale and shift. A study runs several synthesizers through
+:mod:`ppmlib.lineup`, which calls these.
 """
 from __future__ import annotations
 
 __all__ = ["SCHEMES", "Scheme", "CalibrationError", "Synthesis", "synthesizer", "match_delta", "match_sw",
-           "matched_comparison", "summary_table", "lw_delta_grid"]
+           "summary_table", "lw_delta_grid"]
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -283,7 +283,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     See Also
     --------
     match_delta : refit a scheme until its Delta matches a target.
-    matched_comparison : Unweighted, LW, and CW and SW matched to LW's Delta.
+    ppmlib.studies.vector_weighted.matched_comparison : Unweighted, LW, and CW and SW matched to LW's Delta.
     ppmlib.reweight_to_tolerance : re-weight a Synthesis at equal Delta.
 
     Examples
@@ -377,7 +377,7 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
 
     See Also
     --------
-    matched_comparison : matches CW's g and SW's a to LW's Delta with it.
+    ppmlib.studies.vector_weighted.matched_comparison : matches CW's g and SW's a to LW's Delta with it.
     ppmlib.reweight_to_tolerance : finds the re-weighting k with it (absolute tolerance tau).
 
     Examples
@@ -468,68 +468,6 @@ def summary_table(results) -> "pd.DataFrame":
     return pd.DataFrame(rows).set_index("synthesizer")
 
 
-def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = False, c: float = 1.0,
-                       g: float = 0.0, cw_c: float = 1.0, rtol: float = 0.03, max_iter: int = 12, m: int = 20,
-                       sampler: Sampler | None = None, seed: int = 0, progress: bool = True) -> dict:
-    """Unweighted, LW, and CW and SW matched to LW's Delta (2020 paper; the book's vector-weighted chapter).
-
-    LW uses (c, g): alpha_i = clip(c (1 - r_i) + g, 0, 1) with r_i the min-max scaled unweighted
-    bound of record i. CW keeps its policy radius ``cw_radius`` (absolute, or relative to abs(y_i))
-    and scale ``cw_c`` and is calibrated through its shift g (Delta rises with g), in [-1, 1].
-    SW starts at a = Delta_LW / Delta_unweighted and is refined by root finding, in [0, 1].
-
-    Parameters
-    ----------
-    model, y : as for :func:`synthesizer` (shape (n,))
-    cw_radius, relative, cw_c : the CW policy
-    c, g : the LW scale and shift
-    rtol, max_iter : the matching stops within ``rtol`` of LW's Delta, after at most ``max_iter`` refits
-    m, sampler : synthetic datasets and NUTS settings of every fit
-    seed : one integer; ``ppmlib.seeds(seed, 4)`` seeds the four synthesizers
-
-    Returns
-    -------
-    dict
-        {"Unweighted": ..., "LW": ..., "CW": ..., "SW": ...} of :class:`Synthesis`; the calibrated
-        CW and SW carry ``.calibration`` (parameter, value, target, history).
-
-    Raises
-    ------
-    CalibrationError
-        If CW or SW does not reach LW's Delta within ``max_iter`` refits.
-
-    See Also
-    --------
-    synthesizer : one scheme end to end.
-    match_delta : the root finder used for CW and SW.
-
-    Examples
-    --------
-    >>> y = ppmlib.simulate.poisson(200, 100, seed=1)
-    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
-    >>> four = ppmlib.matched_comparison("poisson", y, cw_radius=10.0, sampler=exact, seed=2020, progress=False)
-    >>> ppmlib.summary_table(four.values())[["Delta", "epsilon"]].round(2)
-                 Delta  epsilon
-    synthesizer
-    Unweighted   15.14    30.28
-    LW            4.89     9.77
-    CW            4.89     9.78
-    SW            4.90     9.81
-    """
-    y = family(model).check_y(y)
-    run = dict(m=m, sampler=_sampler(sampler))
-    fit_seeds = seeds(seed, 4)
-    unweighted = synthesizer(model, y, "unweighted", seed=fit_seeds[0], **run)
-    lw = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=fit_seeds[1], **run)
-    target = lw.delta
-    cw = match_delta(lambda shift: synthesizer(model, y, "cw", radius=cw_radius, relative=relative, c=cw_c,
-                                               g=shift, seed=fit_seeds[2], **run),
-                     target, 0.1, -1.0, 1.0, parameter="g", rtol=rtol, max_iter=max_iter, progress=progress)
-    sw = match_sw(model, y, target, unweighted.delta, seed=fit_seeds[3], rtol=rtol, max_iter=max_iter,
-                  progress=progress, **run)
-    return {"Unweighted": unweighted, "LW": lw, "CW": cw, "SW": sw}
-
-
 def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int, rtol: float = 0.03,
              max_iter: int = 12, progress: bool = True, **run) -> Synthesis:
     """SW (the exponential mechanism: one scalar weight a for every record) with Delta(a) within
@@ -567,7 +505,7 @@ def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int
 
     See Also
     --------
-    ppmlib.matched_comparison : matches SW to LW's Delta with it.
+    ppmlib.studies.vector_weighted.matched_comparison : matches SW to LW's Delta with it.
     """
     start = float(np.clip(target / delta_unweighted, 1e-3, 1.0))
     return match_delta(lambda a: synthesizer(model, y, "sw", a=a, seed=seed, **run), target, start, 0.0, 1.0,

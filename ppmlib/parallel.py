@@ -55,7 +55,7 @@ def map_jobs(fn: Callable, items: Iterable, *, n_jobs: int = 1, client=None, pro
     See Also
     --------
     local_cluster : the temporary cluster behind ``n_jobs > 1``.
-    ppmlib.montecarlo.run_study : the chapters' main user.
+    ppmlib.studies.asymptotic_dp.run_study : the chapters' main user.
 
     Examples
     --------

@@ -20,9 +20,9 @@ from .seeding import STAN_SEED_LIMIT
 class Sampler:
     """NUTS settings of a fit: ``chains`` chains of ``warmup`` + ``draws`` iterations each.
 
-    One object carries them through :func:`fit`, :func:`ppmlib.synthesizer`,
-    :func:`ppmlib.matched_comparison`, the re-weighting and calibration loops and the Monte Carlo
-    study, so a chapter states them once. A fit keeps S = chains * draws draws (warmup is discarded).
+    One object carries them through :func:`fit`, :func:`ppmlib.synthesizer`, the lineup runner
+    (:func:`ppmlib.lineup.run`), the re-weighting and calibration loops and the Monte Carlo study, so a
+    chapter states them once. A fit keeps S = chains * draws draws (warmup is discarded).
 
     Parameters
     ----------

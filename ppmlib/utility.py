@@ -10,7 +10,7 @@ draw); the confidential data's is its spread over bootstrap resamples. Intervals
 from __future__ import annotations
 
 __all__ = ["STATISTICS", "statistics", "bootstrap", "long_table", "intervals", "centre", "tail_distortion",
-           "standardized_gap", "matched_measures"]
+           "standardized_gap"]
 
 import numpy as np
 import pandas as pd
@@ -224,35 +224,3 @@ def standardized_gap(long: pd.DataFrame, source: str, statistics=tuple(STATISTIC
         values = mine.loc[mine["statistic"] == stat, "value"].to_numpy(float)
         total += float(np.sqrt(np.mean((values - centre_[stat]) ** 2)) / spread[stat])
     return total
-
-
-def matched_measures(results: dict) -> dict:
-    """The numbers the papers compare for one matched comparison (``ppmlib.matched_comparison``).
-
-    ``results`` maps "Unweighted", "LW", "CW" and "SW" to a Synthesis. Returns a dict:
-    ``weighted / unweighted Delta``, the largest Delta of the weighted synthesizers over the
-    unweighted Delta; ``Delta gap to LW``, the largest relative gap abs(Delta / Delta_LW - 1) of
-    the weighted ones; the mean weights and the shares of by-record bounds at or above 0.9 Delta
-    (``ppmlib.near_max_share``) of LW and CW; ``sd ratio SW / LW``, the ratio of the posterior sds
-    of the mean.
-
-    Parameters
-    ----------
-    results : dict of str to Synthesis
-        At least "Unweighted", "LW", "CW" and "SW".
-
-    Returns
-    -------
-    dict
-    """
-    from .lipschitz import near_max_share
-    missing = {"Unweighted", "LW", "CW", "SW"} - set(results)
-    if missing:
-        raise ValueError(f"results lacks synthesizer(s) {sorted(missing)}; has {sorted(results)}")
-    weighted = [r for name, r in results.items() if name != "Unweighted"]
-    lw, cw = results["LW"], results["CW"]
-    return {"weighted / unweighted Delta": max(r.delta for r in weighted) / results["Unweighted"].delta,
-            "Delta gap to LW": max(abs(r.delta / lw.delta - 1) for r in weighted),
-            "mean weight LW": float(lw.weights.mean()), "mean weight CW": float(cw.weights.mean()),
-            "near-max share LW": near_max_share(lw.bounds), "near-max share CW": near_max_share(cw.bounds),
-            "sd ratio SW / LW": float(results["SW"].location_draws.std() / lw.location_draws.std())}

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib import backends, rerun
+from ppmlib import backends
+from ppmlib.book import rerun
 
 pytestmark = pytest.mark.stan
 

@@ -32,7 +32,8 @@ def test_negbin_log_lik_stays_accurate_in_the_poisson_limit():
 def test_one_prior_validator_serves_fit_exact_and_the_audit():
     """fit, synthesizer, the closed forms and the audit refuse the same bad prior with the same words."""
     import ppmlib
-    from ppmlib import audit, exact
+    from ppmlib import exact
+    from ppmlib.studies import privacy_audit as audit
 
     y, alpha = np.array([98, 103, 120]), np.array([1.0, 1.0, 0.5])
     assert family("poisson").check_prior({"prior_rate": 0.01}) == {"prior_shape": 1.0, "prior_rate": 0.01}

@@ -4,7 +4,7 @@ import nbformat
 import pytest
 
 from conftest import NOTEBOOK_FRONT_MATTER
-from ppmlib import rerun
+from ppmlib.book import rerun
 
 CHAPTER = NOTEBOOK_FRONT_MATTER + """# Tiny
 

@@ -1,4 +1,4 @@
-"""Rerun a chapter with your own parameters: ``python -m ppmlib.rerun book/CHAPTER.md -p n=500``.
+"""Rerun a chapter with your own parameters: ``python -m ppmlib.book.rerun book/CHAPTER.md -p n=500``.
 
 Chapters are MyST-markdown notebooks; papermill reads ``.ipynb``, so the chapter is converted
 with jupytext, its ``parameters`` cell overridden by papermill, and executed. The executed
@@ -22,7 +22,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: ppmlib/book/rerun.py -> .
 SMOKE_FILE = ROOT / "book" / "smoke.yml"
 
 
@@ -194,7 +194,7 @@ def write_html(notebook_path: Path, target: Path) -> Path:
     import nbconvert
     import nbformat
     body, _ = nbconvert.HTMLExporter().from_notebook_node(nbformat.read(notebook_path, as_version=4))
-    from ._files import write_text_atomically
+    from .._files import write_text_atomically
     return write_text_atomically(target, body)
 
 
@@ -225,7 +225,7 @@ def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
     See Also
     --------
     describe : the chapter's parameters, defaults and comments.
-    main : the same from the command line (``python -m ppmlib.rerun``).
+    main : the same from the command line (``python -m ppmlib.book.rerun``).
 
     Examples
     --------

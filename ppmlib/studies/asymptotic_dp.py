@@ -23,11 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import _checks, simulate, utility
-from .mechanism import synthesizer
-from .posterior import Sampler, _sampler
-from .parallel import map_jobs
-from .seeding import seeds
+from .. import _checks, simulate, utility
+from ..mechanism import synthesizer
+from ..posterior import Sampler, _sampler
+from ..parallel import map_jobs
+from ..seeding import seeds
 
 # Generating models: how a database is drawn, and which synthesizer family fits it.
 DESIGNS = {

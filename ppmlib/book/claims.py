@@ -53,7 +53,7 @@ class Claims:
         holds : bool
             Whether it reproduces.
         checked : bool
-            Assert it in :meth:`finish`.
+            Assert it in :meth:`ppmlib.Claims.finish`.
 
         Returns
         -------
@@ -97,7 +97,7 @@ class Claims:
         Returns
         -------
         pandas.DataFrame
-            :meth:`table`.
+            :meth:`ppmlib.Claims.table`.
 
         Raises
         ------
