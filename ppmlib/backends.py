@@ -32,6 +32,7 @@ import hashlib
 import io
 import logging
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -40,7 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _checks
 from ._shipped import shipped_file
+from .seeding import STAN_SEED_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +199,8 @@ def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, se
     chains, draws, warmup : int
         Chains, draws kept per chain, warmup iterations per chain.
     seed : int
-        The sampler's seed (chain k is seeded with (seed, k) on both backends).
+        The sampler's seed (chain k is seeded with (seed, k) on both backends), in [0, 2**31 - 1):
+        the range both backends accept, checked here before the backend sees it.
 
     Returns
     -------
@@ -207,9 +211,17 @@ def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, se
     ------
     BackendUnavailableError
         Neither backend can run.
+    ValueError
+        The seed is outside Stan's range.
     RuntimeError
-        The backend failed; the message holds the tail of its output.
+        The backend failed. The message holds the tail of its output but no value of ``data``:
+        every number in it that equals a data value is replaced by ``<data>``, and the backend's
+        exception is not chained (its text repeats the whole data dict).
     """
+    seed = _checks.integer(seed, "seed", low=0)
+    if seed >= STAN_SEED_LIMIT:
+        raise ValueError(f"seed must be below {STAN_SEED_LIMIT} (2**31 - 1, the largest seed both Stan backends "
+                         f"accept), got {seed}")
     chosen = backend()
     runner = _sample_cmdstanpy if chosen == "cmdstanpy" else _sample_pystan
     return runner(program_path(program), data, chains=chains, draws=draws, warmup=warmup, seed=seed)
@@ -236,20 +248,19 @@ def _cmdstan_model(path: Path):
 
 
 @contextlib.contextmanager
-def _captured_cmdstanpy_log(buffer: io.StringIO):
-    """Route the ``cmdstanpy`` logger to ``buffer`` only, restoring its handlers afterwards.
+def _captured_log(logger: logging.Logger, buffer: io.StringIO, level: int = logging.INFO):
+    """Route ``logger`` to ``buffer`` only, restoring its handlers afterwards.
 
     Redirecting sys.stderr is not enough: cmdstanpy's own handler keeps the stream that was
     sys.stderr when cmdstanpy was imported (in a Jupyter kernel, the cell's output), and with
-    propagation on, records would also reach whatever handlers the root logger has.
+    propagation on, records would also reach whatever handlers the root logger has (httpstan logs a
+    failed call with its whole data dict at CRITICAL level: that must reach no log file).
     """
-    from cmdstanpy.utils import get_logger
-    logger = get_logger()  # first call installs cmdstanpy's default handler: keep it for afterwards
     saved = logger.handlers[:], logger.propagate, logger.level
     handler = logging.StreamHandler(buffer)
     handler.setFormatter(logging.Formatter("%(levelname)s - %(message)s"))
     logger.handlers, logger.propagate = [handler], False
-    logger.setLevel(logging.INFO)
+    logger.setLevel(level)
     try:
         yield
     finally:
@@ -264,7 +275,8 @@ CMDSTAN_SIG_FIGS = 18
 
 def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed) -> Draws:
     def work(chatter):
-        with _captured_cmdstanpy_log(chatter), tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir:
+        from cmdstanpy.utils import get_logger  # its first call installs cmdstanpy's handler: kept for afterwards
+        with _captured_log(get_logger(), chatter), tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir:
             model = _cmdstan_model(path)
             # chain ids 1..N with one seed is PyStan's convention too: same seed, same draws
             fit = model.sample(data=data, chains=chains, chain_ids=list(range(1, chains + 1)), seed=seed,
@@ -277,7 +289,7 @@ def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed) ->
             sampler = {name: np.asarray(arr).T.reshape(-1) for name, arr in fit.method_variables().items()}
         return params, sampler
 
-    (params, sampler), messages = _run_captured("cmdstanpy", work)
+    (params, sampler), messages = _run_captured("cmdstanpy", work, data)
     return Draws(params=params, sampler=sampler, chains=chains, backend="cmdstanpy", messages=messages)
 
 
@@ -331,12 +343,43 @@ def _captured_output():
             buffer.write(raw.read().decode(errors="replace"))
 
 
-def _run_captured(backend: str, work):
+# a number as Python, Stan or a compiler writes it, not part of a word or of a longer number
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def _without_data(text: str, data: dict) -> str:
+    """``text`` with every number equal to a value of ``data`` (exactly, or to the 6 significant
+    digits Stan prints) replaced by ``<data>``: backends repeat their data in error messages.
+
+    Small numbers that are also data (a count of 3, n) are removed wherever they occur; a message
+    that loses a line number is better than one that carries a confidential value.
+    """
+    def rounded(value: float) -> float:
+        return float(f"{value:.6g}")
+
+    secret = set()
+    for value in data.values():
+        arr = np.asarray(value)
+        if arr.dtype.kind in "biuf":
+            flat = np.abs(arr.astype(float).ravel())
+            secret.update(flat.tolist())
+            secret.update(rounded(v) for v in flat.tolist())
+
+    def swap(match: re.Match) -> str:
+        value = abs(float(match.group()))
+        return "<data>" if value in secret or rounded(value) in secret else match.group()
+
+    return _NUMBER.sub(swap, text)
+
+
+def _run_captured(backend: str, work, data: dict):
     """Run ``work(chatter)`` with all output captured into ``chatter`` (see :func:`_captured_output`).
 
     Returns ``(work's result, the captured text)``; the text is also logged at DEBUG level. A failure
     is raised as RuntimeError with the tail of the output, and only after the capture has ended, so
-    that the message includes what the compiler wrote straight to the file descriptors.
+    that the message includes what the compiler wrote straight to the file descriptors. The message
+    holds no value of ``data`` (:func:`_without_data`), and the backend's exception is not chained
+    to it: its text (PyStan's repeats the whole data dict) would be printed with the traceback.
     """
     with _captured_output() as chatter:
         try:
@@ -347,7 +390,9 @@ def _run_captured(backend: str, work):
         else:
             failure = None
     if failure is not None:
-        raise RuntimeError(f"{backend} failed; its last output was:\n{chatter.getvalue()[-3000:]}") from failure
+        del failure  # no reference to the backend's exception leaves this function
+        tail = _without_data(chatter.getvalue(), data)[-3000:]
+        raise RuntimeError(f"{backend} failed; its last output was:\n{tail}") from None
     log.debug("%s output:\n%s", backend, chatter.getvalue())
     return result, chatter.getvalue()
 
@@ -363,10 +408,11 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed) -> Draws:
     import stan
 
     def work(chatter):
-        posterior = stan.build(code, data=data, random_seed=seed)
-        return posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup)
+        with _captured_log(logging.getLogger("httpstan"), chatter, logging.WARNING):
+            posterior = stan.build(code, data=data, random_seed=seed)
+            return posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup)
 
-    fit, messages = _run_captured("PyStan", work)
+    fit, messages = _run_captured("PyStan", work, data)
     params = {}
     for name, dims in zip(fit.param_names, fit.dims):
         arr = np.asarray(fit[name])

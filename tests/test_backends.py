@@ -209,3 +209,45 @@ def test_no_backend_says_what_to_install(monkeypatch):
     monkeypatch.setattr(backends, "pystan_available", lambda: False)
     with pytest.raises(backends.BackendUnavailableError, match="pip install pystan.*cmdstan"):
         ppmlib.fit("poisson", [1, 2, 3], seed=1)
+
+
+# --- issue 24: nothing confidential in an error -------------------------------------------------
+# Values with seven distinct digits, so that finding one in a message cannot be a coincidence.
+SECRET_Y = np.array([7340211, 8155079, 6092133, 9301457, 5520893, 7340211])
+
+
+def _failing_requests():
+    """(what goes wrong, program, data, seed): each reaches the backend and makes it fail."""
+    negbin = ppmlib.models.FAMILIES["negbin"]
+    good = negbin.stan_data(SECRET_Y, None, np.ones(SECRET_Y.size), dict(negbin.default_prior), True)
+    negative_value = {**good, "values": -good["values"], "y": -good["y"]}
+    negative_sd = {**good, "prior_log_mu_sd": -1.0}
+    missing = {k: v for k, v in good.items() if k != "n_values"}
+    poisson = ppmlib.models.FAMILIES["poisson"].stan_data(SECRET_Y, None, np.ones(SECRET_Y.size),
+                                                          dict(ppmlib.POISSON_PRIOR), True)
+    return [("seed at Stan's limit", "negbin", good, 2**31), ("seed far too large", "poisson", poisson, 2**40),
+            ("negative counts", "negbin", negative_value, 1), ("negative prior sd", "negbin", negative_sd, 1),
+            ("a data entry missing", "negbin", missing, 1),
+            ("wrong length", "poisson", {**poisson, "y": poisson["y"][:-1]}, 1),
+            ("a seed the backend refuses", "poisson", poisson, 2**40)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS_HERE := [b for b in backends.BACKENDS
+                                                      if (b == "pystan" and backends.pystan_available())
+                                                      or (b == "cmdstanpy" and backends.cmdstan_available())])
+@pytest.mark.parametrize("case", range(7), ids=[c[0] for c in _failing_requests()])
+def test_no_confidential_value_in_any_backend_error(backend, case, monkeypatch):
+    """Issue 24, point 1: a failing fit's error (its text, its chained causes, its traceback) holds the
+    backend's message but no value of y nor of anything computed from it."""
+    import traceback
+    monkeypatch.setenv("PPMLIB_BACKEND", backend)
+    what, program, data, seed = _failing_requests()[case]
+    if what == "a seed the backend refuses":  # past ppmlib's own check, to the backend's error path
+        monkeypatch.setattr(backends, "STAN_SEED_LIMIT", 2**62)
+    with pytest.raises((RuntimeError, ValueError)) as caught:
+        backends.sample(program, data, chains=1, draws=10, warmup=10, seed=seed)
+    text = "".join(traceback.format_exception(caught.value))
+    secrets = {str(abs(int(v))) for v in SECRET_Y} | {repr(float(data.get("sum_wy", 0.5)))}
+    leaked = sorted(s for s in secrets if s in text)
+    assert not leaked, f"{what} on {backend}: {leaked} in\n{text[-2000:]}"
+    assert len(str(caught.value)) > 20  # a message, not an empty one
