@@ -8,7 +8,9 @@ builds one with ../shared/tools/cmdstan-offline when that folder is there.
 """
 import io
 import logging
+import os
 import re
+import tempfile
 
 import nbformat
 import numpy as np
@@ -251,3 +253,57 @@ def test_no_confidential_value_in_any_backend_error(backend, case, monkeypatch):
     leaked = sorted(s for s in secrets if s in text)
     assert not leaked, f"{what} on {backend}: {leaked} in\n{text[-2000:]}"
     assert len(str(caught.value)) > 20  # a message, not an empty one
+
+
+# --- issue 24, point 4: what a fit leaves on disk ----------------------------------------------------
+@pytest.mark.skipif(not backends.pystan_available(), reason="PyStan not installed")
+def test_a_pystan_fit_leaves_no_fit_file_no_socket_and_no_build_folder(tmp_path, monkeypatch, counts):
+    """httpstan kept every seeded fit (0644, draws of the confidential data's posterior), one socket
+    per chain in /tmp, and compiled in the working folder (build/). ppmlib keeps none of them."""
+    import httpstan.cache
+    import httpstan.services_stub
+    import stan
+    monkeypatch.setenv("PPMLIB_BACKEND", "pystan")
+    small = ppmlib.Sampler(chains=2, draws=50, warmup=50)
+    ppmlib.fit("negbin", counts, seed=1, sampler=small)  # warm: whatever is set up once is set up
+    fits, sockets, build_folders = {}, [], []
+    dump, mkstemp, build = httpstan.cache.dump_fit, httpstan.services_stub.tempfile.mkstemp, stan.build
+
+    def recording_dump(fit_bytes, name):
+        dump(fit_bytes, name)
+        fits[name] = httpstan.cache.fit_path(name).stat().st_mode & 0o777
+
+    def recording_mkstemp(*args, **kwargs):
+        fd, name = mkstemp(*args, **kwargs)
+        sockets.append(name)
+        return fd, name
+
+    def recording_build(*args, **kwargs):
+        build_folders.append(os.getcwd())
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(httpstan.cache, "dump_fit", recording_dump)
+    monkeypatch.setattr(httpstan.services_stub.tempfile, "mkstemp", recording_mkstemp)
+    monkeypatch.setattr(stan, "build", recording_build)
+    monkeypatch.chdir(tmp_path)
+    ppmlib.fit("negbin", counts, seed=2, sampler=small)
+    assert len(fits) == 2 and set(fits.values()) == {0o600}, fits          # one file per chain, owner only,
+    assert not [n for n in fits if httpstan.cache.fit_path(n).exists()]     # and gone once read
+    assert len(sockets) == 2 and not [s for s in sockets if os.path.exists(s)]
+    assert all(os.path.dirname(s) != tempfile.gettempdir() for s in sockets)  # not loose in /tmp
+    assert build_folders and os.getcwd() not in build_folders and not (tmp_path / "build").exists()
+    assert not [f for f in build_folders if os.path.exists(f)]             # the compile's folder is removed
+
+
+def test_clean_caches_removes_stored_fits_sockets_and_temporary_folders(tmp_path):
+    cache, temp = tmp_path / "httpstan", tmp_path / "tmp"
+    (cache / "models" / "abc" / "fits").mkdir(parents=True)
+    (cache / "models" / "abc" / "fits" / "x.jsonlines.gz").write_bytes(b"12345")
+    (cache / "models" / "abc" / "model.so").write_bytes(b"compiled")
+    (temp / "ppmlib-build-1" / "build").mkdir(parents=True)
+    (temp / "ppmlib-build-1" / "build" / "a.o").write_bytes(b"123")
+    (temp / "httpstan_q.sock").write_bytes(b"")
+    (temp / "other.txt").write_bytes(b"keep")
+    assert backends.clean_caches(httpstan_cache=cache, temp=temp) == {"files": 3, "bytes": 8}
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
+        "httpstan/models/abc/model.so", "tmp/other.txt"]
