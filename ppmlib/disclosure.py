@@ -181,15 +181,16 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk
     """
     y, z, mu, sigma, offsets = _inputs(y, z, mu, sigma, offsets)
     alpha = _checks.weights(weights, y.size)
-    log_w = alpha[None, :, None] * log_weights(y, mu, sigma, offsets)          # (H, n, G)
-    log_p = synthetic_log_lik(z, mu, sigma)                                    # (m, H)
-    log_q = log_w - _logsumexp0(log_w)                                         # normalised over draws
-    # log p(Z_l | y*) = LSE_h(log p_h + log q_h) - log H, one dataset at a time (a loop over the
-    # few datasets, never over records, guesses or draws); the datasets' likelihoods multiply.
-    log_evidence = sum(_logsumexp0(log_p_l[:, None, None] + log_q) for log_p_l in log_p)
-    log_evidence = log_evidence - z.shape[0] * np.log(mu.shape[0])
-    top = log_evidence.max(axis=1, keepdims=True)                              # uniform prior: normalise
-    with np.errstate(invalid="ignore"):
+    # underflow (every likelihood 0) shows as NaN, refused just below with a message, not a warning
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        log_w = alpha[None, :, None] * log_weights(y, mu, sigma, offsets)          # (H, n, G)
+        log_p = synthetic_log_lik(z, mu, sigma)                                    # (m, H)
+        log_q = log_w - _logsumexp0(log_w)                                         # normalised over draws
+        # log p(Z_l | y*) = LSE_h(log p_h + log q_h) - log H, one dataset at a time (a loop over the
+        # few datasets, never over records, guesses or draws); the datasets' likelihoods multiply.
+        log_evidence = sum(_logsumexp0(log_p_l[:, None, None] + log_q) for log_p_l in log_p)
+        log_evidence = log_evidence - z.shape[0] * np.log(mu.shape[0])
+        top = log_evidence.max(axis=1, keepdims=True)                              # uniform prior: normalise
         probs = np.exp(log_evidence - top)
         probs /= probs.sum(axis=1, keepdims=True)
     undefined = ~np.isfinite(probs).all(axis=1)
