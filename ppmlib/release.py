@@ -83,7 +83,7 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
     max_epsilon : float or None
         The budget the release was checked against.
     csv_sha256 : str
-        Hex SHA-256 of the CSV's bytes: :func:`load` checks it, so a manifest beside another CSV is caught.
+        Hex SHA-256 of the CSV's bytes: :func:`ppmlib.release.load` checks it, so a manifest beside another CSV is caught.
 
     Returns
     -------
@@ -193,7 +193,7 @@ def load(path) -> tuple["pd.DataFrame", dict]:
     Parameters
     ----------
     path : str or PathLike
-        As given to :func:`release` (``<path>.csv`` and ``<path>.json``).
+        As given to :func:`ppmlib.release` (``<path>.csv`` and ``<path>.json``).
 
     Returns
     -------
