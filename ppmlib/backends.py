@@ -275,11 +275,16 @@ CMDSTAN_SIG_FIGS = 18
 
 def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed) -> Draws:
     def work(chatter):
+        import cmdstanpy
         from cmdstanpy.utils import get_logger  # its first call installs cmdstanpy's handler: kept for afterwards
         with _captured_log(get_logger(), chatter), tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir:
             model = _cmdstan_model(path)
+            # the data file in this folder, not in cmdstanpy's own temporary one: a killed run leaves
+            # it where make clean-cache looks (ppmlib-cmdstan-*), and the folder is private (0700)
+            data_file = os.path.join(csv_dir, "data.json")
+            cmdstanpy.write_stan_json(data_file, data)
             # chain ids 1..N with one seed is PyStan's convention too: same seed, same draws
-            fit = model.sample(data=data, chains=chains, chain_ids=list(range(1, chains + 1)), seed=seed,
+            fit = model.sample(data=data_file, chains=chains, chain_ids=list(range(1, chains + 1)), seed=seed,
                                iter_sampling=draws, iter_warmup=warmup, sig_figs=CMDSTAN_SIG_FIGS,
                                output_dir=csv_dir, show_progress=False, show_console=False,
                                parallel_chains=min(chains, os.cpu_count() or 1))
