@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 LOCK   := requirements.lock
 SMOKE  := _build/smoke
 
-.PHONY: book book-fresh test venv lock run clean bench check-html
+.PHONY: book book-fresh test venv lock run clean clean-cache bench check-html
 
 venv: $(STAMP)
 
@@ -66,3 +66,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf _build runs build
+
+# What a killed Stan run leaves: httpstan's stored fits, its chain sockets, ppmlib's temporary
+# folders (compiled models are kept). Run it when nothing is fitting.
+clean-cache: $(STAMP)
+	$(BIN)/python -m ppmlib.backends --clean-cache

@@ -180,16 +180,23 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk
     """
     y, z, mu, sigma, offsets = _inputs(y, z, mu, sigma, offsets)
     alpha = _checks.weights(weights, y.size)
-    log_w = alpha[None, :, None] * log_weights(y, mu, sigma, offsets)          # (H, n, G)
-    log_p = synthetic_log_lik(z, mu, sigma)                                    # (m, H)
-    log_q = log_w - _logsumexp0(log_w)                                         # normalised over draws
-    # log p(Z_l | y*) = LSE_h(log p_h + log q_h) - log H, one dataset at a time (a loop over the
-    # few datasets, never over records, guesses or draws); the datasets' likelihoods multiply.
-    log_evidence = sum(_logsumexp0(log_p_l[:, None, None] + log_q) for log_p_l in log_p)
-    log_evidence = log_evidence - z.shape[0] * np.log(mu.shape[0])
-    top = log_evidence.max(axis=1, keepdims=True)                              # uniform prior: normalise
-    probs = np.exp(log_evidence - top)
-    probs /= probs.sum(axis=1, keepdims=True)
+    # underflow (every likelihood 0) shows as NaN, refused just below with a message, not a warning
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        log_w = alpha[None, :, None] * log_weights(y, mu, sigma, offsets)          # (H, n, G)
+        log_p = synthetic_log_lik(z, mu, sigma)                                    # (m, H)
+        log_q = log_w - _logsumexp0(log_w)                                         # normalised over draws
+        # log p(Z_l | y*) = LSE_h(log p_h + log q_h) - log H, one dataset at a time (a loop over the
+        # few datasets, never over records, guesses or draws); the datasets' likelihoods multiply.
+        log_evidence = sum(_logsumexp0(log_p_l[:, None, None] + log_q) for log_p_l in log_p)
+        log_evidence = log_evidence - z.shape[0] * np.log(mu.shape[0])
+        top = log_evidence.max(axis=1, keepdims=True)                              # uniform prior: normalise
+        probs = np.exp(log_evidence - top)
+        probs /= probs.sum(axis=1, keepdims=True)
+    undefined = ~np.isfinite(probs).all(axis=1)
+    if undefined.any():  # every guess has likelihood 0 (underflow): no risk can be computed
+        raise ValueError(f"attribute risk is undefined for {undefined.sum()} of {y.size} records: the synthetic data "
+                         "have likelihood 0 under every guess and draw (underflow). Check that z, mu and sigma are on "
+                         "the same scale (e.g. all on the log scale) and that sigma is not tiny.")
     true_col = int(np.flatnonzero(offsets == 0)[0])
     prob_true = probs[:, true_col]
     rank_true = 1 + (probs > prob_true[:, None]).sum(axis=1)

@@ -17,6 +17,9 @@ from __future__ import annotations
 __all__ = ["weighted_abs_log_lik", "kept_draws", "record_bounds", "truncated_bounds", "lipschitz_bound", "epsilon",
            "near_max_share"]
 
+import math
+import numbers
+
 import numpy as np
 
 from . import _checks
@@ -264,6 +267,11 @@ def epsilon(delta: float) -> float:
     >>> epsilon(1.5)
     3.0
     """
+    # a budget must never fail open: a NaN passes every comparison, a string would be "doubled"
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"delta must be a real number, got {type(delta).__name__}")
+    if math.isnan(delta) or delta < 0:
+        raise ValueError(f"delta must be a Lipschitz bound >= 0, got {float(delta)}")
     return 2.0 * float(delta)
 
 

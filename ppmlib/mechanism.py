@@ -397,6 +397,8 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
         atol = _checks.real(atol, "atol", low=0, low_open=True)
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
     low, high = _checks.real(low, "low"), _checks.real(high, "high")
+    if low >= high:
+        raise ValueError(f"low must be below high (the bracket [low, high] searched), got low = {low:g}, high = {high:g}")
     x = _checks.real(start, "start", low=low, high=high)
     # bracket ends as (x, Delta(x) - target), the second None until evaluated
     below, above = (low, None), (high, None)

@@ -7,7 +7,7 @@ and its posterior predictive sampler.
 """
 from __future__ import annotations
 
-__all__ = ["POISSON_PRIOR", "FAMILIES", "Family", "Poisson", "NegBin", "Normal", "Mixture", "family", "negbin_draw"]
+__all__ = ["POISSON_PRIOR", "STAN_INT_LIMIT", "FAMILIES", "Family", "Poisson", "NegBin", "Normal", "Mixture", "family", "negbin_draw"]
 
 import numpy as np
 from scipy import special
@@ -18,6 +18,9 @@ from . import _checks
 #: by the closed forms of ppmlib.exact and by the chapters. Weak for counts near 100. Copy it before
 #: changing a value (every user shares this one dict).
 POISSON_PRIOR = {"prior_shape": 1.0, "prior_rate": 0.001}
+
+#: Stan's int is 32-bit: counts sent to a Stan program must stay below this.
+STAN_INT_LIMIT = 2**31
 
 
 def negbin_draw(rng: np.random.Generator, mu, phi, size=None) -> np.ndarray:
@@ -287,7 +290,7 @@ class _Counts(Family):
     """A family for counts: y is checked as counts, and records share their log-likelihood by value."""
 
     def check_y(self, y):
-        return _checks.counts(y)
+        return _checks.counts(y, high=STAN_INT_LIMIT)
 
     def distinct(self, y, X):
         return _by_value(y)

@@ -309,7 +309,8 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
         NUTS settings (chains, draws per chain, warmup); None means ``Sampler()``, 4 x 1000 draws
         after 1000 warmup iterations. S = chains * draws draws are kept.
     seed : int, optional
-        Same seed, same backend: identical draws. None picks one at random.
+        Same seed, same backend: identical draws. None picks one at random. Stan's range: 0 to
+        2**31 - 2 (a larger seed is a ValueError before anything runs).
     prior : dict, optional
         Overrides of the default prior settings named in the Stan program's header.
     emit_log_lik : bool
@@ -319,6 +320,14 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
     -------
     Fit
         Draws with the draw axis first: (S,) for scalars, (S, K) for vectors.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad argument, named in the message (which names a record by position, never by value);
+        counts at or above 2**31 (Stan's int); a prior scale or shape <= 0.
+    RuntimeError
+        The backend failed; its message carries no value of the data.
 
     See Also
     --------

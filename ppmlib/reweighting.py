@@ -72,6 +72,19 @@ def weight_change(before, after) -> dict:
     return {"gain": gain, "lose": lose, "same": before.size - gain - lose, "share_gain": gain / before.size}
 
 
+def _same_data(y, X, start: Synthesis) -> None:
+    """Re-weighting reuses ``start``'s weights and bounds record by record: refuse another database
+    of the same size (the message says which, never a value)."""
+    fit = start.fit
+    y = fit.model.check_y(y)
+    X = fit.model.check_X(X, y.size)
+    if y.shape != fit.y.shape or not np.array_equal(y, fit.y):
+        raise ValueError(f"y is not the data {start.name} was fitted to ({fit.y.size} records): re-weighting reuses "
+                         "its weights and bounds record by record, so it needs the same records in the same order")
+    if (X is None) != (fit.X is None) or (X is not None and not np.array_equal(X, fit.X)):
+        raise ValueError(f"X is not the design matrix {start.name} was fitted with")
+
+
 def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: float = 0.95, max_iter: int = 12,
                           X=None, m: int | None = None, sampler: Sampler | None = None, seed: int = 0,
                           name: str | None = None, prior: dict | None = None, progress: bool = True) -> Synthesis:
@@ -144,6 +157,7 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
     m = start.synthetic.shape[0] if m is None else m
     sampler = _sampler(sampler)
+    _same_data(y, X, start)
     alpha, bounds, target = start.weights, start.bounds, start.delta
     k_sat = saturation_k(alpha, bounds)
     if k0 > k_sat:

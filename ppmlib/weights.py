@@ -47,6 +47,10 @@ def risk_to_weight(risk, c: float = 1.0, g: float = 0.0) -> np.ndarray:
     c = _checks.real(c, "c", low=0)
     g = _checks.real(g, "g")
     risk = _checks.finite_array(risk, "risk", ndim=1)
+    outside = (risk < 0) | (risk > 1)
+    if outside.any():  # a risk of 3 would turn into weight 0 silently, -1 into weight 1
+        raise ValueError(f"risk must lie in [0, 1]; {outside.sum()} of {risk.size} do not, the first at "
+                         f"position {int(np.argmax(outside))}")
     return np.clip(c * (1.0 - risk) + g, 0.0, 1.0)
 
 

@@ -121,3 +121,12 @@ def test_bound_slope_ignores_weights_at_zero_and_one():
     b = np.array([0.0, 1.0, 2.0, 3.0, 0.5])   # rises by 5 per unit weight inside (0, 1)
     result = SimpleNamespace(weights=w, bounds=b, delta=4.0)
     assert reweighting.bound_slope(result) == pytest.approx(5.0 / 4.0)
+
+
+def test_another_database_of_the_same_size_is_refused(poisson_lw):
+    """Issue 24, point 6: re-weighting reuses the start's weights and bounds record by record, so
+    another database with the same n gave a meaningless result without a word."""
+    y, lw = poisson_lw
+    other = np.roll(y, 1) if np.any(np.roll(y, 1) != y) else y + 1
+    with pytest.raises(ValueError, match=rf"y is not the data LW was fitted to \({y.size} records\)"):
+        ppmlib.reweight_to_tolerance("poisson", other, lw, tau=0.05, progress=False)
