@@ -33,10 +33,15 @@ def poisson_lw():
     return y, ppmlib.synthesizer("poisson", y, "lw", base=base, seed=2, **RUN)
 
 
-@pytest.mark.stan
-def test_k_search_converges_on_the_conjugate_poisson_case(poisson_lw):
-    y, lw = poisson_lw
-    final = ppmlib.reweight_to_tolerance("poisson", y, lw, tau=0.01, k0=0.7, max_iter=10, seed=3, progress=False, **RUN)
+def test_k_search_converges_to_a_tight_tau_on_exact_draws():
+    """With exact draws (common random numbers) Delta(k) is continuous and increasing, so the root
+    finder must reach tau = 0.01; a refit by NUTS moves Delta by a few hundredths between nearby k at a
+    fixed seed (seen: 3.297 at k = 1.007, 3.355 at 1.006), which no tau below that noise can meet."""
+    y = ppmlib.simulate.poisson(200, 40, seed=11)
+    run = dict(sampler=exact.ConjugateSampler(chains=2, draws=300), m=5)
+    base = ppmlib.synthesizer("poisson", y, seed=1, **run)
+    lw = ppmlib.synthesizer("poisson", y, "lw", base=base, seed=2, **run)
+    final = ppmlib.reweight_to_tolerance("poisson", y, lw, tau=0.01, k0=0.7, max_iter=10, seed=3, progress=False, **run)
     cal = final.calibration
     assert abs(final.delta - lw.delta) < 0.01
     assert cal["history"][0][0] == 0.7 and 3 <= len(cal["history"]) <= 10  # it had to bracket the target
@@ -45,6 +50,17 @@ def test_k_search_converges_on_the_conjugate_poisson_case(poisson_lw):
     np.testing.assert_array_equal(final.weights, ppmlib.reweight(lw.weights, lw.bounds, cal["value"]))
     assert final.weights[lw.weights == 0].max(initial=0) == 0
     assert cal["weight_change"]["share_gain"] > 0.5
+
+
+@pytest.mark.stan
+def test_k_search_converges_on_the_conjugate_poisson_case(poisson_lw):
+    """The same search on NUTS refits, at the chapters' tau = 0.05 (about 3 sd of Delta's refit noise)."""
+    y, lw = poisson_lw
+    final = ppmlib.reweight_to_tolerance("poisson", y, lw, tau=0.05, k0=0.7, max_iter=10, seed=3, progress=False, **RUN)
+    cal = final.calibration
+    assert abs(final.delta - lw.delta) < 0.05
+    assert cal["history"][0][0] == 0.7 and 2 <= len(cal["history"]) <= 10
+    np.testing.assert_array_equal(final.weights, ppmlib.reweight(lw.weights, lw.bounds, cal["value"]))
     # the refit is the exact Gamma pseudo posterior with the new weights (conjugate check)
     shape, rate = exact.pseudo_posterior(y, final.weights)
     lam = final.fit.draws["lambda"]
