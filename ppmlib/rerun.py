@@ -198,7 +198,7 @@ def write_html(notebook_path: Path, target: Path) -> Path:
     return write_text_atomically(target, body)
 
 
-def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
+def run(chapter: Path, params: dict, out: Path, *, html: bool = False, cwd: Path | None = None) -> Path:
     """Execute ``chapter`` with ``params``; the executed notebook is ``out/<chapter>.ipynb``.
 
     Parameters are checked (names and types) before anything runs or is written. A failed run
@@ -216,6 +216,8 @@ def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
         Folder of the executed notebook.
     html : bool
         Also write a standalone HTML page of it.
+    cwd : pathlib.Path, optional
+        The folder the notebook runs in (default: the book's ``book/``, where chapters find their files).
 
     Returns
     -------
@@ -242,7 +244,7 @@ def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
         partial = Path(folder) / target.name
         try:
             papermill.execute_notebook(str(converted(chapter, Path(folder))), str(partial), parameters=params,
-                                       cwd=str(ROOT / "book"), progress_bar=True)
+                                       cwd=str(cwd or ROOT / "book"), progress_bar=True)
         except Exception as err:
             message = _failure_message(chapter, err)
             if partial.exists():  # keep what ran, for debugging, without replacing a good result
