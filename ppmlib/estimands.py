@@ -15,7 +15,7 @@ Two kinds of estimand, each with the interval an analyst would report:
 """
 from __future__ import annotations
 
-__all__ = ["ols", "combine", "coefficient_table", "summary_table"]
+__all__ = ["ols", "combine", "analyst_design", "coefficient_table", "summary_table"]
 
 from typing import TYPE_CHECKING
 
@@ -81,6 +81,31 @@ def combine(estimates, variances, level: float = 0.95) -> dict:
         df = np.where(b > 0, (m - 1) * (1 + v_bar / (b / m)) ** 2, np.inf)
     half = stats.t.ppf(0.5 + level / 2, df) * np.sqrt(T)
     return {"estimate": q_bar, "variance": T, "df": df, "low": q_bar - half, "high": q_bar + half}
+
+
+def analyst_design(table: "pd.DataFrame", columns, squared=()) -> tuple[np.ndarray, tuple]:
+    """The analyst's design: an intercept, numeric ``columns`` in their own units, and the squares
+    of the ``squared`` ones (the classic log-wage regression: education, experience, experience^2).
+
+    Returns
+    -------
+    (X, terms)
+        X of shape (n, 1 + len(columns) + len(squared)) and its column names.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X, terms = analyst_design(pd.DataFrame({"exp": [1, 2, 3]}), ["exp"], squared=["exp"])
+    >>> terms, X[:, 2].tolist()
+    (('(Intercept)', 'exp', 'exp^2'), [1.0, 4.0, 9.0])
+    """
+    columns, squared = list(columns), list(squared)
+    unknown = [c for c in columns + squared if c not in table.columns]
+    if unknown:
+        raise ValueError(f"analyst columns {unknown} are not in the data; it has {list(table.columns)}")
+    parts = [np.ones(len(table))] + [table[c].to_numpy(float) for c in columns]
+    parts += [table[c].to_numpy(float) ** 2 for c in squared]
+    return np.column_stack(parts), ("(Intercept)", *columns, *(f"{c}^2" for c in squared))
 
 
 def coefficient_table(y, X, terms, synthetic: dict, level: float = 0.95) -> "pd.DataFrame":

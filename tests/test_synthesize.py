@@ -273,3 +273,23 @@ def test_cw_and_lw_final_release_their_own_synthesizer(csv, tmp_path):
                            progress=False)
     assert list(final) == ["Unweighted", "LW", "LW_final"] and final.released == "LW_final"
     assert abs(final["LW_final"].delta - final["LW"].delta) < 0.05
+
+
+# --- the chapter on real wages, run on a file of one's own ----------------------------------------
+
+@pytest.mark.stan
+def test_the_real_wages_chapter_runs_on_a_csv_written_here(tmp_path):
+    from ppmlib import rerun
+    path = tmp_path / "mine.csv"
+    wages(150, seed=5).to_csv(path, index=False)
+    params = {**rerun.smoke_parameters()["real_wages.md"], "data": str(path), "column": "salary",
+              "predictors": ["grade", "age"], "model": "normal", "baseline": "", "analyst": ["age"], "squared": [],
+              "epsilon": 6.0}
+    executed = rerun.run(rerun.ROOT / "book" / "real_wages.md", params, tmp_path / "runs")
+    import nbformat
+    cells = nbformat.read(executed, as_version=4).cells
+    text = "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
+                     for c in cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert "150 records (0 dropped for missing values); design: (Intercept), grade=b, grade=c, age" in text
+    assert "LW at eps 6" in text and "median P(true)" in text          # the lineup and the normal model's risk
+    assert not [o for c in cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
