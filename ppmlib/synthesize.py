@@ -422,10 +422,14 @@ def _report(results, folder: Path) -> Path:
     (they hold the confidential data).
     """
     from .rerun import run as run_notebook
+    # the data's bootstrap holds B x n values: fewer resamples for a large file keep it near 400 MB
+    resamples = int(min(500, max(50, 50_000_000 // results.prepared.n)))
     with tempfile.TemporaryDirectory() as private:
         state = Path(private) / "results.pickle"
-        state.write_bytes(pickle.dumps(results))
-        executed = run_notebook(REPORT_NOTEBOOK, {"state": str(state)}, Path(private), html=True, cwd=Path(private))
+        with state.open("wb") as handle:
+            pickle.dump(results, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        executed = run_notebook(REPORT_NOTEBOOK, {"state": str(state), "B": resamples}, Path(private), html=True,
+                                cwd=Path(private))
         target = folder / "report.html"
         shutil.move(executed.with_suffix(".html"), target)
     return target
