@@ -27,6 +27,17 @@ def _colour(name: str, i: int) -> str:
     return PALETTE.get(name, plt.get_cmap("tab10")(i % 10))
 
 
+def _finish(fig, ax, *, xlabel: str, ylabel: str, title: str):
+    """Axis titles, title, legend and grid of a one-panel figure, laid out; returns the figure."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
 def violins(ax, groups: dict, *, title: str, ylabel: str, mark_max: bool = False):
     """Violin plot of each named 1-D array; ``mark_max`` draws each group's maximum as a bar.
 
@@ -114,13 +125,7 @@ def location_densities(results: dict, *, xlabel: str = r"$\mu$", title: str = "P
     grid = np.linspace(lo, hi, 400)
     for i, (name, d) in enumerate(draws.items()):
         ax.plot(grid, stats.gaussian_kde(d)(grid), color=_colour(name, i), lw=2, label=name)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("density")
-    ax.set_title(title)
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, xlabel=xlabel, ylabel="density", title=title)
 
 
 def synthetic_violins(y, results: dict, title: str = "The data and one synthetic dataset per synthesizer"):
@@ -705,13 +710,7 @@ def data_and_synthetic(values, synthetic: dict, *, log_scale: bool, xlabel: str,
         ax.hist(d, bins=bins, histtype="step", lw=1.6, color=_colour(name, i), label=name)
     if log_scale:
         ax.set_xscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("records")
-    ax.set_title(title)
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, xlabel=xlabel, ylabel="records", title=title)
 
 
 def estimand_intervals(table, *, group: str = "statistic", title: str = "Estimands with 95% intervals"):
