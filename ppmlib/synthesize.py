@@ -482,6 +482,7 @@ def main(argv=None) -> int:
     """The command line (see ``--help``); returns the exit status: 0 done, 2 refused (nothing written)."""
     args = _parser().parse_args(argv)
     from .mechanism import CalibrationError
+    from .rerun import RerunFailed
     try:
         results = synthesize(
             args.data, args.column, model=args.model, predictors=args.predictors, weighting=args.weighting,
@@ -489,7 +490,7 @@ def main(argv=None) -> int:
             seed=args.seed, out=args.out, overwrite=args.overwrite, drop_missing=args.drop_missing,
             max_levels=args.max_levels, sampler=Sampler(chains=args.chains, draws=args.draws, warmup=args.draws),
             report=not args.no_report)
-    except (ValueError, TypeError, OSError, CalibrationError) as err:
+    except (ValueError, TypeError, OSError, CalibrationError, RerunFailed) as err:
         print(f"error: {err}\nnothing was written to {args.out}", file=sys.stderr)
         return 2
     chosen = results[results.released]
