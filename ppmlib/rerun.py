@@ -28,12 +28,16 @@ SMOKE_FILE = ROOT / "book" / "smoke.yml"
 
 def parse_assignment(text: str) -> tuple[str, object]:
     """``name=value`` with ``value`` read as a Python literal (``n=500``, ``mus=[100,100]``)
-    and kept as a string when it is not one (``model=negbin``).
+    and kept as a string when it is not one (``model=negbin``). A bracketed list whose items are
+    not literals is a list of strings: ``predictors=[grade,age]``, which is what a shell leaves of
+    ``predictors=['grade','age']`` in ``make run PARAMS="..."``.
 
     Examples
     --------
     >>> parse_assignment("mus=[100, 100]"), parse_assignment("model=negbin")
     (('mus', [100, 100]), ('model', 'negbin'))
+    >>> parse_assignment("predictors=[grade, age]"), parse_assignment("squared=[]")
+    (('predictors', ['grade', 'age']), ('squared', []))
     """
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"parameter {text!r} must look like name=value")
@@ -41,8 +45,16 @@ def parse_assignment(text: str) -> tuple[str, object]:
     try:
         value = ast.literal_eval(raw)
     except (ValueError, SyntaxError):
-        value = raw
+        value = _unquoted_list(raw.strip())
     return name.strip(), value
+
+
+def _unquoted_list(raw: str):
+    """``[a, b]`` -> ["a", "b"] (each item a literal where it is one); anything else stays the string."""
+    if not (raw.startswith("[") and raw.endswith("]")):
+        return raw
+    items = [item.strip() for item in raw[1:-1].split(",") if item.strip()]
+    return [parse_assignment(f"_={item}")[1] for item in items]
 
 
 @dataclass(frozen=True)
@@ -258,6 +270,14 @@ def run(chapter: Path, params: dict, out: Path, *, html: bool = False, cwd: Path
     return target
 
 
+def _file_path(value):
+    """A string naming an existing file (relative to where the command runs) becomes its absolute
+    path: the chapter runs in book/, where the relative path would point elsewhere."""
+    if isinstance(value, str) and value and Path(value).is_file():
+        return str(Path(value).resolve())
+    return value
+
+
 def main(argv=None) -> int:
     """The command line (module docstring); returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -281,7 +301,8 @@ def main(argv=None) -> int:
         print(describe(args.chapter))
         return 0
     try:
-        target = run(args.chapter.resolve(), dict(args.param), args.out, html=args.html)
+        params = {name: _file_path(value) for name, value in args.param}
+        target = run(args.chapter.resolve(), params, args.out, html=args.html)
     except (ValueError, TypeError) as err:  # bad parameters: nothing ran, nothing was written
         print(f"error: {err}", file=sys.stderr)
         return 2
