@@ -18,6 +18,8 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
   Poisson-Gamma pseudo posterior in closed form
 * :mod:`ppmlib.audit`: an empirical privacy audit (membership attacks, a confidence lower bound on epsilon)
 * :mod:`ppmlib.montecarlo`, :mod:`ppmlib.parallel`: asymptotic DP by Monte Carlo, serially or on Dask
+* :mod:`ppmlib.synthesize`: your own file in one command or call (``ppmlib.synthesize.synthesize``), with
+  its report's tables in :mod:`ppmlib.report` and the analyst's estimands in :mod:`ppmlib.estimands`
 
 ``import ppmlib`` loads neither pandas, matplotlib nor a Stan backend: the submodules that need
 them are loaded on first use.
@@ -53,7 +55,7 @@ __all__ = [
     "attribute_risk", "AttributeRisk", "design_matrix", "seeds", "Claims",
     # submodules
     "claims", "diagnostics", "exact", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
-    "audit", "montecarlo", "ce_income",
+    "audit", "montecarlo", "ce_income", "synthesize", "report", "estimands",
 ]
 __version__ = "0.1.0"
 
@@ -61,7 +63,8 @@ __version__ = "0.1.0"
 # `import ppmlib` stays light: `ppmlib.plots.violins`, `from ppmlib import plots` and
 # `import ppmlib.plots` all work as before. A module that imports pandas or matplotlib at its top
 # belongs in this set, not in an import above (tests/test_packaging.py checks `import ppmlib`).
-_ON_FIRST_USE = {"audit", "ce_income", "ce_like", "montecarlo", "plots", "salary_like", "utility"}
+_ON_FIRST_USE = {"audit", "ce_income", "ce_like", "estimands", "montecarlo", "plots", "report", "salary_like",
+                 "synthesize", "utility"}
 
 
 def __getattr__(name: str):
