@@ -200,21 +200,23 @@ def report_text(out):
 
 
 @pytest.mark.stan
-def test_command_writes_release_and_report_on_a_csv(csv, tmp_path, capsys):
+def test_command_writes_release_and_report_on_a_csv(tmp_path, capsys):
+    csv = tmp_path / "gaps.csv"   # three records lack their grade: dropped when told, and counted in the report
+    wages().assign(grade=lambda f: f["grade"].where(f.index % 50 != 7)).to_csv(csv, index=False)
     out = tmp_path / "release"
     assert syn.main([str(csv), "--column", "salary", "--model", "normal", "--predictors", "grade,age", "--m", "4",
-                     "--seed", "3", "--out", str(out)] + TINY_ARGS) == 0
+                     "--seed", "3", "--drop-missing", "--out", str(out)] + TINY_ARGS) == 0
     said = capsys.readouterr().out
     assert sorted(p.name for p in out.iterdir()) == ["report.html", "synthetic.csv", "synthetic.json"]
     meta = json.loads((out / "synthetic.json").read_text())
     released = pd.read_csv(out / "synthetic.csv")
-    assert meta["synthesizer"] == "LW" and meta["m_datasets"] == 4 and released.shape == (120, 4)
+    assert meta["synthesizer"] == "LW" and meta["m_datasets"] == 4 and released.shape == (117, 4)
     assert (released.to_numpy() > 0).all() and released.to_numpy().min() > 1000  # dollars, not log dollars
     eps = meta["epsilon_per_dataset"]
     assert f"epsilon = 2 Delta = {eps:.3g} per dataset" in said and f"m * epsilon = {4 * eps:.3g}" in said
     # the Python call with the same arguments gives the same numbers (seeded)
     again = syn.synthesize(csv, "salary", model="normal", predictors=["grade", "age"], m=4, seed=3, sampler=TINY,
-                           progress=False)
+                           drop_missing=True, progress=False)
     np.testing.assert_allclose(np.exp(again["LW"].synthetic).T, released.to_numpy(), rtol=1e-12)
     assert again["LW"].epsilon == pytest.approx(eps, rel=1e-12)
     # the report: every section, the released epsilon, diagnostics of every fit, risk, drivers by rank
@@ -224,7 +226,8 @@ def test_command_writes_release_and_report_on_a_csv(csv, tmp_path, capsys):
                         "Convergence of every fit", "Utility: distributions and the analyst's estimands",
                         "Disclosure risk"]
     text = " ".join(html.get_text().split())
-    assert f"ε = 2Δ = {eps:.3g}" in text and f"m * epsilon = {4 * eps:.3g}" in text and "n = 120" in text
+    assert f"ε = 2Δ = {eps:.3g}" in text and f"m * epsilon = {4 * eps:.3g}" in text and "n = 117" in text
+    assert "117 records used (3 dropped for missing values)" in text
     assert "removal neighbours" in text and "4Δ" in text and "record weights as fixed" in text
     assert "WARNING: the fits of Unweighted, LW fail the diagnostics gate" in text   # 2 x 100 draws: too few
     tables = {t.find("thead").get_text(" ", strip=True)[:40]: t for t in html.find_all("table")}
