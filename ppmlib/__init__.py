@@ -23,6 +23,8 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
 * :mod:`ppmlib.studies`: one module per chapter (its lineup, tables, claims and figures), e.g.
   :func:`matched_comparison` and :func:`reweighting_comparison`; :mod:`ppmlib.book`: the book's tooling
   (rerun, execution cache, HTML checks) and :class:`Claims`
+* :mod:`ppmlib.synthesize`: your own file in one command or call (``ppmlib.synthesize.synthesize``), with
+  its report's tables in :mod:`ppmlib.report` and the analyst's estimands in :mod:`ppmlib.estimands`
 
 ``import ppmlib`` loads neither pandas, matplotlib nor a Stan backend: the submodules that need
 them are loaded on first use.
@@ -58,7 +60,7 @@ __all__ = [
     "attribute_risk", "AttributeRisk", "design_matrix", "seeds", "Claims",
     # submodules
     "diagnostics", "example", "exact", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
-    "audit", "studies", "book",
+    "audit", "studies", "book", "synthesize", "report", "estimands",
 ]
 __version__ = "0.1.0"
 
@@ -66,7 +68,8 @@ __version__ = "0.1.0"
 # `import ppmlib` stays light: `ppmlib.plots.violins`, `from ppmlib import plots` and
 # `import ppmlib.plots` all work as before. A module that imports pandas or matplotlib at its top
 # belongs in this set, not in an import above (tests/test_packaging.py checks `import ppmlib`).
-_ON_FIRST_USE = {"audit", "ce_like", "plots", "salary_like", "utility", "studies", "book"}
+_ON_FIRST_USE = {"audit", "ce_like", "plots", "salary_like", "utility", "studies", "book", "synthesize", "report",
+                 "estimands"}
 # the two study functions the chapters and README call from the top (their modules load matplotlib)
 _STUDY_FUNCTIONS = {"matched_comparison": "studies.vector_weighted", "reweighting_comparison": "studies.reweighting"}
 # old module names the asymptotic-DP and CE income chapters import until they move to ppmlib.studies

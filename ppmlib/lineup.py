@@ -209,10 +209,7 @@ def _lw(member: Member, ctx: Context) -> Synthesis:
     if member.match is None:
         return _plain(member, ctx, "lw", base=base, c=_setting(member, "c", 1.0), g=_setting(member, "g", 0.0))
     from .reweighting import epsilon_curve
-    run = {k: v for k, v in ctx.run.items() if k in ("q", "m", "sampler")}
-    if ctx.run.get("X") is not None or ctx.run.get("prior") is not None:
-        raise ValueError(f"{member.name}: LW calibrated to a target (match=) supports models without X and prior "
-                         "overrides; give c and g instead")
+    run = {k: v for k, v in ctx.run.items() if k in ("X", "prior", "q", "m", "sampler")}
     found = epsilon_curve(ctx.model, ctx.y, base, [2 * _target_delta(member, ctx)],
                           tau=_setting(member, "tau", 0.05), g=_setting(member, "g", 0.0),
                           c_range=_setting(member, "c_range", (0.05, 5.0)),

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 __all__ = ["PALETTE", "violins", "bounds_and_weights", "utility_violins", "location_densities", "synthetic_violins",
            "bounds_vs_weights", "local_deltas", "mc_estimands", "contraction_over_n",
-           "ce_bounds", "ce_utility", "cg_violins"]
+           "ce_bounds", "ce_utility", "cg_violins", "data_and_synthetic",
+           "estimand_intervals"]
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -26,6 +27,17 @@ PALETTE.update({label: PALETTE[name] for name, alias in ALIASES.items() for labe
 
 def _colour(name: str, i: int) -> str:
     return PALETTE.get(name, plt.get_cmap("tab10")(i % 10))
+
+
+def _finish(fig, ax, *, xlabel: str, ylabel: str, title: str):
+    """Axis titles, title, legend and grid of a one-panel figure, laid out; returns the figure."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
 
 
 def violins(ax, groups: dict, *, title: str, ylabel: str, mark_max: bool = False):
@@ -115,13 +127,7 @@ def location_densities(results: dict, *, xlabel: str = r"$\mu$", title: str = "P
     grid = np.linspace(lo, hi, 400)
     for i, (name, d) in enumerate(draws.items()):
         ax.plot(grid, stats.gaussian_kde(d)(grid), color=_colour(name, i), lw=2, label=name)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("density")
-    ax.set_title(title)
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, xlabel=xlabel, ylabel="density", title=title)
 
 
 def synthetic_violins(y, results: dict, title: str = "The data and one synthetic dataset per synthesizer"):
@@ -276,5 +282,58 @@ def cg_violins(long, cg_long, title: str = "90th percentile of income: DPweighte
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(loc="best")
+    fig.tight_layout()
+    return fig
+
+
+# Your own data: the synthesis report and the real-wages chapter (issue 20) --------------------
+
+def data_and_synthetic(values, synthetic: dict, *, log_scale: bool, xlabel: str,
+                       title: str = "The data and one synthetic dataset per synthesizer"):
+    """Histograms of the confidential column and of the first synthetic dataset of each synthesizer.
+
+    ``values`` (n,) and each ``synthetic[name]`` (m, n) are in the column's units; ``log_scale``
+    puts the x axis (and the bins) on a log scale, for a positive, long-tailed column.
+    """
+    values = np.asarray(values, float)
+    first = {name: np.asarray(sets, float)[0] for name, sets in synthetic.items()}
+    pooled = np.concatenate([values, *first.values()])
+    if log_scale:
+        bins = np.geomspace(pooled.min(), pooled.max(), 60)
+    else:
+        bins = np.histogram_bin_edges(pooled, bins=min(60, max(10, int(np.ptp(pooled)) + 1)))
+    fig, ax = plt.subplots(figsize=(9, 4))
+    ax.hist(values, bins=bins, color=PALETTE["Data"], alpha=0.35, label="Data")
+    for i, (name, d) in enumerate(first.items()):
+        ax.hist(d, bins=bins, histtype="step", lw=1.6, color=_colour(name, i), label=name)
+    if log_scale:
+        ax.set_xscale("log")
+    return _finish(fig, ax, xlabel=xlabel, ylabel="records", title=title)
+
+
+def estimand_intervals(table, *, group: str = "statistic", title: str = "Estimands with 95% intervals"):
+    """One panel per estimand: the data's interval and each synthesizer's, as points with bars.
+
+    ``table`` has columns ``group`` (the estimand), source, estimate, low and high (e.g.
+    :func:`ppmlib.estimands.summary_table` or :func:`ppmlib.estimands.coefficient_table` with
+    ``group="term"``).
+    """
+    names = list(dict.fromkeys(table[group]))
+    cols = min(3, len(names))
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    for ax, name in zip(axes.ravel(), names):
+        part = table[table[group] == name]
+        for i, (_, row) in enumerate(part.iterrows()):
+            ax.errorbar(i, row["estimate"], yerr=[[row["estimate"] - row["low"]], [row["high"] - row["estimate"]]],
+                        fmt="o", color=_colour(row["source"], i), capsize=4)
+        ax.axhspan(part["low"].iloc[0], part["high"].iloc[0], color=PALETTE["Data"], alpha=0.12)
+        ax.set_xticks(range(len(part)), part["source"], rotation=20)
+        ax.set_title(name)
+        ax.set_ylabel("estimate")
+        ax.grid(axis="y", alpha=0.3)
+    for ax in axes.ravel()[len(names):]:
+        ax.set_visible(False)
+    fig.suptitle(title)
     fig.tight_layout()
     return fig

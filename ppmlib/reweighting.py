@@ -186,8 +186,9 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
 # ---------------------------------------------------------------------------------------------
 
 def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: float, g: float = 0.0,
-                         c_range: tuple = (0.05, 5.0), max_iter: int = 12, q: float = 1.0, m: int = 20,
-                         sampler: Sampler | None = None, seed: int = 0, progress: bool = True) -> Synthesis:
+                         c_range: tuple = (0.05, 5.0), max_iter: int = 12, X=None, prior: dict | None = None,
+                         q: float = 1.0, m: int = 20, sampler: Sampler | None = None, seed: int = 0,
+                         progress: bool = True) -> Synthesis:
     """LW with its scale c set so that epsilon = 2 Delta is ``target_epsilon`` (within 2 tau).
 
     The shift g stays fixed; c moves in ``c_range``, over which Delta rises with c (the weights
@@ -197,7 +198,8 @@ def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: flo
 
     Parameters
     ----------
-    model, y : as for :func:`ppmlib.synthesizer` (y of shape (n,))
+    model, y, X, prior : as for :func:`ppmlib.synthesizer` (y of shape (n,); X, shape (n, K), and
+        prior for the normal and mixture regressions)
     base : Synthesis or Fit
         The unweighted synthesizer whose log-likelihood sets the LW risks.
     target_epsilon : float
@@ -227,12 +229,12 @@ def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: flo
     (8.0, 0.868)
     """
     return epsilon_curve(model, y, base, [target_epsilon], tau=tau, g=g, c_range=c_range, max_iter=max_iter,
-                         q=q, m=m, sampler=sampler, seed=seed, progress=progress)[0]
+                         X=X, prior=prior, q=q, m=m, sampler=sampler, seed=seed, progress=progress)[0]
 
 
 def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, c_range: tuple = (0.05, 5.0),
-                  max_iter: int = 12, q: float = 1.0, m: int = 20, sampler: Sampler | None = None, seed: int = 0,
-                  progress: bool = True) -> list[Synthesis]:
+                  max_iter: int = 12, X=None, prior: dict | None = None, q: float = 1.0, m: int = 20,
+                  sampler: Sampler | None = None, seed: int = 0, progress: bool = True) -> list[Synthesis]:
     """:func:`ppmlib.calibrate_lw_epsilon` for several targets, fitting the ends of ``c_range`` only once.
 
     ``epsilons`` is a list of E targets; returns E Synthesis objects in the same order.
@@ -269,7 +271,8 @@ def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, 
 
     @lru_cache(maxsize=None)
     def make(c: float) -> Synthesis:
-        return synthesizer(model, y, "lw", base=base, c=c, g=g, q=q, m=m, sampler=sampler, seed=seed, name="LW")
+        return synthesizer(model, y, "lw", base=base, c=c, g=g, X=X, prior=prior, q=q, m=m, sampler=sampler,
+                           seed=seed, name="LW")
 
     low_end, high_end = make(c_low), make(c_high)
     reachable = (low_end.epsilon, high_end.epsilon)

@@ -18,7 +18,9 @@ MODULES = ["weights", "lipschitz", "diagnostics", "disclosure", "guarantee", "ut
            "book.rerun", "book.bookcheck", "book.provenance", "book.claims",
            # one study per chapter
            "studies.vector_weighted", "studies.reweighting", "studies.dp_definitions", "studies.attribute_risk",
-           "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income"]
+           "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income",
+           # the own-data command and its report
+           "synthesize", "report", "estimands"]
 
 
 def defined_public_names(module) -> set:

@@ -90,3 +90,16 @@ def test_lw_final_reweights_lw_at_equal_delta_and_epsilon_targets_are_met():
     assert res["LW_final"].weights.mean() > res["LW"].weights.mean()   # re-weighting spends the budget
     assert abs(res["SW"].epsilon / 6.0 - 1) <= 0.03
     assert res["LW_final"].name == "LW_final" and res.colours["LW_final"] == "#a6761d"
+
+
+@pytest.mark.stan
+def test_lw_matched_to_an_epsilon_on_a_regression_with_X_and_a_prior():
+    """LW at a target epsilon for the normal and mixture regressions (X and prior reach every refit)."""
+    rng = np.random.default_rng(6)
+    X = np.column_stack([np.ones(120), rng.normal(size=120)])
+    y = X @ [1.0, 0.5] + rng.standard_t(4, 120) * 0.5
+    res = lu.run(["Unweighted", lu.member("LW", match=5.0, tau=0.1)], "normal", y, X=X,
+                 prior={"prior_beta_sd": 5.0}, m=3, sampler=TINY, seed=7, progress=False)
+    lw = res["LW"]
+    assert abs(lw.epsilon - 5.0) <= 2 * 0.1 and lw.calibration["target_epsilon"] == 5.0
+    assert lw.fit.X.shape == (120, 2) and lw.name == "LW"

@@ -109,6 +109,9 @@ def test_parse_assignment():
     assert rerun.parse_assignment("mus=[100, 100]") == ("mus", [100, 100])
     assert rerun.parse_assignment("check_claims=False") == ("check_claims", False)
     assert rerun.parse_assignment("model=negbin") == ("model", "negbin")
+    # what a shell leaves of predictors=['grade','age'] in make run PARAMS="..."
+    assert rerun.parse_assignment("predictors=[grade,age]") == ("predictors", ["grade", "age"])
+    assert rerun.parse_assignment("mixed=[grade, 3]") == ("mixed", ["grade", 3])
     with pytest.raises(Exception, match="name=value"):
         rerun.parse_assignment("n500")
 
@@ -175,3 +178,11 @@ def test_a_terminated_rerun_stops_its_kernel(chapter, tmp_path):
     assert proc.returncode == 130 and not (out / "tiny.ipynb").exists()
     assert "the kernel was shut down and no result was written" in proc.stderr.read().decode()
     assert list(temp.iterdir()) == []  # the converted chapter, the partial notebook, the kernel's connection file
+
+
+def test_a_file_given_relative_to_the_command_reaches_the_chapter_as_an_absolute_path(tmp_path, monkeypatch):
+    """make run PARAMS="data='my.csv'" runs in the clone's root; the chapter runs in book/."""
+    (tmp_path / "my.csv").write_text("x\n1\n")
+    monkeypatch.chdir(tmp_path)
+    assert rerun._file_path("my.csv") == str(tmp_path / "my.csv")
+    assert rerun._file_path("cps1988") == "cps1988" and rerun._file_path(["my.csv"]) == ["my.csv"]

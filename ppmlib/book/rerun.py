@@ -32,12 +32,16 @@ CELL_TIMEOUT = 3600
 
 def parse_assignment(text: str) -> tuple[str, object]:
     """``name=value`` with ``value`` read as a Python literal (``n=500``, ``mus=[100,100]``)
-    and kept as a string when it is not one (``model=negbin``).
+    and kept as a string when it is not one (``model=negbin``). A bracketed list whose items are
+    not literals is a list of strings: ``predictors=[grade,age]``, which is what a shell leaves of
+    ``predictors=['grade','age']`` in ``make run PARAMS="..."``.
 
     Examples
     --------
     >>> parse_assignment("mus=[100, 100]"), parse_assignment("model=negbin")
     (('mus', [100, 100]), ('model', 'negbin'))
+    >>> parse_assignment("predictors=[grade, age]"), parse_assignment("squared=[]")
+    (('predictors', ['grade', 'age']), ('squared', []))
     """
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"parameter {text!r} must look like name=value")
@@ -45,8 +49,16 @@ def parse_assignment(text: str) -> tuple[str, object]:
     try:
         value = ast.literal_eval(raw)
     except (ValueError, SyntaxError):
-        value = raw
+        value = _unquoted_list(raw.strip())
     return name.strip(), value
+
+
+def _unquoted_list(raw: str):
+    """``[a, b]`` -> ["a", "b"] (each item a literal where it is one); anything else stays the string."""
+    if not (raw.startswith("[") and raw.endswith("]")):
+        return raw
+    items = [item.strip() for item in raw[1:-1].split(",") if item.strip()]
+    return [parse_assignment(f"_={item}")[1] for item in items]
 
 
 @dataclass(frozen=True)
@@ -214,7 +226,8 @@ def _writable_folder(out: Path) -> Path:
     return out
 
 
-def run(chapter: Path, params: dict, out: Path, *, html: bool = False, cell_timeout: int = CELL_TIMEOUT) -> Path:
+def run(chapter: Path, params: dict, out: Path, *, html: bool = False, cell_timeout: int = CELL_TIMEOUT,
+        cwd: Path | None = None) -> Path:
     """Execute ``chapter`` with ``params``; the executed notebook is ``out/<chapter>.ipynb``.
 
     Parameters are checked (names and types) before anything runs or is written. A failed run
@@ -235,6 +248,8 @@ def run(chapter: Path, params: dict, out: Path, *, html: bool = False, cell_time
         notebook lands, so the folder never holds a notebook beside another run's page.
     cell_timeout : int
         Seconds a cell may run; a cell that takes longer fails the run like an error.
+    cwd : pathlib.Path, optional
+        The folder the notebook runs in (default: the book's ``book/``, where chapters find their files).
 
     Returns
     -------
@@ -271,7 +286,7 @@ def run(chapter: Path, params: dict, out: Path, *, html: bool = False, cell_time
         try:
             papermill.execute_notebook(str(converted(chapter, Path(folder))), str(partial), parameters=params,
                                        execution_timeout=cell_timeout,
-                                       cwd=str(ROOT / "book"), progress_bar=True)
+                                       cwd=str(cwd or ROOT / "book"), progress_bar=True)
         except Exception as err:
             message = _failure_message(chapter, err)
             if type(err).__name__ == "CellTimeoutError":
@@ -302,6 +317,14 @@ def _interrupt_on_termination() -> None:
             signal.signal(getattr(signal, name), interrupt)
 
 
+def _file_path(value):
+    """A string naming an existing file (relative to where the command runs) becomes its absolute
+    path: the chapter runs in book/, where the relative path would point elsewhere."""
+    if isinstance(value, str) and value and Path(value).is_file():
+        return str(Path(value).resolve())
+    return value
+
+
 def main(argv=None) -> int:
     """The command line (module docstring); returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -328,7 +351,8 @@ def main(argv=None) -> int:
         return 0
     _interrupt_on_termination()
     try:
-        target = run(args.chapter.resolve(), dict(args.param), args.out, html=args.html, cell_timeout=args.cell_timeout)
+        params = {name: _file_path(value) for name, value in args.param}
+        target = run(args.chapter.resolve(), params, args.out, html=args.html, cell_timeout=args.cell_timeout)
     except (ValueError, TypeError) as err:  # bad parameters or --out: nothing ran, nothing was written
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -1,0 +1,162 @@
+"""The tables of a synthesis report: what was released, what it costs, what drives the cost, how
+well the fits converged, the analyst's estimands and the disclosure risk.
+
+One place for them, called by the report notebook that ``python -m ppmlib.synthesize`` executes
+(``ppmlib/synthesis_report.md``) and by the book's chapter on real wages, so the command's report
+and the chapter show the same things. Every function takes the :class:`ppmlib.lineup.Results`
+of :func:`ppmlib.synthesize.synthesize` (or a Results and a :class:`ppmlib.synthesize.Prepared`).
+
+Records appear by rank only (rank 1 = largest bound), never with their values.
+"""
+from __future__ import annotations
+
+__all__ = ["privacy_statement", "overview", "drivers", "diagnostics", "diagnostics_warning", "utility",
+           "coefficients", "attribute_risk", "MEASURES_TO_COME"]
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import _checks
+from .diagnostics import is_ok
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .lineup import Results
+    from .synthesize import Prepared
+
+#: Measures the book adds in issue 21 (pMSE, identification risk), shown as "to come" until then.
+MEASURES_TO_COME = ("pMSE of a propensity model (utility.pmse)", "identification risk (disclosure.identification_risk)")
+
+
+def privacy_statement(synthesis, n: int) -> str:
+    """What the released synthesizer's epsilon promises, exactly, as one Markdown paragraph.
+
+    Parameters
+    ----------
+    synthesis : Synthesis
+        The released synthesizer (its ``delta``, ``epsilon`` and m datasets).
+    n : int
+        The number of records (the release reveals it).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> s = SimpleNamespace(name="LW", delta=2.0, epsilon=4.0, synthetic=np.zeros((5, 3)))
+    >>> "m * epsilon = 20" in privacy_statement(s, 3)
+    True
+    """
+    m = synthesis.synthetic.shape[0]
+    return (f"**{synthesis.name}**: Δ = {synthesis.delta:.3g}, so each of the m = {m} synthetic datasets is "
+            f"**ε = 2Δ = {synthesis.epsilon:.3g}** differentially private for this file against its *removal "
+            f"neighbours* (the file with one of its records removed); the m datasets together cost "
+            f"**m * epsilon = {m * synthesis.epsilon:.3g}**. Against replace-one neighbours (one record changed) each "
+            f"dataset costs 4Δ = {2 * synthesis.epsilon:.3g}. The guarantee treats the record weights as fixed: "
+            "they are computed from the confidential data, and the privacy cost of that, and of every setting "
+            f"tuned on the data (a calibrated scale, a prior centred on the data), is not counted. The release "
+            f"reveals the number of records, n = {n}.")
+
+
+def overview(results: "Results") -> "pd.DataFrame":
+    """One row per synthesizer: how it was made, Delta, epsilon per dataset and m * epsilon, and
+    which one is released."""
+    table = results.summary()[["made as", "Delta", "epsilon", "mean weight", "min weight"]].copy()
+    m = {name: r.synthetic.shape[0] for name, r in results.items()}
+    table.insert(3, "m", [m[name] for name in table.index])
+    table.insert(4, "m * epsilon", table["epsilon"] * table["m"])
+    released = getattr(results, "released", None)
+    table["released"] = ["yes" if name == released else "" for name in table.index]
+    return table
+
+
+def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Unweighted") -> "pd.DataFrame":
+    """The k records with the largest bounds under ``by``, by rank, and what makes them risky.
+
+    Each row is a record (rank 1 = largest bound under ``by``), never its value: its bound under
+    every synthesizer, its weight under the others, the percentile of its value in the column
+    (high earners sit at the top), and for the regressions the number of records sharing its
+    categorical predictors (rare cells are small).
+    """
+    import pandas as pd
+
+    k = _checks.integer(k, "k", low=1)
+    if by not in results:
+        raise ValueError(f"by = {by!r} is not among the synthesizers {list(results)}")
+    order = np.argsort(-results[by].bounds, kind="stable")[:k]
+    table = {"rank": np.arange(1, order.size + 1)}
+    for name, r in results.items():
+        table[f"bound {name}"] = r.bounds[order]
+        if name != by:
+            table[f"weight {name}"] = r.weights[order]
+    # the value's percentile among the records (its rank in the column), not the value
+    table["value percentile"] = 100 * pd.Series(prepared.values).rank(pct=True).to_numpy()[order]
+    categorical = [p for p in prepared.predictors if not pd.api.types.is_numeric_dtype(prepared.table[p])]
+    if categorical:
+        cell_size = prepared.table.groupby(categorical)[categorical[0]].transform("size").to_numpy()
+        table[f"cell size ({', '.join(categorical)})"] = cell_size[order]
+    return pd.DataFrame(table).set_index("rank")
+
+
+def diagnostics(results: "Results") -> "pd.DataFrame":
+    """R-hat, bulk and tail ESS and divergences of every fit, and whether it passes :func:`ppmlib.diagnostics.is_ok`."""
+    import pandas as pd
+    rows = {name: {**{key: r.diagnostics[key] for key in ("max_rhat", "min_ess_bulk", "min_ess_tail", "divergences",
+                                                         "chains", "draws")},
+                   "passes": "yes" if is_ok(r.diagnostics) else "NO"} for name, r in results.items()}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def diagnostics_warning(results: "Results") -> str | None:
+    """A warning naming every fit that fails the diagnostics gate, or None when all pass."""
+    failing = [name for name, r in results.items() if not is_ok(r.diagnostics)]
+    if not failing:
+        return None
+    return (f"WARNING: the fits of {', '.join(failing)} fail the diagnostics gate (R-hat < 1.01, bulk and tail "
+            "ESS >= 400, no divergences): their Delta, epsilon and synthetic data come from draws that may not "
+            "represent the pseudo posterior. Rerun with more draws (--draws) or chains before releasing.")
+
+
+def utility(results: "Results", prepared: "Prepared", statistics=("mean", "90th pct"), B: int = 500,
+            seed=0) -> "pd.DataFrame":
+    """The mean and 90th percentile of the column in its own units: the data's (bootstrap interval)
+    and each synthesizer's (spread over its m datasets); see :func:`ppmlib.estimands.summary_table`."""
+    from .estimands import summary_table
+    synthetic = {name: prepared.original_units(r.synthetic) for name, r in results.items()}
+    return summary_table(prepared.values, synthetic, statistics, B=B, seed=seed)
+
+
+def coefficients(results: "Results", prepared: "Prepared", terms=None, design=None) -> "pd.DataFrame | None":
+    """The analyst's regression of y (log of the column) on a design, on the data and on each
+    synthesizer's m datasets (Reiter's combining rules); None for the count models.
+
+    ``design`` (n, P) and ``terms`` default to the model's own design matrix and column names.
+    """
+    from .estimands import coefficient_table
+    if prepared.X is None:
+        return None
+    design = prepared.X if design is None else design
+    terms = prepared.terms if terms is None else terms
+    return coefficient_table(prepared.y, design, terms, {name: r.synthetic for name, r in results.items()})
+
+
+def attribute_risk(results: "Results", prepared: "Prepared", H: int = 50) -> "pd.DataFrame | None":
+    """The attribute-disclosure risk of one synthetic dataset of each synthesizer (the book's
+    importance-sampling estimator, :func:`ppmlib.attribute_risk`), for the normal model; None for
+    the others (the estimator is written for a normal synthesizer).
+
+    The intruder guesses a record's log value among y_i + offsets; the table holds
+    :func:`ppmlib.disclosure.risk_summary` per synthesizer (median and largest probability of the
+    true value, share ranked first, ...).
+    """
+    import pandas as pd
+
+    from .disclosure import attribute_risk as estimate, risk_inputs, risk_summary
+    if prepared.model != "normal":
+        return None
+    rows = {}
+    for name, r in results.items():
+        mu, sigma = risk_inputs(r.fit, min(H, r.fit.n_draws))
+        risk = estimate(prepared.y, r.synthetic[0], mu, sigma, weights=r.weights)
+        rows[name] = risk_summary(risk, sigma, r.fit.draws["sigma"])
+    return pd.DataFrame.from_dict(rows, orient="index")

@@ -1,0 +1,52 @@
+"""The report's tables: records by rank (never by value), the privacy statement, the diagnostics gate."""
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppmlib import report
+from ppmlib.synthesize import prepare
+
+GOOD = {"max_rhat": 1.001, "min_ess_bulk": 900.0, "min_ess_tail": 800.0, "divergences": 0, "chains": 4, "draws": 4000}
+
+
+def fake(bounds, weights, diagnostics=GOOD, name="X", m=5):
+    bounds = np.asarray(bounds, float)
+    return SimpleNamespace(name=name, bounds=bounds, weights=np.asarray(weights, float), delta=bounds.max(),
+                           epsilon=2 * bounds.max(), synthetic=np.zeros((m, bounds.size)), diagnostics=diagnostics)
+
+
+@pytest.fixture
+def prepared():
+    table = pd.DataFrame({"wage": [100.0, 900.0, 300.0, 5000.0] * 5, "region": ["n", "s", "s", "s"] * 4 + ["w"] * 4})
+    return prepare(table, "wage", "normal", ["region"])
+
+
+def test_drivers_rank_records_by_bound_and_say_where_they_sit(prepared):
+    bounds = np.arange(20.0)                      # record 19 has the largest bound, record 18 the next
+    results = {"Unweighted": fake(bounds, np.ones(20)), "LW": fake(bounds / 2, np.linspace(1, 0, 20))}
+    table = report.drivers(results, prepared, k=3)
+    assert table.index.tolist() == [1, 2, 3]
+    assert table["bound Unweighted"].tolist() == [19.0, 18.0, 17.0]
+    assert table["weight LW"].tolist() == pytest.approx([0.0, 1 / 19, 2 / 19])
+    # record 19 sits in the top of the column (wage 5000) and in region w, a cell of 4 records
+    assert table["value percentile"].iloc[0] == pytest.approx(100 * pd.Series(prepared.values).rank(pct=True)[19])
+    assert table["cell size (region)"].tolist() == [4, 4, 4]
+    for value in prepared.values:                  # by rank, never by value
+        assert value not in table.to_numpy()
+
+
+def test_privacy_statement_states_every_cost():
+    text = report.privacy_statement(fake([1.0, 2.5], [1, 1], name="LW", m=4), n=2)
+    for phrase in ("ε = 2Δ = 5", "removal neighbours", "m * epsilon = 20", "4Δ = 10", "record weights as fixed",
+                   "n = 2"):
+        assert phrase in text, phrase
+
+
+def test_diagnostics_warning_names_the_failing_fits_only():
+    bad = {**GOOD, "min_ess_tail": 120.0}
+    results = {"Unweighted": fake([1.0], [1.0]), "LW": fake([1.0], [1.0], diagnostics=bad)}
+    assert report.diagnostics_warning(results).startswith("WARNING: the fits of LW fail")
+    assert report.diagnostics(results)["passes"].tolist() == ["yes", "NO"]
+    assert report.diagnostics_warning({"Unweighted": results["Unweighted"]}) is None
