@@ -151,10 +151,10 @@ def joint_bounds(fits, weights, max_elements: int = 2**21) -> JointBounds:
 
     Notes
     -----
-    A record with weight 1 and log-likelihoods (-1, -3) under the first conditional's two draws and
-    (+0.5, -4) under the second's: paired max(|-1 + 0.5|, |-3 - 4|) = 7; over every combination the
-    sum lies between -7 and -0.5, so 7; conditional bounds 3 and 4, summed 7. With (-4, +0.5) as the
-    second's instead: paired max(|-5|, |-2.5|) = 5, all pairs max(|-3 - 4|, |-1 + 0.5|) = 7, summed 7.
+    A record of weight 1 whose log-likelihood is -1, -3, -2 under the first conditional's three
+    draws and +2.5, -0.2, -1 under the second's: paired, max(|1.5|, |-3.2|, |-3|) = 3.2; over every
+    combination the sum lies between -3 - 1 = -4 and -1 + 2.5 = 1.5, so 4; the conditional bounds
+    are 3 and 2.5, summed 5.5. The positive term cancels part of the negative one on the same draw.
     """
     fits = list(fits)
     if not fits or not all(isinstance(f, Fit) for f in fits):

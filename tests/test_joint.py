@@ -28,8 +28,8 @@ def two_fits():
     rng = np.random.default_rng(7)
     u = rng.normal(size=30)
     v = 0.5 * u + rng.normal(size=30)
-    first = normal_fit(u, np.ones((30, 1)), rng.normal(0, 0.3, (50, 1)), rng.uniform(0.3, 1.5, 50))
-    second = normal_fit(v, np.column_stack([np.ones(30), u]), rng.normal(0.5, 0.3, (50, 2)), rng.uniform(0.3, 1.5, 50))
+    first = normal_fit(u, np.ones((30, 1)), rng.normal(0, 0.3, (50, 1)), rng.uniform(0.05, 1.5, 50))
+    second = normal_fit(v, np.column_stack([np.ones(30), u]), rng.normal(0.5, 0.3, (50, 2)), rng.uniform(0.05, 1.5, 50))
     return first, second
 
 
@@ -55,12 +55,12 @@ def test_joint_bound_is_the_max_over_paired_draws_of_the_weighted_sum(two_fits, 
 
 
 def test_joint_bound_of_opposite_signs_cancels():
-    # the example of joint_bounds' docstring: log-likelihoods (-1, -3) and (-4, +0.5) on two draws.
+    # the example of joint_bounds' docstring: log-likelihoods (-1, -3, -2) and (+2.5, -0.2, -1) on three draws.
     # y = 0 under N(0, sigma): log N = -log(sigma) - log(2 pi) / 2, so pick sigma for each wanted value
     def fit_with(log_liks):
-        return normal_fit([0.0], [[1.0]], [[0.0], [0.0]], np.exp(-np.asarray(log_liks) - 0.5 * np.log(2 * np.pi)))
-    b = joint.joint_bounds([fit_with([-1.0, -3.0]), fit_with([-4.0, 0.5])], [1.0])
-    np.testing.assert_allclose([b.paired[0], b.all_pairs[0], b.summed[0]], [5.0, 7.0, 7.0], atol=1e-12)
+        return normal_fit([0.0], [[1.0]], np.zeros((3, 1)), np.exp(-np.asarray(log_liks) - 0.5 * np.log(2 * np.pi)))
+    b = joint.joint_bounds([fit_with([-1.0, -3.0, -2.0]), fit_with([2.5, -0.2, -1.0])], [1.0])
+    np.testing.assert_allclose([b.paired[0], b.all_pairs[0], b.summed[0]], [3.2, 4.0, 5.5], atol=1e-12)
 
 
 def test_a_zero_weight_keeps_the_joint_bound_finite():
