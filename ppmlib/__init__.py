@@ -12,6 +12,8 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
   chosen epsilon; :func:`release`: the atomic release of synthetic data with its budget
 * :func:`attribute_risk`: attribute-disclosure risk by importance sampling; :mod:`ppmlib.ce_like`:
   the CE-like sample; :func:`design_matrix` and :mod:`ppmlib.ce_income`: the CE income application
+* :mod:`ppmlib.joint`: several variables synthesized sequentially, with one Lipschitz bound and one
+  epsilon for the whole record (:mod:`ppmlib.multivariate`: the book's chapter on it)
 * :mod:`ppmlib.lineup`: one description of a study's synthesizers (:func:`ppmlib.lineup.member`,
   :data:`ppmlib.lineup.STANDARD`) and one runner (:func:`ppmlib.lineup.run`) for every study
 * :mod:`ppmlib.simulate`: the papers' simulation designs; :mod:`ppmlib.exact`: the conjugate
@@ -22,7 +24,7 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
 ``import ppmlib`` loads neither pandas, matplotlib nor a Stan backend: the submodules that need
 them are loaded on first use.
 """
-from . import claims, diagnostics, exact, lineup, parallel, reweighting, simulate
+from . import claims, diagnostics, exact, joint, lineup, parallel, reweighting, simulate
 from .backends import BackendUnavailableError, backend
 from .claims import Claims
 from .design import design_matrix
@@ -53,7 +55,7 @@ __all__ = [
     "attribute_risk", "AttributeRisk", "design_matrix", "seeds", "Claims",
     # submodules
     "claims", "diagnostics", "exact", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
-    "audit", "montecarlo", "ce_income",
+    "audit", "montecarlo", "ce_income", "joint", "multivariate",
 ]
 __version__ = "0.1.0"
 
@@ -61,7 +63,7 @@ __version__ = "0.1.0"
 # `import ppmlib` stays light: `ppmlib.plots.violins`, `from ppmlib import plots` and
 # `import ppmlib.plots` all work as before. A module that imports pandas or matplotlib at its top
 # belongs in this set, not in an import above (tests/test_packaging.py checks `import ppmlib`).
-_ON_FIRST_USE = {"audit", "ce_income", "ce_like", "montecarlo", "plots", "salary_like", "utility"}
+_ON_FIRST_USE = {"audit", "ce_income", "ce_like", "montecarlo", "multivariate", "plots", "salary_like", "utility"}
 
 
 def __getattr__(name: str):

@@ -197,8 +197,8 @@ class JointSynthesis:
     conditionals : the :class:`Conditional` sequence, in synthesis order
     weights : (n, J) alpha_ij (equal columns under "unweighted" and "joint")
     parts : variable -> the conditional's :class:`ppmlib.Synthesis` (its fit, its own bounds and Delta_j)
-    bounds : :class:`JointBounds`; delta = max(bounds.paired); epsilon = 2 delta for the whole record
     synthetic : (m, n, J) the m sequentially synthesized datasets
+    bounds : :class:`JointBounds`; delta = max(bounds.paired); epsilon = 2 delta for the whole record
     calibration : filled by :func:`match_joint`
     """
     name: str
@@ -207,10 +207,11 @@ class JointSynthesis:
     conditionals: tuple
     weights: np.ndarray
     parts: dict
+    synthetic: np.ndarray
+    # the joint account: what one synthetic dataset costs the whole record
     bounds: JointBounds
     delta: float
     epsilon: float
-    synthetic: np.ndarray
     calibration: dict = field(default_factory=dict)
 
     @property
@@ -365,8 +366,8 @@ def joint_synthesizer(conditionals, data: "pd.DataFrame", scheme: str = "unweigh
     delta = float(bounds.paired.max())
     synthetic = synthesize_sequentially({v: p.fit for v, p in parts.items()}, conds, bases, m, synthesis_seed)
     settings = {"c": c, "g": g, "seed": seed} if scheme != "unweighted" else {"seed": seed}
-    return JointSynthesis(name or scheme, scheme, settings, conds, alpha, parts, bounds, delta, _epsilon(delta),
-                          synthetic)
+    return JointSynthesis(name or scheme, scheme, settings, conds, alpha, parts, synthetic, bounds, delta,
+                          _epsilon(delta))
 
 
 def synthesize_sequentially(fits: dict, conditionals, bases: dict, m: int, seed) -> np.ndarray:

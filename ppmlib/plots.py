@@ -681,3 +681,80 @@ def cg_violins(long, cg_long, title: str = "90th percentile of income: DPweighte
     ax.legend(loc="best")
     fig.tight_layout()
     return fig
+
+
+# Multivariate chapter (issue 26) -----------------------------------------------------------------
+
+__all__ += ["joint_bounds", "joint_epsilons", "joint_utility"]
+
+# LW joint is LW; the per-variable synthesizers take CW's and SW's colours (no other chapter shows them together)
+PALETTE.update({"LW joint": PALETTE["LW"], "LW per variable": PALETTE["CW"],
+                "LW per variable, equal stated epsilon": PALETTE["SW"]})
+
+
+def joint_bounds(unweighted, lw, title: str = "Which records the joint bound sees"):
+    """Left: each record's conditional bounds under the unweighted synthesizer (first variable against
+    second), coloured by its LW joint weight. Right: each record's joint bound against the sum of its
+    conditional bounds, for both synthesizers (on the diagonal: no cancellation).
+
+    ``unweighted`` and ``lw`` are :class:`ppmlib.joint.JointSynthesis` of two variables.
+    """
+    first, second = unweighted.variables[:2]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.3))
+    b = unweighted.bounds.conditional
+    points = left.scatter(b[:, 0], b[:, 1], c=lw.weights[:, 0], cmap="viridis", vmin=0, vmax=1, s=12)
+    fig.colorbar(points, ax=left, label=r"LW joint weight $\alpha_i$")
+    left.set_xlabel(f"bound of {first}, " + r"$\max_s |f_{1,s}(x_i)|$")
+    left.set_ylabel(f"bound of {second}, " + r"$\max_s |f_{2,s}(x_i)|$")
+    left.set_title("Unweighted: the two conditional bounds of every record")
+    for i, r in enumerate((unweighted, lw)):
+        right.scatter(r.bounds.summed, r.bounds.paired, s=10, alpha=0.6, color=_colour(r.name, i), label=r.name)
+    top = max(unweighted.bounds.summed.max(), unweighted.bounds.paired.max())
+    right.plot([0, top], [0, top], color="black", lw=1, ls="--", label="joint = sum")
+    right.set_xlabel(r"sum of conditional bounds $\sum_j \max_s |\alpha_{ij} f_{j,s}(x_i)|$")
+    right.set_ylabel(r"joint bound $\max_s |\sum_j \alpha_{ij} f_{j,s}(x_i)|$")
+    right.set_title("Joint bound against the sum")
+    right.legend(loc="upper left")
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def joint_epsilons(results: dict, title: str = "The privacy of the whole record, stated two ways"):
+    """Bars per synthesizer: epsilon = 2 Delta of the joint bound, beside the composed epsilon
+    sum_j 2 Delta_j of accounting each variable separately (``results``: name -> JointSynthesis)."""
+    fig, ax = plt.subplots(figsize=(9, 4))
+    x = np.arange(len(results))
+    joint = [r.epsilon for r in results.values()]
+    composed = [r.composed_epsilon for r in results.values()]
+    ax.bar(x - 0.2, joint, 0.4, label=r"joint: $2\Delta$", color="#1b9e77")
+    ax.bar(x + 0.2, composed, 0.4, label=r"composed: $2(\Delta_1 + \Delta_2)$", color="#d95f02")
+    ax.set_xticks(x, [name.replace(", ", ",\n") for name in results])
+    ax.set_ylabel(r"$\varepsilon$ per synthetic dataset")
+    ax.set_yscale("log")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def joint_utility(univariate, pair, suptitle: str = "Univariate and joint estimands: data and synthesizers"):
+    """Violins of the 90th percentile of log income (``univariate``, a
+    :func:`ppmlib.multivariate.univariate_long`) and of the correlation and slope of log income on
+    log expenditure (``pair``, a :func:`ppmlib.joint.pair_long_table`); dashed: the data's median."""
+    panels = [(univariate[(univariate["variable"] == "log_income") & (univariate["statistic"] == "90th pct")],
+               "90th percentile of log income", "log dollars"),
+              (pair[pair["statistic"] == "correlation"], "correlation of the pair", "correlation"),
+              (pair[pair["statistic"] == "slope"], "slope of log income on log expenditure", "slope")]
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.3))
+    for ax, (sub, title, ylabel) in zip(axes, panels):
+        groups = {src: sub.loc[sub["source"] == src, "value"].to_numpy() for src in sub["source"].unique()}
+        violins(ax, groups, title=title, ylabel=ylabel)
+        ax.set_xticks(range(1, len(groups) + 1), [name.replace(", ", ",\n") for name in groups], fontsize=8)
+        ax.axhline(np.median(groups["Data"]), color=PALETTE["Data"], ls="--", lw=1)
+    fig.suptitle(suptitle)
+    fig.tight_layout()
+    return fig
