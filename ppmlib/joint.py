@@ -27,7 +27,7 @@ pseudo posterior, what one Stan program fitting all conditionals at once would r
 is estimated as for one variable: a maximum over S joint draws. This assumes independent chains
 (separate fits with separate seeds), fixed weights and no parameter shared between conditionals.
 Any other pairing would be as valid; the maximum over all S^J combinations
-(:attr:`JointBounds.all_pairs`) is a conservative estimate that does not depend on the pairing.
+(``JointBounds.all_pairs``) is a conservative estimate that does not depend on the pairing.
 
 **Weighting schemes** (:data:`SCHEMES`): "unweighted" (alpha = 1); "joint", one LW weight per
 record, alpha_i = clip(c (1 - r_i) + g, 0, 1) with r_i the min-max scaled *joint* bound of the
@@ -152,7 +152,7 @@ def joint_bounds(fits, weights, max_elements: int = 2**21) -> JointBounds:
     Notes
     -----
     A record of weight 1 whose log-likelihood is -1, -3, -2 under the first conditional's three
-    draws and +2.5, -0.2, -1 under the second's: paired, max(|1.5|, |-3.2|, |-3|) = 3.2; over every
+    draws and +2.5, -0.2, -1 under the second's: paired, the largest of abs(1.5), abs(-3.2), abs(-3) is 3.2; over every
     combination the sum lies between -3 - 1 = -4 and -1 + 2.5 = 1.5, so 4; the conditional bounds
     are 3 and 2.5, summed 5.5. The positive term cancels part of the negative one on the same draw.
     """
