@@ -692,6 +692,12 @@ PALETTE.update({"LW joint": PALETTE["LW"], "LW per variable": PALETTE["CW"],
                 "LW per variable, equal stated epsilon": PALETTE["SW"]})
 
 
+def _wrapped(name: str) -> str:
+    """A synthesizer's name on lines of at most 14 characters, for crowded tick labels."""
+    import textwrap
+    return "\n".join(textwrap.wrap(name, 14))
+
+
 def joint_bounds(unweighted, lw, title: str = "Which records the joint bound sees"):
     """Left: each record's conditional bounds under the unweighted synthesizer (first variable against
     second), coloured by its LW joint weight. Right: each record's joint bound against the sum of its
@@ -729,11 +735,12 @@ def joint_epsilons(results: dict, title: str = "The privacy of the whole record,
     x = np.arange(len(results))
     joint = [r.epsilon for r in results.values()]
     composed = [r.composed_epsilon for r in results.values()]
-    ax.bar(x - 0.2, joint, 0.4, label=r"joint: $2\Delta$", color="#1b9e77")
-    ax.bar(x + 0.2, composed, 0.4, label=r"composed: $2(\Delta_1 + \Delta_2)$", color="#d95f02")
-    ax.set_xticks(x, [name.replace(", ", ",\n") for name in results])
+    for shift, values, label, colour in ((-0.2, joint, r"joint: $2\Delta$", "#1b9e77"),
+                                         (0.2, composed, r"composed: $2(\Delta_1 + \Delta_2)$", "#d95f02")):
+        bars = ax.bar(x + shift, values, 0.4, label=label, color=colour)
+        ax.bar_label(bars, fmt="%.1f", fontsize=8)
+    ax.set_xticks(x, [_wrapped(name) for name in results])
     ax.set_ylabel(r"$\varepsilon$ per synthetic dataset")
-    ax.set_yscale("log")
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     ax.legend()
@@ -753,7 +760,7 @@ def joint_utility(univariate, pair, suptitle: str = "Univariate and joint estima
     for ax, (sub, title, ylabel) in zip(axes, panels):
         groups = {src: sub.loc[sub["source"] == src, "value"].to_numpy() for src in sub["source"].unique()}
         violins(ax, groups, title=title, ylabel=ylabel)
-        ax.set_xticks(range(1, len(groups) + 1), [name.replace(", ", ",\n") for name in groups], fontsize=8)
+        ax.set_xticks(range(1, len(groups) + 1), [_wrapped(name) for name in groups], fontsize=8)
         ax.axhline(np.median(groups["Data"]), color=PALETTE["Data"], ls="--", lw=1)
     fig.suptitle(suptitle)
     fig.tight_layout()
