@@ -262,6 +262,8 @@ class JointSynthesis:
 
 
 def _conditionals(conditionals, data) -> tuple:
+    if not hasattr(data, "columns"):
+        raise TypeError(f"data must be a pandas DataFrame with one row per record, got {type(data).__name__}")
     conds = tuple(conditionals)
     if not conds or not all(isinstance(c, Conditional) for c in conds):
         raise TypeError("conditionals must be a non-empty sequence of ppmlib.joint.Conditional")
@@ -283,17 +285,19 @@ def _conditionals(conditionals, data) -> tuple:
     return conds
 
 
-def _weights(scheme: str, base, n: int, J: int, c: float, g: float) -> np.ndarray:
+def _weights(scheme: str, base, conds: tuple, n: int, c: float, g: float) -> np.ndarray:
     """(n, J) record weights of a scheme; "joint" and "per_variable" need the unweighted ``base``."""
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r}; choose one of {list(SCHEMES)}")
+    J = len(conds)
     if scheme == "unweighted":
         return np.ones((n, J))
     if not isinstance(base, JointSynthesis) or base.scheme != "unweighted":
         raise TypeError(f"scheme {scheme!r} needs base=, the unweighted JointSynthesis of the same conditionals")
-    if base.weights.shape != (n, J):
-        raise ValueError(f"base was fitted to {base.weights.shape[0]} records and {base.weights.shape[1]} "
-                         f"conditionals, not {n} and {J}")
+    if base.conditionals != conds or base.weights.shape[0] != n:
+        raise ValueError(f"base was fitted to {base.weights.shape[0]} records with conditionals for "
+                         f"{list(base.variables)}; these are {n} records with conditionals for "
+                         f"{[cd.variable for cd in conds]} (give the unweighted synthesizer of the same ones)")
     if scheme == "per_variable":
         return np.column_stack([lw_weights(p.fit, c=c, g=g) for p in base.parts.values()])
     # lw_weights takes the max over draws of |log-likelihood|; the joint bound already is that
@@ -355,7 +359,7 @@ def joint_synthesizer(conditionals, data: "pd.DataFrame", scheme: str = "unweigh
     values = {cd.variable: _checks.finite_array(data[cd.variable].to_numpy(), f"data[{cd.variable!r}]", ndim=1)
               for cd in conds}
     n, J = len(data), len(conds)
-    alpha = _weights(scheme, base, n, J, c, g)
+    alpha = _weights(scheme, base, conds, n, c, g)
     bases = {cd.variable: design_matrix(data, cd.predictors).to_numpy() for cd in conds}
     *fit_seeds, synthesis_seed = seeds(seed, J + 1)
     parts = {cd.variable: synthesizer(cd.model, values[cd.variable], "custom", weights=alpha[:, j],

@@ -248,3 +248,24 @@ def test_the_synthesizer_refuses_bad_specifications_before_fitting():
         joint.joint_synthesizer(CONDITIONALS, df, m=301, sampler=TINY)
     with pytest.raises(ValueError, match="on must be 'joint' or 'composed'"):
         joint.match_joint(lambda c: None, 1.0, on="both")
+    with pytest.raises(TypeError, match="data must be a pandas DataFrame with one row per record, got dict"):
+        joint.joint_synthesizer(CONDITIONALS, {"u": [1.0], "v": [2.0]}, sampler=TINY)
+
+
+@pytest.mark.stan
+def test_a_base_of_other_conditionals_is_refused(extreme_pair):
+    df, unweighted = extreme_pair
+    swapped = (joint.Conditional("v"), joint.Conditional("u", given=("v",)))
+    with pytest.raises(ValueError, match=r"conditionals for \['u', 'v'\]; these are 400 records with conditionals "
+                                         r"for \['v', 'u'\]"):
+        joint.joint_synthesizer(swapped, df, "per_variable", base=unweighted, m=1, sampler=TINY)
+
+
+def test_interval_widths_are_the_central_quantile_ranges():
+    from ppmlib import multivariate
+    values = np.arange(101.0)
+    long = pd.DataFrame({"source": ["A"] * 101 + ["B"] * 101, "statistic": "slope",
+                         "value": np.concatenate([values, 2 * values])})
+    widths = multivariate.interval_widths(long)
+    assert widths.loc["slope", "A"] == pytest.approx(95.0) and widths.loc["slope", "B"] == pytest.approx(190.0)
+    assert multivariate.interval_widths(long, level=0.5).loc["slope", "A"] == pytest.approx(50.0)
