@@ -375,11 +375,26 @@ def joint_synthesizer(conditionals, data: "pd.DataFrame", scheme: str = "unweigh
 
 
 def synthesize_sequentially(fits: dict, conditionals, bases: dict, m: int, seed) -> np.ndarray:
-    """m synthetic datasets (m, n, J), each from one joint draw: variable j given the synthetic earlier ones.
+    """m synthetic datasets, each from one joint draw: variable j given the synthetic earlier ones.
 
-    ``fits`` maps each variable to its conditional's Fit (equal numbers of draws); ``bases`` maps
-    it to its predictors' design (n, P). The m draws are evenly spaced over the fits (as
-    :meth:`ppmlib.Fit.synthesize`), and draw s of every conditional is used together.
+    The m draws are evenly spaced over the fits (as :meth:`ppmlib.Fit.synthesize`), and draw s of
+    every conditional is used together.
+
+    Parameters
+    ----------
+    fits : dict of str to Fit
+        Each variable's conditional fit (equal numbers of draws).
+    conditionals : sequence of Conditional
+        The synthesis order.
+    bases : dict of str to ndarray, shape (n, P)
+        Each variable's predictor columns (the given variables are appended from the synthetic values).
+    m : int
+        Datasets, at most the number of draws.
+    seed : int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray, shape (m, n, J)
     """
     conds = tuple(conditionals)
     S = next(iter(fits.values())).n_draws
@@ -411,8 +426,26 @@ def match_joint(make: Callable[[float], JointSynthesis], target: float, *, on: s
     """:func:`ppmlib.match_delta` for a joint synthesizer: refit until its joint Delta (``on="joint"``) or
     its composed Delta, sum_j Delta_j (``on="composed"``), is within ``rtol`` of ``target``.
 
-    ``make`` maps the parameter (LW's scale c, say) to a JointSynthesis; the Delta must rise with it.
-    Returns the first result within tolerance with ``.calibration`` filled (see :func:`ppmlib.match_delta`).
+    Parameters
+    ----------
+    make : callable
+        The parameter (LW's scale c, say) -> JointSynthesis; the Delta must rise with it. Each call refits.
+    target : float
+        The Delta to reach.
+    on : str
+        "joint" or "composed": which Delta is matched.
+    start, low, high, parameter, rtol, max_iter, progress
+        As for :func:`ppmlib.match_delta`.
+
+    Returns
+    -------
+    JointSynthesis
+        The first result within tolerance, with ``.calibration`` filled (and ``on`` recorded).
+
+    Raises
+    ------
+    ppmlib.CalibrationError
+        If ``max_iter`` refits do not get within tolerance.
     """
     if on == "joint":
         return match_delta(make, target, start, low, high, parameter=parameter, rtol=rtol, max_iter=max_iter,
@@ -510,10 +543,22 @@ def pair_statistics(first, second) -> "pd.DataFrame":
 
 def pair_long_table(first, second, synthetic: dict, B: int = 500, seed=0) -> "pd.DataFrame":
     """:func:`pair_statistics` of the data's bootstrap ("Data", records resampled as pairs) and of each
-    synthesizer's datasets, long format (source, statistic, value) like :func:`ppmlib.utility.long_table`.
+    synthesizer's datasets, long format like :func:`ppmlib.utility.long_table`.
 
-    ``first`` and ``second`` are the confidential variables (n,); ``synthetic`` maps a name to the
-    pair of (m, n) synthetic arrays.
+    Parameters
+    ----------
+    first, second : array_like, shape (n,)
+        The confidential variables.
+    synthetic : dict of str to (ndarray, ndarray)
+        Each synthesizer's pair of (m, n) synthetic arrays.
+    B : int
+        Bootstrap resamples of the records.
+    seed : int
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns source, statistic ("correlation", "slope", "intercept"), value.
     """
     import pandas as pd
 
