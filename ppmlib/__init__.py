@@ -12,6 +12,8 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
   chosen epsilon; :func:`release`: the atomic release of synthetic data with its budget
 * :func:`attribute_risk`: attribute-disclosure risk by importance sampling; :mod:`ppmlib.ce_like`:
   the CE-like sample; :func:`design_matrix`: the CE income application's predictors
+* :mod:`ppmlib.joint`: several variables synthesized sequentially, with one Lipschitz bound and one
+  epsilon for the whole record (:mod:`ppmlib.studies.multivariate`: the book's chapter on it)
 * :mod:`ppmlib.lineup`: one description of a study's synthesizers (:func:`ppmlib.lineup.member`,
   :data:`ppmlib.lineup.STANDARD`) and one runner (:func:`ppmlib.lineup.run`) for every study
 * :mod:`ppmlib.simulate`: the papers' simulation designs; :mod:`ppmlib.exact`: the conjugate
@@ -29,7 +31,7 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
 ``import ppmlib`` loads neither pandas, matplotlib nor a Stan backend: the submodules that need
 them are loaded on first use.
 """
-from . import diagnostics, example, exact, lineup, parallel, reweighting, simulate
+from . import diagnostics, example, exact, joint, lineup, parallel, reweighting, simulate
 from .backends import BackendUnavailableError, backend
 from .book.claims import Claims
 from .design import design_matrix
@@ -59,7 +61,7 @@ __all__ = [
     # disclosure risk, data, designs, claims, seeds
     "attribute_risk", "AttributeRisk", "design_matrix", "seeds", "Claims",
     # submodules
-    "diagnostics", "example", "exact", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
+    "diagnostics", "example", "exact", "joint", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
     "audit", "studies", "book", "synthesize", "report", "estimands",
 ]
 __version__ = "0.1.0"

@@ -108,6 +108,17 @@ def synthetic_log_lik(z: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.nd
     return -0.5 * squares / sigma**2 - n * np.log(sigma) - 0.5 * n * np.log(2.0 * np.pi)
 
 
+def _per_dataset_log_lik(z: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """:func:`synthetic_log_lik` with the synthetic records' own means: (H, n) for all datasets or (m, H, n)."""
+    mu = _checks.finite_array(mu, "mu_synthetic")
+    if mu.ndim == 2:
+        mu = np.broadcast_to(mu, (z.shape[0], *mu.shape))
+    if mu.shape != (z.shape[0], sigma.size, z.shape[1]):
+        raise ValueError(f"mu_synthetic must be (H, n) or (m, H, n) = {(z.shape[0], sigma.size, z.shape[1])}, "
+                         f"got shape {mu.shape}")
+    return np.concatenate([synthetic_log_lik(z[l:l + 1], mu[l], sigma) for l in range(z.shape[0])])
+
+
 def _logsumexp0(x: np.ndarray) -> np.ndarray:
     """log sum exp over the first axis, shifted by the maximum (lean: this is the hot path)."""
     top = x.max(axis=0)
@@ -139,7 +150,7 @@ def log_weights(y, mu, sigma, offsets) -> np.ndarray:
     return -offsets * (offsets + 2.0 * resid) / (2.0 * sigma[:, None, None] ** 2)
 
 
-def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk:
+def attribute_risk(y, z, mu, sigma, offsets=None, weights=None, mu_synthetic=None) -> AttributeRisk:
     """Probability of each guess y_i + offset for every record, by importance sampling.
 
     Parameters
@@ -152,6 +163,10 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk
     weights : (n,) the synthesizer's record weights alpha in [0, 1]: record i's importance ratios
         are raised to alpha_i. None = the unweighted synthesizer (all alpha_i = 1), or an intruder
         who does not know alpha.
+    mu_synthetic : (H, n) or (m, H, n), optional
+        The means of the *synthetic* records when they differ from the confidential records' ``mu``
+        (sequential synthesis: a variable drawn given synthetic earlier variables); one (H, n) per
+        dataset. None: ``mu`` (the other variables were released as they are).
 
     Returns
     -------
@@ -183,7 +198,8 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk
     # underflow (every likelihood 0) shows as NaN, refused just below with a message, not a warning
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         log_w = alpha[None, :, None] * log_weights(y, mu, sigma, offsets)          # (H, n, G)
-        log_p = synthetic_log_lik(z, mu, sigma)                                    # (m, H)
+        log_p = (synthetic_log_lik(z, mu, sigma) if mu_synthetic is None                # (m, H)
+                 else _per_dataset_log_lik(z, mu_synthetic, sigma))
         log_q = log_w - _logsumexp0(log_w)                                         # normalised over draws
         # log p(Z_l | y*) = LSE_h(log p_h + log q_h) - log H, one dataset at a time (a loop over the
         # few datasets, never over records, guesses or draws); the datasets' likelihoods multiply.

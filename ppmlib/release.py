@@ -59,6 +59,15 @@ def _paths(path) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
 
 
+def _model(synthesis) -> dict:
+    """The model; for a joint synthesis (``ppmlib.joint``), each variable's and what its epsilon covers."""
+    if not hasattr(synthesis, "variables"):
+        return {"model": synthesis.fit.model.name}
+    return {"model": {v: p.fit.model.name for v, p in synthesis.parts.items()}, "variables": list(synthesis.variables),
+            "epsilon_covers": "the whole record: one joint bound Delta on the sum of the record's conditional "
+                              "log-likelihoods, epsilon = 2 Delta for all its variables together"}
+
+
 def _epsilon(synthesis: "Synthesis") -> float:
     """The synthesis's epsilon per dataset, refused unless it is a finite number >= 0 (a NaN would
     pass every budget comparison, and an infinite one promises nothing)."""
@@ -92,11 +101,11 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         the neighbours covered, the guarantee and what it does not cover: only numbers and text
         (valid JSON: no NaN, no infinity), and the CSV's SHA-256.
     """
-    m, n = synthesis.synthetic.shape
+    m, n = synthesis.synthetic.shape[:2]
     epsilon = _epsilon(synthesis)
     return {
         "synthesizer": synthesis.name,
-        "model": synthesis.fit.model.name,
+        **_model(synthesis),
         "datasets_file": csv_name,
         "datasets_sha256": csv_sha256,
         "m_datasets": int(m),
@@ -109,6 +118,13 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         "guarantee": COVERS,
         "not_covered": DOES_NOT_COVER,
     }
+
+
+def _columns(values: np.ndarray, variables) -> dict:
+    """CSV columns dataset_1 ... dataset_m, or dataset_1_<variable> ... for a joint (m, n, J) synthesis."""
+    if values.ndim == 2:
+        return {f"dataset_{l + 1}": values[l] for l in range(values.shape[0])}
+    return {f"dataset_{l + 1}_{v}": values[l, :, j] for l in range(values.shape[0]) for j, v in enumerate(variables)}
 
 
 def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, overwrite: bool = False) -> tuple[Path, Path]:
@@ -162,7 +178,9 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     csv_path, json_path = _paths(path)
     if max_epsilon is not None:
         max_epsilon = _checks.real(max_epsilon, "max_epsilon", low=0, low_open=True)
-    data = _checks.finite_array(synthesis.synthetic, "synthesis.synthetic", ndim=2)
+    data = _checks.finite_array(synthesis.synthetic, "synthesis.synthetic")
+    if data.ndim not in (2, 3):
+        raise ValueError(f"synthesis.synthetic must be (m, n), or (m, n, J) for a joint synthesis, got shape {data.shape}")
     m = data.shape[0]
     epsilon = _epsilon(synthesis)
     total = m * epsilon
@@ -178,7 +196,7 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     values = data.astype(np.int64) if np.all(data == np.round(data)) else data
     import pandas as pd  # here, not at the top: `import ppmlib` does not load pandas
-    table = pd.DataFrame(values.T, columns=[f"dataset_{j + 1}" for j in range(m)])
+    table = pd.DataFrame(_columns(values, getattr(synthesis, "variables", ())))
     csv_text = table.to_csv(index=False, lineterminator="\n")
     digest = hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
     text = json.dumps(manifest(synthesis, csv_path.name, max_epsilon, digest), indent=2, allow_nan=False) + "\n"

@@ -20,7 +20,9 @@ MODULES = ["weights", "lipschitz", "diagnostics", "disclosure", "guarantee", "ut
            "studies.vector_weighted", "studies.reweighting", "studies.dp_definitions", "studies.attribute_risk",
            "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income",
            # the own-data command and its report
-           "synthesize", "report", "estimands"]
+           "synthesize", "report", "estimands",
+           # several variables at once
+           "joint", "studies.multivariate"]
 
 
 def defined_public_names(module) -> set:

@@ -1,0 +1,574 @@
+"""Several sensitive variables at once: sequential synthesis with one Lipschitz bound for the whole record.
+
+A record x_i = (v_i1, ..., v_iJ) is synthesized from a product of conditionals,
+p(v_1 | X) p(v_2 | v_1, X) ..., each a normal or mixture regression (ppmlib's families) on a
+design made of insensitive categorical predictors and the earlier variables. Each conditional is
+fitted as its own alpha-weighted pseudo posterior by :func:`ppmlib.synthesizer`; this module adds
+the bound of the joint release, the weighting schemes on it, and the sequential synthesis.
+
+**The joint bound.** The record's joint log-likelihood is the sum of its conditional terms
+f_j(x_i, theta_j), so removing record i (all its variables) changes the joint weighted
+log-likelihood by sum_j alpha_ij f_j(x_i, theta_j), and
+
+    Delta_i = max_s abs(sum_j alpha_ij f_j,s(x_i))  <=  sum_j max_s abs(alpha_ij f_j,s(x_i)),
+
+which can be smaller (the terms may have opposite signs, and their maxima need not fall on the
+same draw). Delta = max_i Delta_i, and each joint draw, with the synthetic records made from it,
+is epsilon = 2 Delta differentially private for the whole record against the removal neighbours
+of x (the databases with one whole record removed; adding an arbitrary record is not covered,
+replace-one costs 4 Delta). Accounting each variable as its own mechanism composes instead:
+epsilon = sum_j 2 Delta_j with Delta_j = max_i max_s abs(alpha_ij f_j,s(x_i)), never smaller.
+
+**Pairing the draws.** The conditionals have disjoint parameters and independent priors, so the
+joint pseudo posterior factorises, xi(theta_1, ..., theta_J | x) = prod_j xi_j(theta_j | x), with
+the same record weights entering each factor: each fit's draws are draws of its own factor,
+independent of the others'. Draw s of every fit, taken together, is therefore one draw of the joint
+pseudo posterior, what one Stan program fitting all conditionals at once would return, and Delta
+is estimated as for one variable: a maximum over S joint draws. This assumes independent chains
+(separate fits with separate seeds), fixed weights and no parameter shared between conditionals.
+Any other pairing would be as valid; the maximum over all S^J combinations
+(``JointBounds.all_pairs``) is a conservative estimate that does not depend on the pairing.
+
+**Weighting schemes** (:data:`SCHEMES`): "unweighted" (alpha = 1); "joint", one LW weight per
+record, alpha_i = clip(c (1 - r_i) + g, 0, 1) with r_i the min-max scaled *joint* bound of the
+unweighted synthesizer, used in every conditional; "per_variable", one LW weight per record and
+conditional, alpha_ij from conditional j's own unweighted bound (what a user synthesizing each
+variable separately would do).
+
+**Sequential synthesis.** Dataset l uses joint draw s_l: the first variable is drawn given the
+predictors, the next given the predictors and the *synthetic* first, and so on.
+"""
+from __future__ import annotations
+
+__all__ = ["SCHEMES", "Conditional", "JointBounds", "JointSynthesis", "joint_bounds", "joint_synthesizer",
+           "synthesize_sequentially", "match_joint", "attribute_risk", "pair_statistics", "pair_long_table"]
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from . import _checks
+from .lipschitz import epsilon as _epsilon
+from .mechanism import Synthesis, match_delta, synthesizer
+from .posterior import Fit, Sampler, _sampler
+from .seeding import seeds
+from .weights import lw_weights
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .disclosure import AttributeRisk
+
+#: The weighting schemes of :func:`joint_synthesizer`, with what each gives a record.
+SCHEMES = {
+    "unweighted": "alpha_ij = 1",
+    "joint": "one LW weight alpha_i per record from the joint bound of the unweighted synthesizer, in every conditional",
+    "per_variable": "one LW weight alpha_ij per record and conditional, from that conditional's own unweighted bound",
+}
+
+
+@dataclass(frozen=True)
+class Conditional:
+    """One factor p(variable | predictors, given) of the joint model.
+
+    Attributes
+    ----------
+    variable : str
+        The column of the data this conditional synthesizes.
+    predictors : tuple of str
+        Insensitive categorical columns, one-hot coded with :func:`ppmlib.design_matrix` (an
+        intercept is always included). They are released as they are, not synthesized.
+    given : tuple of str
+        Earlier variables of the sequence used as numeric regressors: their confidential values to
+        fit, their synthetic values to synthesize.
+    model : str
+        "normal" or "mixture" (a family with a design matrix).
+    prior : dict, optional
+        Overrides of the family's default prior settings.
+    centres : dict, optional
+        ``{given variable: constant}`` subtracted from its column. A regressor far from 0 (log
+        expenditure, about 9.5) makes intercept and slope strongly correlated and the sampler slow;
+        centring fixes that. Use a public constant: a centre computed from the confidential data
+        would be one more data-dependent choice outside the guarantee.
+    """
+    variable: str
+    predictors: tuple = ()
+    given: tuple = ()
+    model: str = "normal"
+    prior: dict | None = None
+    centres: dict | None = None
+
+    def design(self, base: np.ndarray, values: dict) -> np.ndarray:
+        """The (n, P + len(given)) design: the predictors' columns, then the given variables' (centred) values."""
+        centres = self.centres or {}
+        return np.column_stack([base] + [np.asarray(values[v], float) - centres.get(v, 0.0) for v in self.given])
+
+
+@dataclass(frozen=True)
+class JointBounds:
+    """By-record bounds of a joint release, all from one pass over the paired draws.
+
+    paired : (n,) max_s abs(sum_j alpha_ij f_j,s(x_i)), draw s of every conditional taken together
+    all_pairs : (n,) the maximum over every combination of the conditionals' draws (conservative)
+    conditional : (n, J) max_s abs(alpha_ij f_j,s(x_i)), each conditional's own bounds
+    """
+    paired: np.ndarray
+    all_pairs: np.ndarray
+    conditional: np.ndarray
+
+    @property
+    def summed(self) -> np.ndarray:
+        """(n,) sum_j of the conditional bounds: at least ``all_pairs``, which is at least ``paired``."""
+        return self.conditional.sum(axis=1)
+
+
+def _weighted_terms(fit: Fit, part: slice, alpha: np.ndarray) -> np.ndarray:
+    """alpha_i f_s(x_i) on the draws ``part``; a zero weight gives 0 even where f = -inf."""
+    L = fit.model.log_lik({k: v[part] for k, v in fit.draws.items()}, fit.y, fit.X)
+    with np.errstate(invalid="ignore"):
+        terms = alpha * L
+    terms[:, alpha == 0] = 0.0
+    return terms
+
+
+def joint_bounds(fits, weights, max_elements: int = 2**21) -> JointBounds:
+    """By-record bounds of the joint release of J conditional fits, draw s of each paired.
+
+    Parameters
+    ----------
+    fits : sequence of Fit
+        The J alpha-weighted conditional fits, to the same n records, with the same number of draws S.
+    weights : array_like, shape (n,) or (n, J)
+        The record weights: one per record (used in every conditional) or one per record and conditional.
+    max_elements : int
+        Draws are processed in blocks of about this many numbers per conditional (memory stays flat in S).
+
+    Returns
+    -------
+    JointBounds
+        ``paired`` (the bounds, whose maximum is the joint Delta), ``all_pairs`` and ``conditional``.
+
+    Notes
+    -----
+    A record of weight 1 whose log-likelihood is -1, -3, -2 under the first conditional's three
+    draws and +2.5, -0.2, -1 under the second's: paired, the largest of abs(1.5), abs(-3.2), abs(-3) is 3.2; over every
+    combination the sum lies between -3 - 1 = -4 and -1 + 2.5 = 1.5, so 4; the conditional bounds
+    are 3 and 2.5, summed 5.5. The positive term cancels part of the negative one on the same draw.
+    """
+    fits = list(fits)
+    if not fits or not all(isinstance(f, Fit) for f in fits):
+        raise TypeError("fits must be a non-empty sequence of ppmlib.Fit")
+    n, S = fits[0].y.size, fits[0].n_draws
+    for j, f in enumerate(fits):
+        if f.y.size != n or f.n_draws != S:
+            raise ValueError(f"fits[{j}] has {f.y.size} records and {f.n_draws} draws; fits[0] has {n} and {S}: "
+                             "the conditionals must be fitted to the same records with the same number of draws")
+    alpha = _checks.real_array(weights, "weights")
+    alpha = np.repeat(alpha[:, None], len(fits), axis=1) if alpha.ndim == 1 else alpha
+    if alpha.shape != (n, len(fits)):
+        raise ValueError(f"weights must have shape ({n},) or ({n}, {len(fits)}), got {alpha.shape}")
+    alpha = np.column_stack([_checks.weights(alpha[:, j], n, f"weights[:, {j}]") for j in range(len(fits))])
+    paired = np.zeros(n)
+    top = np.full((n, len(fits)), -np.inf)     # running max_s alpha f and min_s alpha f per conditional
+    bottom = np.full((n, len(fits)), np.inf)
+    conditional = np.zeros((n, len(fits)))
+    step = max(1, int(max_elements) // n)
+    for start in range(0, S, step):
+        part = slice(start, min(start + step, S))
+        terms = [_weighted_terms(f, part, alpha[:, j]) for j, f in enumerate(fits)]
+        with np.errstate(invalid="ignore"):
+            np.maximum(paired, np.abs(sum(terms)).max(axis=0), out=paired)
+        for j, t in enumerate(terms):
+            np.maximum(top[:, j], t.max(axis=0), out=top[:, j])
+            np.minimum(bottom[:, j], t.min(axis=0), out=bottom[:, j])
+            np.maximum(conditional[:, j], np.abs(t).max(axis=0), out=conditional[:, j])
+    # over all combinations the sum ranges from sum_j min_j to sum_j max_j, so its largest abs is at an end
+    all_pairs = np.maximum(np.abs(top.sum(axis=1)), np.abs(bottom.sum(axis=1)))
+    return JointBounds(paired, all_pairs, conditional)
+
+
+@dataclass(eq=False)
+class JointSynthesis:
+    """One joint synthesizer's complete result.
+
+    name : label in tables and figures
+    scheme : a key of :data:`SCHEMES`; settings : c, g and the seed
+    conditionals : the :class:`Conditional` sequence, in synthesis order
+    weights : (n, J) alpha_ij (equal columns under "unweighted" and "joint")
+    parts : variable -> the conditional's :class:`ppmlib.Synthesis` (its fit, its own bounds and Delta_j)
+    synthetic : (m, n, J) the m sequentially synthesized datasets
+    bounds : :class:`JointBounds`; delta = max(bounds.paired); epsilon = 2 delta for the whole record
+    calibration : filled by :func:`match_joint`
+    """
+    name: str
+    scheme: str
+    settings: dict
+    conditionals: tuple
+    weights: np.ndarray
+    parts: dict
+    synthetic: np.ndarray
+    # the joint account: what one synthetic dataset costs the whole record
+    bounds: JointBounds
+    delta: float
+    epsilon: float
+    calibration: dict = field(default_factory=dict)
+
+    @property
+    def variables(self) -> tuple:
+        return tuple(c.variable for c in self.conditionals)
+
+    @property
+    def composed_delta(self) -> float:
+        """sum_j Delta_j: the conditionals accounted as separate mechanisms."""
+        return float(sum(p.delta for p in self.parts.values()))
+
+    @property
+    def composed_epsilon(self) -> float:
+        """sum_j 2 Delta_j, sequential composition of the separate accounts (never below ``epsilon``)."""
+        return _epsilon(self.composed_delta)
+
+    @property
+    def diagnostics(self) -> dict:
+        """The worst of the conditional fits' diagnostics (R-hat, ESS, divergences summed)."""
+        each = [p.diagnostics for p in self.parts.values()]
+        return {"max_rhat": max(d["max_rhat"] for d in each), "min_ess_bulk": min(d["min_ess_bulk"] for d in each),
+                "min_ess_tail": min(d["min_ess_tail"] for d in each),
+                "divergences": sum(d["divergences"] for d in each)}
+
+    def synthetic_of(self, variable: str) -> np.ndarray:
+        """(m, n) synthetic values of one variable."""
+        if variable not in self.variables:
+            raise ValueError(f"unknown variable {variable!r}; this synthesis has {list(self.variables)}")
+        return self.synthetic[:, :, self.variables.index(variable)]
+
+    def summary(self) -> dict:
+        """One row for a table: the joint Delta and epsilon, the per-variable ones and their sum, the weights."""
+        d = self.diagnostics
+        row = {"synthesizer": self.name, "joint Delta": self.delta, "epsilon (joint)": self.epsilon}
+        row.update({f"Delta {v}": p.delta for v, p in self.parts.items()})
+        row.update({"epsilon (composed)": self.composed_epsilon, "mean weight": float(self.weights.mean()),
+                    "min weight": float(self.weights.min()), "max R-hat": d["max_rhat"],
+                    "min bulk ESS": d["min_ess_bulk"], "divergences": d["divergences"]})
+        return row
+
+    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False):
+        """Write the m joint synthetic datasets and their budget (the joint epsilon), atomically.
+
+        Never writes the weights, bounds, draws or confidential values. See :func:`ppmlib.release`.
+        """
+        from .release import release
+        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite)
+
+
+def _conditionals(conditionals, data) -> tuple:
+    if not hasattr(data, "columns"):
+        raise TypeError(f"data must be a pandas DataFrame with one row per record, got {type(data).__name__}")
+    conds = tuple(conditionals)
+    if not conds or not all(isinstance(c, Conditional) for c in conds):
+        raise TypeError("conditionals must be a non-empty sequence of ppmlib.joint.Conditional")
+    seen = []
+    for c in conds:
+        if c.variable in seen:
+            raise ValueError(f"variable {c.variable!r} is synthesized twice")
+        missing = [v for v in c.given if v not in seen]
+        if missing:
+            raise ValueError(f"{c.variable!r} is given {missing}, which are not earlier in the sequence "
+                             f"(before it: {seen or 'none'})")
+        stray = sorted(set(c.centres or {}) - set(c.given))
+        if stray:
+            raise ValueError(f"the conditional for {c.variable!r} centres {stray}, which it is not given")
+        absent = [col for col in (c.variable, *c.predictors) if col not in data.columns]
+        if absent:
+            raise ValueError(f"columns {absent} of the conditional for {c.variable!r} are not in the data")
+        seen.append(c.variable)
+    return conds
+
+
+def _weights(scheme: str, base, conds: tuple, n: int, c: float, g: float) -> np.ndarray:
+    """(n, J) record weights of a scheme; "joint" and "per_variable" need the unweighted ``base``."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}; choose one of {list(SCHEMES)}")
+    J = len(conds)
+    if scheme == "unweighted":
+        return np.ones((n, J))
+    if not isinstance(base, JointSynthesis) or base.scheme != "unweighted":
+        raise TypeError(f"scheme {scheme!r} needs base=, the unweighted JointSynthesis of the same conditionals")
+    if base.conditionals != conds or base.weights.shape[0] != n:
+        raise ValueError(f"base was fitted to {base.weights.shape[0]} records with conditionals for "
+                         f"{list(base.variables)}; these are {n} records with conditionals for "
+                         f"{[cd.variable for cd in conds]} (give the unweighted synthesizer of the same ones)")
+    if scheme == "per_variable":
+        return np.column_stack([lw_weights(p.fit, c=c, g=g) for p in base.parts.values()])
+    # lw_weights takes the max over draws of |log-likelihood|; the joint bound already is that
+    # maximum, so as a one-draw "matrix" it gives the LW weights of the joint bound
+    return np.repeat(lw_weights(base.bounds.paired[None, :], c=c, g=g)[:, None], J, axis=1)
+
+
+def joint_synthesizer(conditionals, data: "pd.DataFrame", scheme: str = "unweighted", *, base=None,
+                      c: float = 1.0, g: float = 0.0, m: int = 20, sampler: Sampler | None = None, seed: int = 0,
+                      name: str | None = None) -> JointSynthesis:
+    """Weights, one alpha-weighted fit per conditional, the joint bound, and sequential synthesis.
+
+    Parameters
+    ----------
+    conditionals : sequence of Conditional
+        The factors of the joint model in synthesis order (a variable may be given only earlier ones).
+    data : pandas.DataFrame
+        One row per record: every conditional's variable (numeric) and predictors (categorical).
+    scheme : str
+        A key of :data:`SCHEMES`: "unweighted", "joint" or "per_variable".
+    base : JointSynthesis, optional
+        The unweighted synthesizer of the same conditionals: its bounds set the LW risks ("joint"
+        and "per_variable" need it).
+    c, g : float
+        LW scale and shift: alpha = clip(c (1 - r) + g, 0, 1).
+    m : int
+        Synthetic datasets, one per joint draw (they cost m epsilon together).
+    sampler : Sampler, optional
+        NUTS settings of every conditional's fit.
+    seed : int
+        ``ppmlib.seeds(seed, J + 1)``: one seed per conditional's fit, then the synthesis seed.
+    name : str, optional
+        Label in tables (default: the scheme).
+
+    Returns
+    -------
+    JointSynthesis
+        weights (n, J), parts (the conditional Synthesis objects), bounds, delta, epsilon
+        (joint, whole record), composed_epsilon (per variable, added), synthetic (m, n, J).
+
+    Examples
+    --------
+    The normal regressions need Stan, so this example is shown, not run (the API page runs the same
+    calls on the CE-like sample)::
+
+        conds = [Conditional("log_exp", ("Education",)),
+                 Conditional("log_income", ("Education", "Earner"), given=("log_exp",))]
+        unweighted = joint_synthesizer(conds, df, seed=1)
+        lw = joint_synthesizer(conds, df, "joint", base=unweighted, c=0.7, seed=2)
+        lw.epsilon <= lw.composed_epsilon, lw.synthetic.shape      # (True, (20, 994, 2))
+    """
+    from .design import design_matrix
+
+    conds = _conditionals(conditionals, data)
+    sampler = _sampler(sampler)
+    m = _checks.integer(m, "m", low=1)
+    if m > sampler.total_draws:
+        raise ValueError(f"m = {m} synthetic datasets need at least m draws; {sampler} makes {sampler.total_draws}")
+    seed = _checks.seed(seed)
+    c, g = _checks.real(c, "c", low=0), _checks.real(g, "g")
+    values = {cd.variable: _checks.finite_array(data[cd.variable].to_numpy(), f"data[{cd.variable!r}]", ndim=1)
+              for cd in conds}
+    n, J = len(data), len(conds)
+    alpha = _weights(scheme, base, conds, n, c, g)
+    bases = {cd.variable: design_matrix(data, cd.predictors).to_numpy() for cd in conds}
+    *fit_seeds, synthesis_seed = seeds(seed, J + 1)
+    parts = {cd.variable: synthesizer(cd.model, values[cd.variable], "custom", weights=alpha[:, j],
+                                      X=cd.design(bases[cd.variable], values), m=1, sampler=sampler,
+                                      seed=fit_seeds[j], name=cd.variable, prior=cd.prior)
+             for j, cd in enumerate(conds)}
+    bounds = joint_bounds([p.fit for p in parts.values()], alpha)
+    delta = float(bounds.paired.max())
+    synthetic = synthesize_sequentially({v: p.fit for v, p in parts.items()}, conds, bases, m, synthesis_seed)
+    settings = {"c": c, "g": g, "seed": seed} if scheme != "unweighted" else {"seed": seed}
+    return JointSynthesis(name or scheme, scheme, settings, conds, alpha, parts, synthetic, bounds, delta,
+                          _epsilon(delta))
+
+
+def synthesize_sequentially(fits: dict, conditionals, bases: dict, m: int, seed) -> np.ndarray:
+    """m synthetic datasets, each from one joint draw: variable j given the synthetic earlier ones.
+
+    The m draws are evenly spaced over the fits (as :meth:`ppmlib.Fit.synthesize`), and draw s of
+    every conditional is used together.
+
+    Parameters
+    ----------
+    fits : dict of str to Fit
+        Each variable's conditional fit (equal numbers of draws).
+    conditionals : sequence of Conditional
+        The synthesis order.
+    bases : dict of str to ndarray, shape (n, P)
+        Each variable's predictor columns (the given variables are appended from the synthetic values).
+    m : int
+        Datasets, at most the number of draws.
+    seed : int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray, shape (m, n, J)
+    """
+    conds = tuple(conditionals)
+    S = next(iter(fits.values())).n_draws
+    m = _checks.integer(m, "m", low=1)
+    if m > S:
+        raise ValueError(f"m = {m} synthetic datasets need at least m draws; the fits have {S}")
+    n = next(iter(bases.values())).shape[0]
+    rng = np.random.default_rng(seed)
+    out = np.empty((m, n, len(conds)))
+    for l, s in enumerate(np.linspace(0, S - 1, m).round().astype(int)):
+        drawn = {}
+        for j, cd in enumerate(conds):
+            fit = fits[cd.variable]
+            draw = {k: v[s:s + 1] for k, v in fit.draws.items()}
+            drawn[cd.variable] = out[l, :, j] = fit.model.predict(draw, cd.design(bases[cd.variable], drawn), n, rng)[0]
+    return out
+
+
+class _Composed:
+    """A JointSynthesis seen through its composed Delta (sum_j Delta_j), for :func:`match_delta`."""
+
+    def __init__(self, joint: JointSynthesis):
+        self.joint, self.delta, self.calibration = joint, joint.composed_delta, {}
+
+
+def match_joint(make: Callable[[float], JointSynthesis], target: float, *, on: str = "joint", start: float = 0.5,
+                low: float = 0.0, high: float = 1.0, parameter: str = "c", rtol: float = 0.03, max_iter: int = 12,
+                progress: bool = True) -> JointSynthesis:
+    """:func:`ppmlib.match_delta` for a joint synthesizer: refit until its joint Delta (``on="joint"``) or
+    its composed Delta, sum_j Delta_j (``on="composed"``), is within ``rtol`` of ``target``.
+
+    Parameters
+    ----------
+    make : callable
+        The parameter (LW's scale c, say) -> JointSynthesis; the Delta must rise with it. Each call refits.
+    target : float
+        The Delta to reach.
+    on : str
+        "joint" or "composed": which Delta is matched.
+    start, low, high, parameter, rtol, max_iter, progress
+        As for :func:`ppmlib.match_delta`.
+
+    Returns
+    -------
+    JointSynthesis
+        The first result within tolerance, with ``.calibration`` filled (and ``on`` recorded).
+
+    Raises
+    ------
+    ppmlib.CalibrationError
+        If ``max_iter`` refits do not get within tolerance.
+    """
+    if on == "joint":
+        return match_delta(make, target, start, low, high, parameter=parameter, rtol=rtol, max_iter=max_iter,
+                           progress=progress)
+    if on != "composed":
+        raise ValueError(f"on must be 'joint' or 'composed', got {on!r}")
+    found = match_delta(lambda x: _Composed(make(x)), target, start, low, high, parameter=parameter, rtol=rtol,
+                        max_iter=max_iter, progress=progress)
+    found.joint.calibration = {**found.calibration, "on": "composed Delta"}
+    return found.joint
+
+
+def attribute_risk(synthesis: JointSynthesis, variable: str, H: int, *, datasets: int = 1, offsets=None,
+                   knows_weights: bool = True) -> "AttributeRisk":
+    """Attribute-disclosure risk of one normal conditional's variable in the joint release.
+
+    The intruder knows every other record, record i's other variables (its true values of the
+    ``given`` variables), the model and the first ``datasets`` synthetic datasets. In those, the
+    variable was drawn given the *synthetic* earlier variables, so the likelihood of the synthetic
+    data uses the synthetic design, and the importance ratios of the guesses the true one
+    (:func:`ppmlib.attribute_risk` with ``mu_synthetic``). The earlier conditionals do not involve
+    the variable, so their factor of p(Z | guess) is the same for every guess and drops out.
+
+    Parameters
+    ----------
+    synthesis : JointSynthesis
+    variable : str
+        A variable synthesized by a "normal" conditional.
+    H : int
+        Evenly spaced draws of that conditional's fit used by the importance sampler.
+    datasets : int
+        How many of the released datasets the intruder uses (their likelihoods multiply).
+    offsets : array_like, optional
+        Guesses relative to the truth (default: ``ppmlib.disclosure.DEFAULT_OFFSETS``).
+    knows_weights : bool
+        Raise record i's ratios to its weight alpha_ij (an intruder who knows the weights).
+
+    Returns
+    -------
+    ppmlib.AttributeRisk
+    """
+    from .disclosure import attribute_risk as _attribute_risk
+    from .disclosure import risk_inputs
+
+    if variable not in synthesis.variables:
+        raise ValueError(f"unknown variable {variable!r}; this synthesis has {list(synthesis.variables)}")
+    datasets = _checks.integer(datasets, "datasets", low=1)
+    if datasets > synthesis.synthetic.shape[0]:
+        raise ValueError(f"datasets = {datasets}, but the synthesis holds {synthesis.synthetic.shape[0]}")
+    j = synthesis.variables.index(variable)
+    cond, fit = synthesis.conditionals[j], synthesis.parts[variable].fit
+    mu, sigma = risk_inputs(fit, H)
+    predictors = fit.X[:, :fit.X.shape[1] - len(cond.given)]  # Conditional.design puts the given columns last
+    mu_synthetic = np.stack([
+        risk_inputs(replace(fit, X=cond.design(predictors, {v: synthesis.synthetic_of(v)[l] for v in cond.given})), H)[0]
+        for l in range(datasets)])
+    return _attribute_risk(fit.y, synthesis.synthetic[:datasets, :, j], mu, sigma, offsets,
+                           synthesis.weights[:, j] if knows_weights else None, mu_synthetic=mu_synthetic)
+
+
+# --- utility of the joint release: estimands of a pair of variables ---------------------------------
+
+def pair_statistics(first, second) -> "pd.DataFrame":
+    """Joint estimands of two variables in each of m datasets: their correlation and the least-squares
+    slope and intercept of ``second`` on ``first``.
+
+    Parameters
+    ----------
+    first, second : array_like, shape (m, n) or (n,)
+        The two variables, dataset by dataset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        m rows; columns "correlation", "slope", "intercept".
+
+    Examples
+    --------
+    >>> pair_statistics([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 5.0, 9.0]).round(3)
+       correlation  slope  intercept
+    0        0.965    2.2       -0.5
+    """
+    import pandas as pd
+
+    x = np.atleast_2d(_checks.finite_array(first, "first"))
+    y = np.atleast_2d(_checks.finite_array(second, "second"))
+    if x.shape != y.shape or x.ndim != 2:
+        raise ValueError(f"first and second must have the same shape (m, n) or (n,), got {x.shape} and {y.shape}")
+    xc, yc = x - x.mean(axis=1, keepdims=True), y - y.mean(axis=1, keepdims=True)
+    sxy, sxx, syy = (xc * yc).sum(axis=1), (xc**2).sum(axis=1), (yc**2).sum(axis=1)
+    slope = sxy / sxx
+    return pd.DataFrame({"correlation": sxy / np.sqrt(sxx * syy), "slope": slope,
+                         "intercept": y.mean(axis=1) - slope * x.mean(axis=1)})
+
+
+def pair_long_table(first, second, synthetic: dict, B: int = 500, seed=0) -> "pd.DataFrame":
+    """:func:`pair_statistics` of the data's bootstrap ("Data", records resampled as pairs) and of each
+    synthesizer's datasets, long format like :func:`ppmlib.utility.long_table`.
+
+    Parameters
+    ----------
+    first, second : array_like, shape (n,)
+        The confidential variables.
+    synthetic : dict of str to (ndarray, ndarray)
+        Each synthesizer's pair of (m, n) synthetic arrays.
+    B : int
+        Bootstrap resamples of the records.
+    seed : int
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns source, statistic ("correlation", "slope", "intercept"), value.
+    """
+    import pandas as pd
+
+    first = _checks.finite_array(first, "first", ndim=1)
+    second = _checks.finite_array(second, "second", ndim=1)
+    B = _checks.integer(B, "B", low=1)
+    rows = np.random.default_rng(seed).integers(0, first.size, size=(B, first.size))  # resample records
+    frames = [pair_statistics(first[rows], second[rows]).assign(source="Data")]
+    frames += [pair_statistics(a, b).assign(source=name) for name, (a, b) in synthetic.items()]
+    wide = pd.concat(frames, ignore_index=True)
+    return wide.melt(id_vars="source", var_name="statistic", value_name="value")
