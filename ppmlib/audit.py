@@ -34,7 +34,6 @@ import pandas as pd
 from scipy import optimize, stats
 
 from . import _checks, exact, simulate
-from .lipschitz import record_bounds
 from .models import POISSON_PRIOR
 from .seeding import seeds
 from .weights import lw_risks, lw_weights, scalar_weights
@@ -385,16 +384,9 @@ def _poisson_log_lik(lam, y) -> np.ndarray:
 
 
 def draws_delta(y, alpha, *, draws: int = 4000, seed=0, prior: dict | None = None) -> float:
-    """Delta of the alpha-weighted pseudo posterior from ``draws`` exact draws (ppmlib.record_bounds).
-
-    -log p(y_i | lambda) = lambda - y_i log lambda + log y_i! is convex in lambda, so its largest
-    value over a set of draws is at the smallest or the largest draw: ppmlib.record_bounds on those
-    two rows of the S x n log-likelihood equals it on all S rows (the tests check this), and saves
-    an S x n matrix in every step of the SW root finder.
-    """
-    lam = exact.sample(y, alpha, draws, seed, **_prior(prior))
-    extremes = np.array([lam.min(), lam.max()])
-    return float(record_bounds(_poisson_log_lik(extremes, y), alpha).max())
+    """Delta of the alpha-weighted pseudo posterior from ``draws`` exact draws: the maximum of
+    :func:`ppmlib.exact.draw_record_bounds` (which needs only the smallest and the largest draw)."""
+    return float(exact.draw_record_bounds(y, alpha, draws, seed, **_prior(prior)).max())
 
 
 def grid_delta(y, alpha, *, prior: dict | None = None, mass: float = 1 - 1e-6, grid_points: int = 2001) -> float:

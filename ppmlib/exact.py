@@ -25,7 +25,7 @@ from __future__ import annotations
 __all__ = ["pseudo_posterior", "gamma_logpdf", "log_density", "central_interval", "poisson_log_lik",
            "loo_log_evidence_ratio", "loo_log_ratio", "max_abs_loo_log_ratio", "max_abs_loo_log_ratio_by_point",
            "grid_record_bounds", "exceedance_bounds", "log10_tail_mass_bound", "em_scalar_weight", "em_log_density",
-           "sample", "synthetic_sum_logpmf"]
+           "sample", "draw_record_bounds", "synthetic_sum_logpmf"]
 
 import numpy as np
 from scipy import special, stats
@@ -343,6 +343,47 @@ def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = _PRIO
     # uniforms in the open interval (0, 1): ppf(0) = 0 and ppf(1) = inf are not rates
     u = (np.random.default_rng(_checks.seed(seed)).integers(1, 2**53, size=size) - 0.5) / 2**53
     return stats.gamma.ppf(u, shape) / rate
+
+
+def draw_record_bounds(y, weights=None, draws: int = 4000, seed=0, prior_shape: float = _PRIOR_SHAPE,
+                       prior_rate: float = _PRIOR_RATE) -> np.ndarray:
+    """By-record bounds Delta_i = max_s abs(alpha_i f_s(y_i)) over ``draws`` exact draws, shape (n,).
+
+    The conjugate stand-in for :func:`ppmlib.record_bounds` of a Stan fit, for databases of any size:
+    -log p(y | lambda) = lambda - y log lambda + log y! is convex in lambda, so its largest value over
+    a set of draws is at the smallest or the largest draw, and only those two enter; and it depends
+    on a record only through its value, so it is evaluated once per distinct value. A record with
+    weight 0 has bound 0. ``weights`` None: the unweighted pseudo posterior (the bounds are then
+    f_i = max_s abs(f_s(y_i)), LW's risks before scaling).
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        Counts.
+    weights : array_like, shape (n,), optional
+        alpha in [0, 1] (None: all ones).
+    draws, seed : int
+        Exact draws from :func:`sample` (common random numbers: one seed, draws that move with the data).
+    prior_shape, prior_rate : float
+        The Gamma(a, b) prior.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+
+    Examples
+    --------
+    >>> bounds = draw_record_bounds([98, 103, 120], [1.0, 1.0, 0.5], draws=4000, seed=1)
+    >>> bounds.shape, bool(bounds[2] < draw_record_bounds([98, 103, 120], draws=4000, seed=1)[2])
+    ((3,), True)
+    """
+    y, alpha = _data(y, weights)
+    lam = sample(y, alpha, draws, seed, prior_shape, prior_rate)
+    values, index = np.unique(y, return_inverse=True)
+    worst = np.abs(poisson_log_lik([lam.min(), lam.max()], values)).max(axis=1)[index]
+    bounds = alpha * worst
+    bounds[alpha == 0] = 0.0
+    return bounds
 
 
 def synthetic_sum_logpmf(s, n_synthetic: int, shape, rate) -> np.ndarray:

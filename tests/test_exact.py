@@ -168,3 +168,16 @@ def test_exceedance_bounds_separate_safe_from_unsafe_points(simulated):
 def test_bad_inputs_name_the_argument(call, error, name):
     with pytest.raises(error, match=name):
         call()
+
+
+@pytest.mark.parametrize("with_weights", [False, True])
+def test_draw_record_bounds_from_two_draws_per_value_equal_the_full_matrix(with_weights):
+    import ppmlib
+    y = ppmlib.simulate.poisson(300, 40, seed=5)
+    alpha = np.linspace(0.0, 1.0, y.size) if with_weights else None
+    lam = exact.sample(y, alpha, size=3000, seed=4)
+    full = ppmlib.record_bounds(exact.poisson_log_lik(lam, y).T, alpha)   # S x n, every draw
+    bounds = exact.draw_record_bounds(y, alpha, draws=3000, seed=4)
+    np.testing.assert_allclose(bounds, full, rtol=1e-12)
+    if with_weights:
+        assert bounds[0] == 0.0                      # weight 0: bound 0
