@@ -72,11 +72,14 @@ def _shape_rate(shape, rate):
 # the pseudo posterior of one database
 # ---------------------------------------------------------------------------------------------
 
-def pseudo_posterior(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE) -> tuple[float, float]:
+def pseudo_posterior(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE,
+                     counts=None) -> tuple[float, float]:
     """(shape, rate) of the alpha-weighted pseudo posterior Gamma(a + sum alpha y, b + sum alpha).
 
     ``y`` (n,) counts; ``weights`` (n,) alpha in [0, 1] (None: all ones, the ordinary posterior).
     ``prior_shape`` and ``prior_rate`` are a and b of the Gamma(a, b) prior (rate parametrisation).
+    ``counts`` (n,), optional: entry i of ``y`` stands for counts_i records of that value, all with
+    weight alpha_i (a database given by its distinct values, so work does not grow with n).
 
     See Also
     --------
@@ -91,6 +94,11 @@ def pseudo_posterior(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_r
     """
     a, b = _prior(prior_shape, prior_rate)
     y, alpha = _data(y, weights)
+    if counts is not None:
+        counts = _checks.counts(counts)
+        if counts.shape != y.shape:
+            raise ValueError(f"counts must have one entry per value of y ({y.size}), got {counts.size}")
+        alpha = alpha * counts
     return a + float(alpha @ y), b + float(alpha.sum())
 
 
@@ -319,7 +327,7 @@ def _log_trapezoid(log_values: np.ndarray, grid: np.ndarray) -> float:
 # ---------------------------------------------------------------------------------------------
 
 def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = _PRIOR_SHAPE,
-           prior_rate: float = _PRIOR_RATE) -> np.ndarray:
+           prior_rate: float = _PRIOR_RATE, counts=None) -> np.ndarray:
     """``size`` independent draws of the Poisson rate from the exact pseudo posterior, shape (size,).
 
     The conjugate stand-in for an MCMC fit: no chains, no autocorrelation, no warmup. Draws are made
@@ -339,14 +347,14 @@ def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = _PRIO
     ((4000,), 104.71)
     """
     size = _checks.integer(size, "size", low=1)
-    shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate)
+    shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate, counts)
     # uniforms in the open interval (0, 1): ppf(0) = 0 and ppf(1) = inf are not rates
     u = (np.random.default_rng(_checks.seed(seed)).integers(1, 2**53, size=size) - 0.5) / 2**53
     return stats.gamma.ppf(u, shape) / rate
 
 
 def draw_record_bounds(y, weights=None, draws: int = 4000, seed=0, prior_shape: float = _PRIOR_SHAPE,
-                       prior_rate: float = _PRIOR_RATE) -> np.ndarray:
+                       prior_rate: float = _PRIOR_RATE, counts=None) -> np.ndarray:
     """By-record bounds Delta_i = max_s abs(alpha_i f_s(y_i)) over ``draws`` exact draws, shape (n,).
 
     The conjugate stand-in for :func:`ppmlib.record_bounds` of a Stan fit, for databases of any size:
@@ -366,6 +374,9 @@ def draw_record_bounds(y, weights=None, draws: int = 4000, seed=0, prior_shape: 
         Exact draws from :func:`sample` (common random numbers: one seed, draws that move with the data).
     prior_shape, prior_rate : float
         The Gamma(a, b) prior.
+    counts : array_like, shape (n,), optional
+        Multiplicities, as in :func:`pseudo_posterior`: pass the distinct values with their counts
+        and the cost no longer grows with the number of records.
 
     Returns
     -------
@@ -378,7 +389,7 @@ def draw_record_bounds(y, weights=None, draws: int = 4000, seed=0, prior_shape: 
     ((3,), True)
     """
     y, alpha = _data(y, weights)
-    lam = sample(y, alpha, draws, seed, prior_shape, prior_rate)
+    lam = sample(y, alpha, draws, seed, prior_shape, prior_rate, counts)
     values, index = np.unique(y, return_inverse=True)
     worst = np.abs(poisson_log_lik([lam.min(), lam.max()], values)).max(axis=1)[index]
     bounds = alpha * worst

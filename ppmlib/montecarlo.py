@@ -406,12 +406,13 @@ def exact_database(y, seed: int, *, c: float = 1.0, g: float = 0.0, tau: float =
         k), and the database's f_min and f_max.
     """
     from .weights import min_max_scale, risk_to_weight
-    y = _checks.counts(y)
+    # a record's weight and bound depend on it only through its value: work on the distinct values
+    values, counts = np.unique(_checks.counts(y), return_counts=True)
     cap = _checks.real(cap, "cap", low=0, low_open=True)
     unweighted_seed, lw_seed, final_seed, cap_seed = seeds(seed, 1 + len(EXACT_SYNTHESIZERS))[1:]
 
     def refit(weights, step_seed):
-        return exact.draw_record_bounds(y, weights, draws, step_seed)
+        return exact.draw_record_bounds(values, weights, draws, step_seed, counts=counts)
 
     f = refit(None, unweighted_seed)                      # f_i: the unweighted bounds, all finite for Poisson
     alpha_lw = risk_to_weight(min_max_scale(f), c, g)     # lw_weights on these f_i (lw_risks then the map)
@@ -427,8 +428,8 @@ def exact_database(y, seed: int, *, c: float = 1.0, g: float = 0.0, tau: float =
     except CalibrationError:
         final = None
     # cap / f_i is one re-weighting step of the unweighted synthesizer: k Delta / Delta_i with k = cap / max f
-    alpha_cap = reweight(np.ones(y.size), f, cap / f.max())
-    results = {"Unweighted": (np.ones(y.size), f), "LW": (alpha_lw, lw_bounds),
+    alpha_cap = reweight(np.ones(values.size), f, cap / f.max())
+    results = {"Unweighted": (np.ones(values.size), f), "LW": (alpha_lw, lw_bounds),
                "Capped": (alpha_cap, refit(alpha_cap, cap_seed))}
     if final is not None:
         results["LW_final"] = (final.weights, refit(final.weights, final_seed))
@@ -441,7 +442,7 @@ def exact_database(y, seed: int, *, c: float = 1.0, g: float = 0.0, tau: float =
         weights, bounds = results[name]
         delta = float(bounds.max())
         rows.append({"synthesizer": name, "delta": delta, "epsilon": 2.0 * delta,
-                     "share down-weighted": float(np.mean(weights < 1)), "converged": True,
+                     "share down-weighted": float(counts[weights < 1].sum() / counts.sum()), "converged": True,
                      "k": final.calibration["value"] if name == "LW_final" else np.nan, **key})
     return rows
 
