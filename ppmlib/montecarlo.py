@@ -245,8 +245,9 @@ def contraction(deltas: pd.DataFrame, max_databases: int | None = None) -> pd.Da
     table = pd.DataFrame({"databases": grouped.count(), "min": grouped.min(), "median": grouped.median(),
                           "95th pct": grouped.quantile(0.95), "max": grouped.max()})
     table["max - min"] = table["max"] - table["min"]
+    table["25th pct"], table["75th pct"] = grouped.quantile(0.25), grouped.quantile(0.75)
     table["sd"] = grouped.std()
-    table["IQR"] = grouped.quantile(0.75) - grouped.quantile(0.25)
+    table["IQR"] = table["75th pct"] - table["25th pct"]
     if "share down-weighted" in deltas:
         table["share down-weighted"] = deltas.groupby(["model", "synthesizer", "n"], sort=False)["share down-weighted"].mean()
     return table
