@@ -199,3 +199,20 @@ def test_risk_by_m_and_summary_by_hand(problem):
         risk_by_m(y, zs, mu, sigma, [4], sigma_draws)
     with pytest.raises(ValueError, match="sigma_h must have one value per draw"):
         risk_summary(risks[1], sigma[:3], sigma_draws)
+
+
+def test_expected_risk_means_and_welch_interval_by_hand():
+    import pandas as pd
+    from scipy import stats
+
+    from ppmlib.disclosure import expected_risk
+    by = {"U": pd.DataFrame({"mean P(true)": [1.0, 2.0, 3.0]}), "LW": pd.DataFrame({"mean P(true)": [2.0, 4.0, 6.0, 8.0]})}
+    table = expected_risk(by)
+    u, lw = table.loc["U"], table.loc["LW"]
+    assert u["mean"] == 2.0 and u["high"] == pytest.approx(2.0 + stats.t.ppf(0.975, 2) / np.sqrt(3))   # sd 1
+    # LW - U = 3; variances of the means 20/3/4 = 5/3 and 1/3; Welch df = 4 / ((5/3)^2 / 3 + (1/3)^2 / 2) = 4.0755
+    assert lw["minus U"] == 3.0
+    assert lw["diff high"] - 3.0 == pytest.approx(stats.t.ppf(0.975, 4 / ((5 / 3) ** 2 / 3 + (1 / 3) ** 2 / 2)) * np.sqrt(2))
+    assert not lw["difference is real"]                                  # 3 -/+ 3.9 covers 0
+    with pytest.raises(ValueError, match="reference 'SW' is not in by_dataset"):
+        expected_risk(by, reference="SW")
