@@ -346,11 +346,14 @@ def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = _PRIO
     >>> lam.shape, round(float(lam.mean()), 2)          # the Gamma's mean is 262 / 2.501 = 104.76
     ((4000,), 104.71)
     """
-    size = _checks.integer(size, "size", low=1)
     shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate, counts)
-    # uniforms in the open interval (0, 1): ppf(0) = 0 and ppf(1) = inf are not rates
-    u = (np.random.default_rng(_checks.seed(seed)).integers(1, 2**53, size=size) - 0.5) / 2**53
-    return stats.gamma.ppf(u, shape) / rate
+    return stats.gamma.ppf(_uniforms(size, seed), shape) / rate
+
+
+def _uniforms(size, seed) -> np.ndarray:
+    """The uniforms behind :func:`sample`, in the open interval (0, 1): ppf(0) = 0 and ppf(1) = inf are not rates."""
+    size = _checks.integer(size, "size", low=1)
+    return (np.random.default_rng(_checks.seed(seed)).integers(1, 2**53, size=size) - 0.5) / 2**53
 
 
 def draw_record_bounds(y, weights=None, draws: int = 4000, seed=0, prior_shape: float = _PRIOR_SHAPE,
@@ -389,9 +392,12 @@ def draw_record_bounds(y, weights=None, draws: int = 4000, seed=0, prior_shape: 
     ((3,), True)
     """
     y, alpha = _data(y, weights)
-    lam = sample(y, alpha, draws, seed, prior_shape, prior_rate, counts)
+    shape, rate = pseudo_posterior(y, alpha, prior_shape, prior_rate, counts)
+    u = _uniforms(draws, seed)
+    # the ppf is increasing: the smallest and the largest of sample()'s draws are those of the extreme uniforms
+    extremes = stats.gamma.ppf([u.min(), u.max()], shape) / rate
     values, index = np.unique(y, return_inverse=True)
-    worst = np.abs(poisson_log_lik([lam.min(), lam.max()], values)).max(axis=1)[index]
+    worst = np.abs(poisson_log_lik(extremes, values)).max(axis=1)[index]
     bounds = alpha * worst
     bounds[alpha == 0] = 0.0
     return bounds
