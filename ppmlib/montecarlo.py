@@ -8,7 +8,7 @@ Poisson data and near 6 for the NB mixture at n = 1000 (its Appendix D prints th
 NB(100, 5) + NB(100, 5), a typo against the dispersions (5, 20) of its section 2.1, which are used here).
 
 One job is one database (model, n, r): its synthesizers run in sequence, as one
-:mod:`ppmlib.lineup` (LW's weights come from the unweighted fit, the re-weighted LW_final, the
+``ppmlib.lineup`` (LW's weights come from the unweighted fit, the re-weighted LW_final, the
 paper's synthesizer, from LW). Jobs are independent and run through :func:`ppmlib.parallel.map_jobs`
 (serially, on local worker processes, or on a Dask cluster); each job carries its own seed, so the
 tables do not depend on the number of workers.
@@ -47,7 +47,7 @@ DESIGNS = {
 }
 DEFAULT_DESIGN_SETTINGS = {"mu": 100.0, "mix_mus": (100.0, 100.0), "mix_phis": (5.0, 20.0), "mix_probs": (0.2, 0.8)}
 
-#: The synthesizers a Stan study can run (standard members of :mod:`ppmlib.lineup`), in run order. A
+#: The synthesizers a Stan study can run (standard members of ``ppmlib.lineup``), in run order. A
 #: database's seed is split into a data seed and one seed per entry, in this order, so a synthesizer
 #: keeps its seed whichever others are asked for (and the first j seeds do not depend on the length).
 SYNTHESIZERS = ("Unweighted", "LW", "LW_final")
@@ -162,7 +162,7 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
     n, R : the main study: R databases of n records each
     n_values, R_sweep : the sweep: R_sweep databases at every other size in n_values (at n itself
         the main study's R databases serve)
-    synthesizers : names from ``SYNTHESIZERS`` (standard members of :mod:`ppmlib.lineup`), run in
+    synthesizers : names from ``SYNTHESIZERS`` (standard members of ``ppmlib.lineup``), run in
         that order on each database; LW needs Unweighted, LW_final needs LW
     sweep_models, sweep_synthesizers : the models and synthesizers of the sweep's other sizes
         (default: ``models`` and ``synthesizers``); the main study always runs all of them
@@ -379,7 +379,7 @@ def exact_database(y, seed: int, *, c: float = 1.0, g: float = 0.0, tau: float =
 
     The pipeline is the Stan study's (:func:`run_database`): LW's weights from the unweighted
     draws' f_i = max_s abs(f_s(y_i)); LW_final re-weights LW by Algorithm 1 of the 2025 paper
-    (:func:`ppmlib.weights.reweight`, k searched by :func:`ppmlib.match_delta` from ``k0`` until Delta
+    (:func:`ppmlib.reweight`, k searched by :func:`ppmlib.match_delta` from ``k0`` until Delta
     is within ``tau`` of LW's, as :func:`ppmlib.reweight_to_tolerance` does with Stan refits);
     Capped weights alpha_i = min(1, cap / f_i), ``cap`` fixed in advance. Every "fit" is ``draws``
     exact draws of the Gamma pseudo posterior (:func:`ppmlib.exact.draw_record_bounds`), one seed per
