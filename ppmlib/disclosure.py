@@ -22,7 +22,8 @@ The loops of the attribute-risk chapter (over H, over m, over synthetic datasets
 from __future__ import annotations
 
 __all__ = ["DEFAULT_OFFSETS", "AttributeRisk", "attribute_risk", "synthetic_log_lik", "log_weights", "risk_inputs",
-           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset"]
+           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset",
+           "expected_risk"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -310,7 +311,8 @@ def risk_summary(risk: AttributeRisk, sigma_h, sigma_draws) -> dict:
         raise ValueError(f"sigma_h must have one value per draw used (H = {risk.draw_share.size}), got {sigma_h.size}")
     effective = float(risk.draw_share @ sigma_h)
     G = risk.offsets.size
-    return {"median P(true)": float(np.median(risk.prob_true)), "max P(true)": float(risk.prob_true.max()),
+    return {"median P(true)": float(np.median(risk.prob_true)), "mean P(true)": float(risk.prob_true.mean()),
+            "max P(true)": float(risk.prob_true.max()),
             "share P(true) < 1/G": float(np.mean(risk.prob_true < 1 / G)),
             "mean rank": float(risk.rank_true.mean()), "share ranked 1st": float(np.mean(risk.rank_true == 1)),
             f"share ranked {G // 2 + 2}..{G}": float(np.mean(risk.rank_true > G // 2 + 1)),
@@ -481,3 +483,55 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
                      "its percentile": float(np.mean(sigma_draws < generating)),
                      **risk_summary(attribute_risk(y, z, mu, sigma, offsets, weights), sigma, sigma_draws)})
     return pd.DataFrame(rows)
+
+
+def expected_risk(by_dataset: dict, column: str = "mean P(true)", reference: str | None = None,
+                  confidence: float = 0.95):
+    """The expected risk over releases, per synthesizer, and each one's difference from a reference.
+
+    Parameters
+    ----------
+    by_dataset : dict
+        Synthesizer name -> the table of :func:`risk_by_dataset` (one row per released dataset).
+    column : str
+        The per-release risk to average ("mean P(true)", "median P(true)", "max P(true)", ...).
+    reference : str, optional
+        The synthesizer the others are compared with (default: the first).
+    confidence : float
+        Level of the intervals.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per synthesizer: releases K, the mean of ``column`` over them with its t interval,
+        the difference from the reference's mean and its Welch interval (the two sets of releases
+        are independent), and whether that interval excludes 0.
+    """
+    import pandas as pd
+    from scipy import stats
+    confidence = _checks.real(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
+    names = list(by_dataset)
+    if not names:
+        raise ValueError("by_dataset is empty: give one table of releases per synthesizer")
+    reference = names[0] if reference is None else reference
+    if reference not in by_dataset:
+        raise ValueError(f"reference {reference!r} is not in by_dataset ({names})")
+    values = {name: np.asarray(table[column], dtype=float) for name, table in by_dataset.items()}
+    if min(v.size for v in values.values()) < 2:
+        raise ValueError("every synthesizer needs at least 2 releases for an interval")
+    quantile = 0.5 + confidence / 2
+    ref = values[reference]
+    rows = {}
+    for name, v in values.items():
+        se = v.std(ddof=1) / np.sqrt(v.size)
+        half = stats.t.ppf(quantile, v.size - 1) * se
+        row = {"releases": v.size, "mean": v.mean(), "low": v.mean() - half, "high": v.mean() + half}
+        if name != reference:
+            a, b = v.var(ddof=1) / v.size, ref.var(ddof=1) / ref.size
+            df = (a + b) ** 2 / (a**2 / (v.size - 1) + b**2 / (ref.size - 1))   # Welch-Satterthwaite
+            diff, half = v.mean() - ref.mean(), stats.t.ppf(quantile, df) * np.sqrt(a + b)
+            row.update({f"minus {reference}": diff, "diff low": diff - half, "diff high": diff + half,
+                        "difference is real": bool(diff - half > 0 or diff + half < 0)})
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(column)
+

@@ -25,7 +25,7 @@ from __future__ import annotations
 __all__ = ["pseudo_posterior", "gamma_logpdf", "log_density", "central_interval", "poisson_log_lik",
            "loo_log_evidence_ratio", "loo_log_ratio", "max_abs_loo_log_ratio", "max_abs_loo_log_ratio_by_point",
            "grid_record_bounds", "exceedance_bounds", "log10_tail_mass_bound", "em_scalar_weight", "em_log_density",
-           "sample", "ConjugateSampler", "synthetic_sum_logpmf"]
+           "sample", "draw_record_bounds", "ConjugateSampler", "synthetic_sum_logpmf"]
 
 from dataclasses import dataclass
 
@@ -76,11 +76,14 @@ def _shape_rate(shape, rate):
 # the pseudo posterior of one database
 # ---------------------------------------------------------------------------------------------
 
-def pseudo_posterior(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE) -> tuple[float, float]:
+def pseudo_posterior(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE,
+                     counts=None) -> tuple[float, float]:
     """(shape, rate) of the alpha-weighted pseudo posterior Gamma(a + sum alpha y, b + sum alpha).
 
     ``y`` (n,) counts; ``weights`` (n,) alpha in [0, 1] (None: all ones, the ordinary posterior).
     ``prior_shape`` and ``prior_rate`` are a and b of the Gamma(a, b) prior (rate parametrisation).
+    ``counts`` (n,), optional: entry i of ``y`` stands for counts_i records of that value, all with
+    weight alpha_i (a database given by its distinct values, so work does not grow with n).
 
     Parameters
     ----------
@@ -109,6 +112,11 @@ def pseudo_posterior(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_r
     """
     a, b = _prior(prior_shape, prior_rate)
     y, alpha = _data(y, weights)
+    if counts is not None:
+        counts = _checks.counts(counts)
+        if counts.shape != y.shape:
+            raise ValueError(f"counts must have one entry per value of y ({y.size}), got {counts.size}")
+        alpha = alpha * counts
     return a + float(alpha @ y), b + float(alpha.sum())
 
 
@@ -486,7 +494,7 @@ def _log_trapezoid(log_values: np.ndarray, grid: np.ndarray) -> float:
 # ---------------------------------------------------------------------------------------------
 
 def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = _PRIOR_SHAPE,
-           prior_rate: float = _PRIOR_RATE) -> np.ndarray:
+           prior_rate: float = _PRIOR_RATE, counts=None) -> np.ndarray:
     """``size`` independent draws of the Poisson rate from the exact pseudo posterior, shape (size,).
 
     The conjugate stand-in for an MCMC fit: no chains, no autocorrelation, no warmup. Draws are made
@@ -520,16 +528,66 @@ def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = _PRIO
     >>> lam.shape, round(float(lam.mean()), 2)          # the Gamma's mean is 262 / 2.501 = 104.76
     ((4000,), 104.71)
     """
+    shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate, counts)
+    return _gamma_draws(shape, rate, size, seed)
+
+
+def _uniforms(size, seed) -> np.ndarray:
+    """The uniforms behind :func:`sample`, in the open interval (0, 1): ppf(0) = 0 and ppf(1) = inf are not rates."""
     size = _checks.integer(size, "size", low=1)
-    shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate)
-    return _gamma_draws(shape, rate, size, _checks.seed(seed))
+    return (np.random.default_rng(_checks.seed(seed)).integers(1, 2**53, size=size) - 0.5) / 2**53
 
 
 def _gamma_draws(shape: float, rate: float, size: int, seed) -> np.ndarray:
-    """``size`` Gamma(shape, rate) draws by the inverse cdf of uniforms from ``seed``."""
-    # uniforms in the open interval (0, 1): ppf(0) = 0 and ppf(1) = inf are not rates
-    u = (np.random.default_rng(seed).integers(1, 2**53, size=size) - 0.5) / 2**53
-    return stats.gamma.ppf(u, shape) / rate
+    """``size`` Gamma(shape, rate) draws by the inverse cdf of :func:`_uniforms` from ``seed``."""
+    return stats.gamma.ppf(_uniforms(size, seed), shape) / rate
+
+
+def draw_record_bounds(y, weights=None, draws: int = 4000, seed=0, prior_shape: float = _PRIOR_SHAPE,
+                       prior_rate: float = _PRIOR_RATE, counts=None) -> np.ndarray:
+    """By-record bounds Delta_i = max_s abs(alpha_i f_s(y_i)) over ``draws`` exact draws, shape (n,).
+
+    The conjugate stand-in for :func:`ppmlib.record_bounds` of a Stan fit, for databases of any size:
+    -log p(y | lambda) = lambda - y log lambda + log y! is convex in lambda, so its largest value over
+    a set of draws is at the smallest or the largest draw, and only those two enter; and it depends
+    on a record only through its value, so it is evaluated once per distinct value. A record with
+    weight 0 has bound 0. ``weights`` None: the unweighted pseudo posterior (the bounds are then
+    f_i = max_s abs(f_s(y_i)), LW's risks before scaling).
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        Counts.
+    weights : array_like, shape (n,), optional
+        alpha in [0, 1] (None: all ones).
+    draws, seed : int
+        Exact draws from :func:`sample` (common random numbers: one seed, draws that move with the data).
+    prior_shape, prior_rate : float
+        The Gamma(a, b) prior.
+    counts : array_like, shape (n,), optional
+        Multiplicities, as in :func:`pseudo_posterior`: pass the distinct values with their counts
+        and the cost no longer grows with the number of records.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+
+    Examples
+    --------
+    >>> bounds = draw_record_bounds([98, 103, 120], [1.0, 1.0, 0.5], draws=4000, seed=1)
+    >>> bounds.shape, bool(bounds[2] < draw_record_bounds([98, 103, 120], draws=4000, seed=1)[2])
+    ((3,), True)
+    """
+    y, alpha = _data(y, weights)
+    shape, rate = pseudo_posterior(y, alpha, prior_shape, prior_rate, counts)
+    u = _uniforms(draws, seed)
+    # the ppf is increasing: the smallest and the largest of sample()'s draws are those of the extreme uniforms
+    extremes = stats.gamma.ppf([u.min(), u.max()], shape) / rate
+    values, index = np.unique(y, return_inverse=True)
+    worst = np.abs(poisson_log_lik(extremes, values)).max(axis=1)[index]
+    bounds = alpha * worst
+    bounds[alpha == 0] = 0.0
+    return bounds
 
 
 @dataclass(frozen=True)

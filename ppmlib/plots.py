@@ -9,7 +9,8 @@ synthesizer, the same in every chapter: the colours of :data:`ppmlib.lineup.STAN
 from __future__ import annotations
 
 __all__ = ["PALETTE", "violins", "bounds_and_weights", "utility_violins", "location_densities", "synthetic_violins",
-           "bounds_vs_weights", "local_deltas", "mc_estimands", "contraction_over_n",
+           "bounds_vs_weights", "local_deltas", "mc_estimands", "contraction_over_n", "exceedance_by_mu",
+           "delta_against_formula",
            "ce_bounds", "ce_utility", "cg_violins", "data_and_synthetic",
            "estimand_intervals"]
 
@@ -23,6 +24,7 @@ from .lineup import ALIASES, STANDARD
 # which its paper's alias ("DPweighted") and its label with the alias ("LW (DPweighted)") share
 PALETTE = {"Data": "#4d4d4d", **{name: m.colour for name, m in STANDARD.items()}}
 PALETTE.update({label: PALETTE[name] for name, alias in ALIASES.items() for label in (alias, f"{name} ({alias})")})
+PALETTE["Capped"] = "#1f78b4"  # the fixed-cap weighting of the asymptotic-DP chapter
 
 
 def _colour(name: str, i: int) -> str:
@@ -192,31 +194,86 @@ def mc_estimands(estimands, statistics=("mean", "median", "15th pct", "90th pct"
 
 
 def contraction_over_n(table, title: str = "Spread of the local bounds as n grows"):
-    """From :func:`ppmlib.studies.asymptotic_dp.contraction`: per model, the range min..max of the local
-    Delta at each n (bars), its median (dot) and 95th percentile (tick), per synthesizer; and
-    beside it the range max - min against n."""
+    """From :func:`ppmlib.studies.asymptotic_dp.contraction`, one row of panels per model: the local Delta's
+    median (dot) and interquartile range (bar) at each n per synthesizer; its sd against n; and,
+    when the table has it, the share of records whose weight is below 1 (the theorem's condition)."""
     models = list(dict.fromkeys(table.index.get_level_values("model")))
-    fig, axes = plt.subplots(len(models), 2, figsize=(11, 3.6 * len(models)), squeeze=False)
-    for (left, right), model in zip(axes, models):
+    shares = "share down-weighted" in table
+    fig, axes = plt.subplots(len(models), 3 if shares else 2, figsize=(15 if shares else 11, 3.8 * len(models)),
+                             squeeze=False)
+    for row, model in zip(axes, models):
         sub = table.xs(model, level="model")
-        for i, name in enumerate(dict.fromkeys(sub.index.get_level_values("synthesizer"))):
+        names = list(dict.fromkeys(sub.index.get_level_values("synthesizer")))
+        for i, name in enumerate(names):
             rows = sub.xs(name, level="synthesizer")
             sizes = rows.index.to_numpy(dtype=float)
             colour = _colour(name, i)
-            shift = sizes * (1 + 0.04 * (i - 0.5))  # side by side on the log axis
-            left.vlines(shift, rows["min"], rows["max"], color=colour, lw=2, alpha=0.7)
-            left.plot(shift, rows["median"], "o", color=colour, label=f"{name}: median, min-max")
-            left.plot(shift, rows["95th pct"], "_", color=colour, ms=14, mew=2)
-            right.plot(sizes, rows["max - min"], "o-", color=colour, label=name)
-        for ax in (left, right):
+            shift = sizes * (1 + 0.05 * (i - (len(names) - 1) / 2))  # side by side on the log axis
+            row[0].vlines(shift, rows["25th pct"], rows["75th pct"], color=colour, lw=3, alpha=0.7)
+            row[0].plot(shift, rows["median"], "o-", color=colour, ms=4, label=name)
+            row[1].plot(sizes, rows["sd"], "o-", color=colour, label=name)
+            if shares:
+                row[2].plot(sizes, rows["share down-weighted"], "o-", color=colour, label=name)
+        row[0].set_ylabel(r"local $\Delta$: median and IQR")
+        row[0].set_title(f"{model}: where the local bounds lie")
+        row[1].set_ylabel(r"sd of the local $\Delta$ over databases")
+        row[1].set_yscale("log")
+        row[1].set_title(f"{model}: their spread")
+        if shares:
+            row[2].set_ylabel(r"share of records with $\alpha_i < 1$")
+            row[2].set_ylim(-0.02, 1.02)
+            row[2].set_title(f"{model}: records down-weighted")
+        for ax in row:
             ax.set_xscale("log")
             ax.set_xlabel("n (records per database)")
             ax.grid(alpha=0.3)
-        left.set_ylabel(r"local $\Delta$ (tick: 95th percentile)")
-        left.set_title(model)
-        left.legend(fontsize=8)
-        right.set_ylabel(r"max $-$ min of the local $\Delta$")
-        right.set_title(f"{model}: range of the local bounds")
+        row[0].legend(fontsize=8)
+    return _titled(fig, title)
+
+
+def exceedance_by_mu(table, value: float, title: str = "The paper's global value against the unstated Poisson mean"):
+    """From :func:`ppmlib.studies.asymptotic_dp.share_above` grouped by (mu, synthesizer): the share of
+    databases above ``value`` with its 95% Clopper-Pearson interval (left) and the median local
+    Delta (right), against the Poisson mean mu."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    share = f"share above {value:g}"
+    for i, name in enumerate(dict.fromkeys(table.index.get_level_values("synthesizer"))):
+        rows = table.xs(name, level="synthesizer")
+        mus = rows.index.to_numpy(dtype=float)
+        colour = _colour(name, i)
+        errors = np.vstack([rows[share] - rows["95% low"], rows["95% high"] - rows[share]])
+        left.errorbar(mus, rows[share], yerr=errors, fmt="o-", color=colour, capsize=3, label=name)
+        right.plot(mus, rows["median"], "o-", color=colour, label=name)
+    right.axhline(value, color="black", ls="--", lw=1, label=f"the paper's {value:g}")
+    left.set_ylabel(f"share of databases with local $\\Delta$ > {value:g}")
+    left.set_ylim(-0.02, 1.02)
+    right.set_ylabel(r"median local $\Delta$")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel(r"Poisson mean $\mu$ of the generating model")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    left.set_title("Share above the paper's value (bars: 95% Clopper-Pearson)")
+    right.set_title(r"Median local $\Delta$")
+    return _titled(fig, title)
+
+
+def delta_against_formula(rows, title: str = r"LW's local $\Delta$ against its closed form $f_{max}^2 / (4 (f_{max} - f_{min}))$"):
+    """From :func:`ppmlib.studies.asymptotic_dp.with_formula`: every database's LW Delta against the closed
+    form of its (f_min, f_max), one colour per (model, n), with the line of equality."""
+    fig, ax = plt.subplots(figsize=(6.5, 5))
+    cmap = plt.get_cmap("viridis")
+    groups = list(rows.groupby(["model", "n"], sort=True))
+    for i, ((model, size), group) in enumerate(groups):
+        ax.plot(group["formula"], group["delta"], "o", ms=3, alpha=0.6, color=cmap(i / max(len(groups) - 1, 1)),
+                label=f"{model}, n = {size:,}")
+    low = min(rows["formula"].min(), rows["delta"].min())
+    high = max(rows["formula"].max(), rows["delta"].max())
+    ax.plot([low, high], [low, high], color="black", lw=1, label="equality")
+    ax.set_xlabel(r"closed form from the unweighted fit's $f_{min}$, $f_{max}$")
+    ax.set_ylabel(r"LW's local $\Delta$ (from the LW-weighted draws)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
     return _titled(fig, title)
 
 

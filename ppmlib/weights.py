@@ -10,7 +10,7 @@ re-weighting step the 2025 paper's Algorithm 1 (its section 2.1).
 from __future__ import annotations
 
 __all__ = ["risk_to_weight", "min_max_scale", "lw_risks", "lw_weights", "isolation_risks", "cw_weights",
-           "scalar_weights", "reweight"]
+           "scalar_weights", "reweight", "lw_delta_formula"]
 
 import numpy as np
 
@@ -297,3 +297,53 @@ def reweight(weights, bounds, k: float) -> np.ndarray:
     positive = bounds > 0
     out[positive] = np.clip(k * alpha[positive] * delta / bounds[positive], 0.0, 1.0)
     return out
+
+
+def lw_delta_formula(f_min: float, f_max: float, c: float = 1.0, g: float = 0.0) -> float:
+    """LW's Delta in closed form from the unweighted fit's extreme risks f_min and f_max.
+
+    With f_i = max_s abs(f_s(x_i)) from the unweighted fit, LW gives record i the weight
+    alpha(f_i) = clip(c (f_max - f_i) / (f_max - f_min) + g, 0, 1), so its weighted bound is about
+    alpha(f_i) f_i (the LW refit's draws differ a little from the unweighted ones). This returns the
+    largest value of f alpha(f) over f in [f_min, f_max], treating f as continuous. For (c, g) =
+    (1, 0) that is f_max^2 / (4 (f_max - f_min)) when f_max >= 2 f_min (the parabola's vertex f_max / 2
+    lies inside), else f_min. Because f_max is the most extreme record's risk, an extreme value,
+    Delta follows it: it drifts up with n and keeps its spread.
+
+    Parameters
+    ----------
+    f_min, f_max : float
+        The smallest and the largest f_i of the database, 0 <= f_min <= f_max.
+    c, g : float
+        LW's scale (>= 0) and shift.
+
+    Returns
+    -------
+    float
+        max over f in [f_min, f_max] of f clip(c (f_max - f) / (f_max - f_min) + g, 0, 1); when
+        f_min = f_max (every risk 0) it is f_max clip(c + g, 0, 1).
+
+    Examples
+    --------
+    >>> round(lw_delta_formula(3.22, 8.4), 4)          # Poisson, mu = 100: 8.4^2 / (4 x 5.18)
+    3.4054
+    >>> lw_delta_formula(3.0, 5.0)                      # f_max < 2 f_min: the largest bound is f_min's
+    3.0
+    """
+    f_min = _checks.real(f_min, "f_min", low=0)
+    f_max = _checks.real(f_max, "f_max", low=f_min)
+    c = _checks.real(c, "c", low=0)
+    g = _checks.real(g, "g")
+    span = f_max - f_min
+    if span == 0:   # every record equally risky: r_i = 0 (min_max_scale), alpha = clip(c + g, 0, 1)
+        return f_max * float(np.clip(c + g, 0.0, 1.0))
+
+    def bound(f):
+        return f * np.clip(c * (f_max - f) / span + g, 0.0, 1.0)
+
+    # f alpha(f) is piecewise: f where alpha = 1, a concave parabola where 0 < alpha < 1, 0 where
+    # alpha = 0; its maximum is at an end, at a kink (alpha reaching 1), or at the parabola's vertex
+    candidates = [f_min, f_max]
+    if c > 0:
+        candidates += [f_max - (1.0 - g) * span / c, (f_max + g * span / c) / 2.0]
+    return float(max(bound(min(max(f, f_min), f_max)) for f in candidates))

@@ -207,3 +207,20 @@ def test_an_underflowing_likelihood_is_refused_not_returned_as_nan():
     mu, sigma = np.zeros((4, 3)), np.full(4, 1e-170)
     with pytest.raises(ValueError, match=r"attribute risk is undefined for 3 of 3 records: .* sigma is not tiny"):
         attribute_risk(y, y + 1e6, mu, sigma)
+
+
+def test_expected_risk_means_and_welch_interval_by_hand():
+    import pandas as pd
+    from scipy import stats
+
+    from ppmlib.disclosure import expected_risk
+    by = {"U": pd.DataFrame({"mean P(true)": [1.0, 2.0, 3.0]}), "LW": pd.DataFrame({"mean P(true)": [2.0, 4.0, 6.0, 8.0]})}
+    table = expected_risk(by)
+    u, lw = table.loc["U"], table.loc["LW"]
+    assert u["mean"] == 2.0 and u["high"] == pytest.approx(2.0 + stats.t.ppf(0.975, 2) / np.sqrt(3))   # sd 1
+    # LW - U = 3; variances of the means 20/3/4 = 5/3 and 1/3; Welch df = 4 / ((5/3)^2 / 3 + (1/3)^2 / 2) = 4.0755
+    assert lw["minus U"] == 3.0
+    assert lw["diff high"] - 3.0 == pytest.approx(stats.t.ppf(0.975, 4 / ((5 / 3) ** 2 / 3 + (1 / 3) ** 2 / 2)) * np.sqrt(2))
+    assert not lw["difference is real"]                                  # 3 -/+ 3.9 covers 0
+    with pytest.raises(ValueError, match="reference 'SW' is not in by_dataset"):
+        expected_risk(by, reference="SW")

@@ -188,3 +188,29 @@ def test_conjugate_sampler_fits_the_poisson_model_without_stan():
     assert lw.synthetic.shape == (3, 4) and lw.diagnostics["divergences"] == 0
     with pytest.raises(ValueError, match="Poisson model's Gamma pseudo posterior only; got model 'negbin'"):
         ppmlib.fit("negbin", y, sampler=sampler, seed=1)
+
+
+@pytest.mark.parametrize("with_weights", [False, True])
+def test_draw_record_bounds_from_two_draws_per_value_equal_the_full_matrix(with_weights):
+    import ppmlib
+    y = ppmlib.simulate.poisson(300, 40, seed=5)
+    alpha = np.linspace(0.0, 1.0, y.size) if with_weights else None
+    lam = exact.sample(y, alpha, size=3000, seed=4)
+    full = ppmlib.record_bounds(exact.poisson_log_lik(lam, y).T, alpha)   # S x n, every draw
+    bounds = exact.draw_record_bounds(y, alpha, draws=3000, seed=4)
+    np.testing.assert_allclose(bounds, full, rtol=1e-12)
+    if with_weights:
+        assert bounds[0] == 0.0                      # weight 0: bound 0
+
+
+def test_counts_stand_for_repeated_records():
+    y, alpha = np.array([90, 100, 131]), np.array([1.0, 0.5, 0.25])
+    counts = np.array([3, 1, 2])
+    # 1 + (3 x 90 + 0.5 x 100 + 2 x 0.25 x 131), 0.001 + (3 + 0.5 + 0.5)
+    assert exact.pseudo_posterior(y, alpha, counts=counts) == pytest.approx((386.5, 4.001))
+    expanded = np.repeat(y, counts), np.repeat(alpha, counts)
+    bounds = exact.draw_record_bounds(y, alpha, draws=500, seed=2, counts=counts)
+    np.testing.assert_allclose(np.repeat(bounds, counts), exact.draw_record_bounds(*expanded, draws=500, seed=2),
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="counts must have one entry per value"):
+        exact.pseudo_posterior(y, alpha, counts=[1, 2])

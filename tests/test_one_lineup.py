@@ -21,9 +21,13 @@ BUILDERS = {"synthesizer", "match_sw", "match_delta", "reweight_to_tolerance"}
 # chapters that show one synthesizer at a time, step by step, rather than a study of several
 NOT_STUDIES = {"attribute_risk.md": "one LW synthesizer beside its unweighted base, built step by step to show "
                                     "the importance sampler's inputs"}
+# study functions that compute bounds only, never a Synthesis, and so are no lineup: each with its reason
+NOT_LINEUPS = {("ppmlib.studies.asymptotic_dp", "exact_database"):
+               "the exact Poisson study works per distinct value at up to 10^5 records and keeps only the bounds; "
+               "its k search is the root finder on exact Delta, as in the audit, with no Synthesis built"}
+
 # studies being moved onto the runner on their own branches (issue 19); strict: remove the mark once they are
-MIGRATING = {"ppmlib.studies.ce_income": "helper ce22 moves ce_income onto ppmlib.lineup",
-             "ppmlib.studies.asymptotic_dp": "helper adp23 moves montecarlo onto ppmlib.lineup"}
+MIGRATING = {"ppmlib.studies.ce_income": "helper ce22 moves ce_income onto ppmlib.lineup"}
 
 STUDY_MODULES = sorted(f"ppmlib.studies.{p.stem}" for p in (ROOT / "ppmlib" / "studies").glob("*.py")
                        if not p.stem.startswith("_"))
@@ -66,7 +70,11 @@ def test_chapters_build_synthesizers_only_through_the_runner(name):
 @pytest.mark.parametrize("module", [pytest.param(m, marks=[pytest.mark.xfail(reason=MIGRATING[m], strict=True)]
                                                  if m in MIGRATING else []) for m in STUDY_MODULES])
 def test_study_modules_build_synthesizers_only_through_the_runner(module):
-    source = inspect.getsource(importlib.import_module(module))
+    loaded = importlib.import_module(module)
+    source = inspect.getsource(loaded)
+    for (where, function), _reason in NOT_LINEUPS.items():
+        if where == module:  # leave the exempt function out of the scan
+            source = source.replace(inspect.getsource(getattr(loaded, function)), "")
     assert builder_calls(source) == [], f"{module} builds synthesizers by hand; use ppmlib.lineup"
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import Sampler, backends, montecarlo
+from ppmlib import Sampler, audit, backends, montecarlo
 from ppmlib.parallel import local_cluster, map_jobs
 
 TINY = dict(n=120, R=3, n_values=[60], R_sweep=2, sampler=Sampler(chains=2, draws=150, warmup=150), m=2, seed=7,
@@ -98,8 +98,10 @@ def test_study_rejects_unknown_models_and_missing_dependencies():
         montecarlo.run_study(["gamma"], R=1)
     with pytest.raises(ValueError, match="needs"):
         montecarlo.run_study(["poisson"], R=1, synthesizers=["LW"])
-    with pytest.raises(ValueError, match="unknown synthesizer"):
+    with pytest.raises(ValueError, match="LW_final' in synthesizers needs \\['LW'\\]"):
         montecarlo.run_study(["poisson"], R=1, synthesizers=["Unweighted", "LW_final"])
+    with pytest.raises(ValueError, match="unknown synthesizer 'CW' in sweep_synthesizers"):
+        montecarlo.run_study(["poisson"], R=1, sweep_synthesizers=["Unweighted", "CW"])
 
 
 def test_contraction_and_exceedance_by_hand():
@@ -109,12 +111,16 @@ def test_contraction_and_exceedance_by_hand():
     assert table.loc[("M", "LW", 10), "max - min"] == 5.0
     assert table.loc[("M", "LW", 20), "max - min"] == 1.5
     assert table.loc[("M", "LW", 20), "95th pct"] == pytest.approx(3.425)
+    assert table.loc[("M", "LW", 10), "sd"] == pytest.approx((14 / 3) ** 0.5)   # deviations -2, -1, 0, 3
+    assert table.loc[("M", "LW", 10), "IQR"] == pytest.approx(3.75 - 1.75)
     estimate = montecarlo.estimate_global_delta(deltas, level=0.95)
     assert estimate[("M", "LW")] == pytest.approx(3.425)
     shares = montecarlo.exceedance(deltas, estimate)
     assert shares.loc[("M", "LW", 10), "share above (pi)"] == 0.25   # only 6.0 > 3.425
     assert shares.loc[("M", "LW", 20), "share above (pi)"] == 0.25   # 3.5
     assert shares.loc[("M", "LW", 10), "epsilon"] == pytest.approx(6.85)
+    low, high = audit.clopper_pearson(1, 4)                                  # 1 of 4 databases above
+    assert (shares.loc[("M", "LW", 10), "pi 95% low"], shares.loc[("M", "LW", 10), "pi 95% high"]) == (low, high)
 
 
 def test_rank_correlation_by_hand():

@@ -121,3 +121,30 @@ def test_risks_outside_the_unit_interval_are_refused(risk, first):
     with pytest.raises(ValueError, match=rf"risk must lie in \[0, 1\]; 1 of {len(risk)} do not, the first at position {first}$"):
         ppmlib.risk_to_weight(risk, c=1.0)
     np.testing.assert_allclose(ppmlib.risk_to_weight([0.0, 1.0, 0.25]), [1.0, 0.0, 0.75])
+
+
+# --- LW's Delta in closed form (ALGORITHMS.md section 12) -----------------------------------------
+
+@pytest.mark.parametrize("f_min, f_max, c, g, expected", [
+    (2.0, 10.0, 1.0, 0.0, 3.125),    # vertex f = 5: 5 (10 - 5) / 8 = 100 / 32
+    (2.0, 10.0, 0.5, 0.2, 2.7225),   # f (0.825 - f / 16), vertex 6.6: 6.6 x 0.4125
+    (2.0, 10.0, 2.0, 0.0, 6.0),      # alpha = 1 up to f = 6, then f (10 - f) / 4 falls: the kink
+    (3.0, 5.0, 1.0, 0.0, 3.0),       # f_max < 2 f_min: the vertex 2.5 is outside, f_min keeps weight 1
+    (4.0, 4.0, 0.7, 0.1, 3.2),       # all risks equal: alpha = c + g = 0.8
+])
+def test_lw_delta_formula_by_hand(f_min, f_max, c, g, expected):
+    assert ppmlib.weights.lw_delta_formula(f_min, f_max, c, g) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("c, g", [(1.0, 0.0), (0.6, 0.1), (1.5, -0.2), (3.0, 0.0)])
+def test_lw_delta_formula_is_the_largest_weighted_risk_of_dense_records(c, g):
+    f = np.linspace(3.2, 8.4, 20001)                       # records filling [f_min, f_max]
+    alpha = ppmlib.risk_to_weight(ppmlib.weights.min_max_scale(f), c, g)   # LW's weights of these risks
+    assert ppmlib.weights.lw_delta_formula(3.2, 8.4, c, g) == pytest.approx((alpha * f).max(), abs=5e-4)  # grid step 2.6e-4
+
+
+def test_lw_delta_formula_refuses_bad_input():
+    with pytest.raises(ValueError, match="f_max"):
+        ppmlib.weights.lw_delta_formula(5.0, 4.0)
+    with pytest.raises(ValueError, match="c"):
+        ppmlib.weights.lw_delta_formula(1.0, 4.0, c=-1.0)

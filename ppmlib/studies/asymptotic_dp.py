@@ -7,27 +7,39 @@ Delta for all but a share pi of databases. The paper reports contraction near De
 Poisson data and near 6 for the NB mixture at n = 1000 (its Appendix D prints the mixture as
 NB(100, 5) + NB(100, 5), a typo against the dispersions (5, 20) of its section 2.1, which are used here).
 
-One job is one database (model, n, r): its synthesizers run in sequence because LW's weights come
-from the unweighted fit (and the re-weighted LW_final from LW). Jobs are independent and run
-through :func:`ppmlib.parallel.map_jobs` (serially, on local worker processes, or on a Dask
-cluster); each job carries its own seed, so the tables do not depend on the number of workers.
+One job is one database (model, n, r): its synthesizers run in sequence, as one
+``ppmlib.lineup`` (LW's weights come from the unweighted fit, the re-weighted LW_final, the
+paper's synthesizer, from LW). Jobs are independent and run through :func:`ppmlib.parallel.map_jobs`
+(serially, on local worker processes, or on a Dask cluster); each job carries its own seed, so the
+tables do not depend on the number of workers.
+
+For Poisson data the same study runs without Stan (:func:`run_exact_study`): with the Gamma prior
+the alpha-weighted pseudo posterior is Gamma(a + sum alpha_i y_i, b + sum alpha_i), its draws are
+exact (:func:`ppmlib.exact.sample`) and the bounds need only the two extreme draws per distinct value
+(:func:`ppmlib.exact.draw_record_bounds`), so databases of 10^5 records cost milliseconds. There a
+fourth synthesizer, "Capped", weights the unweighted fit's records by alpha_i = min(1, cap / f_i)
+with a cap fixed before the data are seen (re-weighting of the unweighted synthesizer to a fixed
+Delta, one step, no search): the data-independent counterpart of LW_final's cap k Delta_LW.
 """
 from __future__ import annotations
 
-__all__ = ["DESIGNS", "DEFAULT_DESIGN_SETTINGS", "database", "run_database", "Study", "run_study", "contraction",
-           "exceedance", "estimate_global_delta", "rank_correlation", "fit_summary", "separation", "against_values",
-           "contraction_by_model"]
+__all__ = ["DESIGNS", "DEFAULT_DESIGN_SETTINGS", "SYNTHESIZERS", "EXACT_SYNTHESIZERS", "database", "run_database",
+           "Study", "run_study", "contraction", "exceedance", "estimate_global_delta", "rank_correlation",
+           "exact_database", "run_exact_study", "exact_twin", "share_above", "with_formula",
+           "fit_summary", "separation", "against_values", "contraction_by_model"]
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .. import _checks, simulate, utility
-from ..mechanism import synthesizer
+from .. import _checks, exact, lineup, simulate, utility
+from ..mechanism import CalibrationError, match_delta
 from ..posterior import Sampler, _sampler
 from ..parallel import map_jobs
+from ..reweighting import saturation_k
 from ..seeding import seeds
+from ..weights import lw_delta_formula, lw_weights, reweight
 
 # Generating models: how a database is drawn, and which synthesizer family fits it.
 DESIGNS = {
@@ -36,22 +48,19 @@ DESIGNS = {
 }
 DEFAULT_DESIGN_SETTINGS = {"mu": 100.0, "mix_mus": (100.0, 100.0), "mix_phis": (5.0, 20.0), "mix_probs": (0.2, 0.8)}
 
-
-def _unweighted(model, y, done, seed, s):
-    return synthesizer(model, y, "unweighted", seed=seed, m=s["m"], sampler=s["sampler"])
-
-
-def _lw(model, y, done, seed, s):
-    return synthesizer(model, y, "lw", base=done["Unweighted"], c=s["c"], g=s["g"], seed=seed, m=s["m"],
-                       sampler=s["sampler"])
+#: The synthesizers a Stan study can run (standard members of ``ppmlib.lineup``), in run order. A
+#: database's seed is split into a data seed and one seed per entry, in this order, so a synthesizer
+#: keeps its seed whichever others are asked for (and the first j seeds do not depend on the length).
+SYNTHESIZERS = ("Unweighted", "LW", "LW_final")
+#: The exact (Poisson, no Stan) study's synthesizers: the same three, then the data-independent cap.
+EXACT_SYNTHESIZERS = SYNTHESIZERS + ("Capped",)
 
 
-# The synthesizers a job can run, in the order they run; each step may use the earlier results
-# (``done``). The re-weighted LW_final (issue 15, re-weighting) slots in here as one more entry,
-# e.g. "LW_final": a step that re-weights done["LW"] and returns its Synthesis; the chapter's
-# ``synthesizers`` parameter then names it. Steps keep their seeds when entries are appended.
-STEPS = {"Unweighted": _unweighted, "LW": _lw}
-NEEDS = {"Unweighted": (), "LW": ("Unweighted",)}
+def _members(names, s: dict) -> list:
+    """The lineup of one database: LW at (c, g), LW_final re-weighted to within tau of LW's Delta."""
+    settings = {"Unweighted": {}, "LW": {"c": s["c"], "g": s["g"]},
+                "LW_final": {"tau": s["tau"], "k0": s["k0"], "max_iter": s["max_iter"]}}
+    return [lineup.member(name, **settings[name]) for name in names]
 
 
 def database(design: str, n: int, seed: int, settings: dict | None = None) -> np.ndarray:
@@ -68,26 +77,41 @@ def run_database(job: dict) -> dict:
     """One Monte Carlo job: draw database r, run the synthesizers, return small results only.
 
     ``job`` holds design, n, r, seed, synthesizers and settings (see :func:`run_study`). Returns
-    the local Delta and the fit's diagnostics per synthesizer, and the estimands (mean, median,
-    15th and 90th percentiles) of the confidential data and of each synthesizer's synthetic data
-    (averaged over its m datasets), never the data themselves.
+    the local Delta, the share of records whose weight is below 1, the database's extreme risks
+    f_min and f_max (from the unweighted fit: LW's Delta follows them, :func:`ppmlib.weights.lw_delta_formula`)
+    and the fit's diagnostics per synthesizer, and the estimands (mean, median, 15th and 90th
+    percentiles) of the confidential data and of each synthesizer's synthetic data (averaged over
+    its m datasets), never the data themselves. A re-weighting that does not reach its tolerance
+    is kept as a row with Delta NaN and ``converged`` False (the other synthesizers are kept).
     """
     s = job["settings"]
-    data_seed, *step_seeds = seeds(job["seed"], 1 + len(STEPS))
+    data_seed, *step_seeds = seeds(job["seed"], 1 + len(SYNTHESIZERS))
     y = database(job["design"], job["n"], data_seed, s)
     model = DESIGNS[job["design"]]["synthesizer"]
-    key = {"model": DESIGNS[job["design"]]["label"], "n": job["n"], "r": job["r"]}
-    done, deltas = {}, []
+    names = [name for name in SYNTHESIZERS if name in job["synthesizers"]]
+    key = {"model": DESIGNS[job["design"]]["label"], "n": job["n"], "r": job["r"], "seed": job["seed"]}
+    run = dict(m=s["m"], sampler=s["sampler"], progress=False)
+    try:
+        done = lineup.run(_members(names, s), model, y, seed=[step_seeds[SYNTHESIZERS.index(n)] for n in names], **run)
+    except CalibrationError:
+        kept = [n for n in names if n != "LW_final"]
+        done = lineup.run(_members(kept, s), model, y, seed=[step_seeds[SYNTHESIZERS.index(n)] for n in kept], **run)
+    f = done["Unweighted"].bounds                       # f_i = max_s abs(f_s(x_i)): the unweighted bounds
+    key.update(f_min=float(f.min()), f_max=float(f.max()))
+    deltas = []
     estimands = utility.statistics(y).iloc[0].rename("Data").to_frame().T
-    for step_seed, (name, step) in zip(step_seeds, STEPS.items()):
-        if name not in job["synthesizers"]:
+    for name in names:
+        if name not in done:
+            deltas.append({**key, "synthesizer": name, "delta": np.nan, "epsilon": np.nan, "converged": False})
             continue
-        done[name] = result = step(model, y, done, step_seed, s)
-        d = result.diagnostics
+        result, d = done[name], done[name].diagnostics
         deltas.append({**key, "synthesizer": name, "delta": result.delta, "epsilon": result.epsilon,
+                       "share down-weighted": float(np.mean(result.weights < 1)), "converged": True,
+                       "k": result.settings.get("k", np.nan),
                        "max_rhat": d["max_rhat"], "min_ess_bulk": d["min_ess_bulk"], "divergences": d["divergences"]})
         estimands.loc[name] = utility.statistics(result.synthetic).mean()
     long = estimands.rename_axis("source").reset_index().melt(id_vars="source", var_name="statistic")
+    key.pop("seed"), key.pop("f_min"), key.pop("f_max")
     return {"deltas": deltas, "estimands": [{**key, **row} for row in long.to_dict("records")]}
 
 
@@ -114,8 +138,20 @@ class Study:
         return Study(self.deltas[self.deltas["n"] == n], self.estimands[self.estimands["n"] == n], self.settings)
 
 
+def _synthesizer_names(names, argument: str, available=SYNTHESIZERS) -> list:
+    names = [names] if isinstance(names, str) else list(names)
+    for name in names:
+        if name not in available:
+            raise ValueError(f"unknown synthesizer {name!r} in {argument}; available: {list(available)}")
+        base = lineup.STANDARD[name].base if name in lineup.STANDARD else "Unweighted"
+        if base is not None and base not in names:
+            raise ValueError(f"synthesizer {name!r} in {argument} needs {[base]} in {argument} as well")
+    return names
+
+
 def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, n_values=(), R_sweep: int = 30,
-              synthesizers=("Unweighted", "LW"), seed: int = 0, c: float = 1.0, g: float = 0.0, m: int = 5,
+              synthesizers=("Unweighted", "LW"), sweep_models=None, sweep_synthesizers=None, seed: int = 0,
+              c: float = 1.0, g: float = 0.0, tau: float = 0.25, k0: float = 0.95, max_iter: int = 12, m: int = 5,
               sampler: Sampler | None = None, design_settings: dict | None = None,
               n_jobs: int = 1, client=None, progress: bool = True) -> Study:
     """The Appendix D Monte Carlo: R databases of size n per generating model, plus a sweep over n.
@@ -127,10 +163,17 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
     n, R : the main study: R databases of n records each
     n_values, R_sweep : the sweep: R_sweep databases at every other size in n_values (at n itself
         the main study's R databases serve)
-    synthesizers : names from ``STEPS``, run in that order on each database
+    synthesizers : names from ``SYNTHESIZERS`` (standard members of ``ppmlib.lineup``), run in
+        that order on each database; LW needs Unweighted, LW_final needs LW
+    sweep_models, sweep_synthesizers : the models and synthesizers of the sweep's other sizes
+        (default: ``models`` and ``synthesizers``); the main study always runs all of them
     seed : one number reproduces every database, fit and synthetic dataset; job k of the list
-        (model, size, r), in that order, gets ``ppmlib.seeds(seed, K)[k]``
-    c, g : LW scale and shift;  m : synthetic datasets per synthesizer and database
+        (model, size, r) over *all* models and sizes, in that order, gets ``ppmlib.seeds(seed, K)[k]``,
+        so leaving a model out of the sweep changes no other job's seed
+    c, g : LW scale and shift
+    tau, k0, max_iter : LW_final's re-weighting (:func:`ppmlib.reweight_to_tolerance`): the tolerance
+        on Delta, the first k and the most refits
+    m : synthetic datasets per synthesizer and database
     sampler : :class:`ppmlib.Sampler`, the NUTS settings of every fit (default 4 chains x 1000 draws)
     design_settings : mu, mix_mus, mix_phis, mix_probs (defaults: 100; (100, 100), (5, 20), (0.2, 0.8))
     n_jobs, client : parallel execution (see :func:`ppmlib.parallel.map_jobs`)
@@ -144,6 +187,7 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
     --------
     contraction : the spread of the local bounds per n.
     estimate_global_delta, exceedance : a global Delta and the share pi of databases above it.
+    run_exact_study : the Poisson study without Stan, to any n.
     ppmlib.parallel.map_jobs : how the databases are run.
 
     Examples
@@ -153,53 +197,60 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
     >>> study.deltas.groupby("synthesizer")["delta"].median()  # doctest: +SKIP
     """
     models = [models] if isinstance(models, str) else list(models)
-    for design in models:
+    sweep_models = models if sweep_models is None else ([sweep_models] if isinstance(sweep_models, str)
+                                                        else list(sweep_models))
+    for design in [*models, *sweep_models]:
         if design not in DESIGNS:
             raise ValueError(f"unknown generating model {design!r} in models; choose from {sorted(DESIGNS)}")
-    synthesizers = [synthesizers] if isinstance(synthesizers, str) else list(synthesizers)
-    for name in synthesizers:
-        if name not in STEPS:
-            raise ValueError(f"unknown synthesizer {name!r}; available: {list(STEPS)} (LW_final comes with re-weighting)")
-        missing = [need for need in NEEDS.get(name, ()) if need not in synthesizers]
-        if missing:
-            raise ValueError(f"synthesizer {name!r} needs {missing} in synthesizers as well")
+    synthesizers = _synthesizer_names(synthesizers, "synthesizers")
+    sweep_synthesizers = synthesizers if sweep_synthesizers is None else \
+        _synthesizer_names(sweep_synthesizers, "sweep_synthesizers")
     n = _checks.integer(n, "n", low=2)
     R = _checks.integer(R, "R", low=1)
     R_sweep = _checks.integer(R_sweep, "R_sweep", low=1)
     sizes = sorted({n, *(_checks.integer(v, "n_values entry", low=2) for v in n_values)})
     settings = {"c": _checks.real(c, "c", low=0), "g": _checks.real(g, "g"), "m": _checks.integer(m, "m", low=1),
-                "sampler": _sampler(sampler),
+                "tau": _checks.real(tau, "tau", low=0, low_open=True), "k0": _checks.real(k0, "k0", low=0, low_open=True),
+                "max_iter": _checks.integer(max_iter, "max_iter", low=1), "sampler": _sampler(sampler),
                 **DEFAULT_DESIGN_SETTINGS, **(design_settings or {})}
     keys = [(design, size, r) for design in models for size in sizes for r in range(R if size == n else R_sweep)]
     job_seeds = seeds(_checks.integer(seed, "seed", low=0), len(keys))
-    jobs = [{"design": d, "n": size, "r": r, "seed": js, "synthesizers": tuple(synthesizers), "settings": settings}
-            for (d, size, r), js in zip(keys, job_seeds)]
+    jobs = [{"design": d, "n": size, "r": r, "seed": js, "settings": settings,
+             "synthesizers": tuple(synthesizers if size == n else sweep_synthesizers)}
+            for (d, size, r), js in zip(keys, job_seeds) if size == n or d in sweep_models]
     results = map_jobs(run_database, jobs, n_jobs=n_jobs, client=client, progress=progress,
                        desc=f"{len(jobs)} databases")
     deltas = pd.DataFrame([row for res in results for row in res["deltas"]])
     estimands = pd.DataFrame([row for res in results for row in res["estimands"]])
     args = {"models": models, "n": n, "R": R, "n_values": sizes, "R_sweep": R_sweep, "synthesizers": synthesizers,
-            "seed": seed, **settings}
+            "sweep_models": sweep_models, "sweep_synthesizers": sweep_synthesizers, "seed": seed, **settings}
     return Study(deltas, estimands, args)
 
 
 def contraction(deltas: pd.DataFrame, max_databases: int | None = None) -> pd.DataFrame:
     """Spread of the local bounds per (model, synthesizer, n): databases, min, median, 95th
-    percentile, max, and the range max - min (the paper's contraction measure).
+    percentile, max, the range max - min (the paper's contraction measure), and the two measures of
+    spread that do not grow with the number of databases: the sd and the interquartile range (IQR).
+    With a ``share down-weighted`` column in ``deltas``, also its mean (the theorem's condition).
 
     ``max_databases`` keeps only databases r < max_databases at every n: the range of R values
     grows with R, so sizes are compared on the same number of databases.
 
     See Also
     --------
-    run_study : makes ``deltas`` (``ppmlib.plots.contraction_over_n`` draws this table).
+    run_study, run_exact_study : make ``deltas`` (``ppmlib.plots.contraction_over_n`` draws this table).
     """
     if max_databases is not None:
         deltas = deltas[deltas["r"] < _checks.integer(max_databases, "max_databases", low=1)]
     grouped = deltas.groupby(["model", "synthesizer", "n"], sort=False)["delta"]
-    table = pd.DataFrame({"databases": grouped.size(), "min": grouped.min(), "median": grouped.median(),
+    table = pd.DataFrame({"databases": grouped.count(), "min": grouped.min(), "median": grouped.median(),
                           "95th pct": grouped.quantile(0.95), "max": grouped.max()})
     table["max - min"] = table["max"] - table["min"]
+    table["25th pct"], table["75th pct"] = grouped.quantile(0.25), grouped.quantile(0.75)
+    table["sd"] = grouped.std()
+    table["IQR"] = table["75th pct"] - table["25th pct"]
+    if "share down-weighted" in deltas:
+        table["share down-weighted"] = deltas.groupby(["model", "synthesizer", "n"], sort=False)["share down-weighted"].mean()
     return table
 
 
@@ -207,15 +258,19 @@ def exceedance(deltas: pd.DataFrame, global_delta: dict) -> pd.DataFrame:
     """Share of databases whose local Delta exceeds a global value: the pi of (epsilon, pi).
 
     ``global_delta`` maps (model, synthesizer) to a value; returns one row per (model,
-    synthesizer, n) with the global Delta, epsilon = 2 Delta and the share above it.
+    synthesizer, n) with the global Delta, epsilon = 2 Delta, the share above it and its two-sided
+    95% Clopper-Pearson interval (:func:`ppmlib.audit.clopper_pearson`).
     """
     rows = []
     for (model, name, size), group in deltas.groupby(["model", "synthesizer", "n"]):
         if (model, name) not in global_delta:
             continue
         value = float(global_delta[(model, name)])
+        above = int((group["delta"] > value).sum())
+        low, high = _clopper_pearson(above, int(group["delta"].count()))
         rows.append({"model": model, "synthesizer": name, "n": size, "global Delta": value,
-                     "epsilon": 2 * value, "share above (pi)": float(np.mean(group["delta"] > value))})
+                     "epsilon": 2 * value, "share above (pi)": above / group["delta"].count(),
+                     "pi 95% low": low, "pi 95% high": high})
     return pd.DataFrame(rows).set_index(["model", "synthesizer", "n"])
 
 
@@ -296,3 +351,188 @@ def contraction_by_model(sweep: pd.DataFrame, first: str = "LW", second: str = "
                        "range at smallest n": small["max - min"], "range at largest n": large["max - min"],
                        "median at smallest n": small["median"], "median at largest n": large["median"]}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
+
+
+def _clopper_pearson(successes: int, trials: int) -> tuple[float, float]:
+    from ..audit import clopper_pearson
+    low, high = clopper_pearson(successes, trials)
+    return float(low), float(high)
+
+
+# ---------------------------------------------------------------------------------------------
+# the exact Poisson study to n = 10^5: LW_final, the fixed cap, and LW's Delta in closed form
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class _ExactRefit:
+    """What :func:`ppmlib.match_delta` needs of a refit: its Delta (it writes ``calibration``)."""
+    delta: float
+    weights: np.ndarray
+    calibration: dict = field(default_factory=dict)
+
+
+def exact_database(y, seed: int, *, c: float = 1.0, g: float = 0.0, tau: float = 0.25, k0: float = 0.95,
+                   max_iter: int = 12, cap: float = 3.5, draws: int = 4000) -> list:
+    """Unweighted, LW, LW_final and Capped on one Poisson database, with exact draws (no Stan).
+
+    The pipeline is the Stan study's (:func:`run_database`): LW's weights from the unweighted
+    draws' f_i = max_s abs(f_s(y_i)); LW_final re-weights LW by Algorithm 1 of the 2025 paper
+    (:func:`ppmlib.reweight`, k searched by :func:`ppmlib.match_delta` from ``k0`` until Delta
+    is within ``tau`` of LW's, as :func:`ppmlib.reweight_to_tolerance` does with Stan refits);
+    Capped weights alpha_i = min(1, cap / f_i), ``cap`` fixed in advance. Every "fit" is ``draws``
+    exact draws of the Gamma pseudo posterior (:func:`ppmlib.exact.draw_record_bounds`), one seed per
+    synthesizer split from ``seed`` as in :func:`run_database` (the data seed first), so the same
+    job seed gives the same database as the Stan study.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The database (counts).
+    seed : int
+        The database's job seed.
+    c, g, tau, k0, max_iter : float, float, float, float, int
+        LW's scale and shift; LW_final's tolerance, first k and most refits.
+    cap : float
+        The Capped synthesizer's fixed Delta target.
+    draws : int
+        Exact draws per fit.
+
+    Returns
+    -------
+    list of dict
+        One row per synthesizer: delta, epsilon = 2 delta, share down-weighted (alpha_i < 1),
+        converged (False when LW_final's search fails; its delta is then NaN), k (LW_final's final
+        k), and the database's f_min and f_max.
+    """
+    from ..weights import min_max_scale, risk_to_weight
+    # a record's weight and bound depend on it only through its value: work on the distinct values
+    values, counts = np.unique(_checks.counts(y), return_counts=True)
+    cap = _checks.real(cap, "cap", low=0, low_open=True)
+    unweighted_seed, lw_seed, final_seed, cap_seed = seeds(seed, 1 + len(EXACT_SYNTHESIZERS))[1:]
+
+    def refit(weights, step_seed):
+        return exact.draw_record_bounds(values, weights, draws, step_seed, counts=counts)
+
+    f = refit(None, unweighted_seed)                      # f_i: the unweighted bounds, all finite for Poisson
+    alpha_lw = risk_to_weight(min_max_scale(f), c, g)     # lw_weights on these f_i (lw_risks then the map)
+    lw_bounds = refit(alpha_lw, lw_seed)
+
+    def make(k):
+        weights = reweight(alpha_lw, lw_bounds, k)
+        return _ExactRefit(float(refit(weights, final_seed).max()), weights)
+
+    try:
+        final = match_delta(make, float(lw_bounds.max()), k0, 0.0, saturation_k(alpha_lw, lw_bounds), parameter="k",
+                            atol=tau, max_iter=max_iter, progress=False)
+    except CalibrationError:
+        final = None
+    # cap / f_i is one re-weighting step of the unweighted synthesizer: k Delta / Delta_i with k = cap / max f
+    alpha_cap = reweight(np.ones(values.size), f, cap / f.max())
+    results = {"Unweighted": (np.ones(values.size), f), "LW": (alpha_lw, lw_bounds),
+               "Capped": (alpha_cap, refit(alpha_cap, cap_seed))}
+    if final is not None:
+        results["LW_final"] = (final.weights, refit(final.weights, final_seed))
+    key = {"f_min": float(f.min()), "f_max": float(f.max())}
+    rows = []
+    for name in EXACT_SYNTHESIZERS:
+        if name not in results:
+            rows.append({"synthesizer": name, "delta": np.nan, "epsilon": np.nan, "converged": False, **key})
+            continue
+        weights, bounds = results[name]
+        delta = float(bounds.max())
+        rows.append({"synthesizer": name, "delta": delta, "epsilon": 2.0 * delta,
+                     "share down-weighted": float(counts[weights < 1].sum() / counts.sum()), "converged": True,
+                     "k": final.calibration["value"] if name == "LW_final" else np.nan, **key})
+    return rows
+
+
+def _exact_job(job: dict) -> list:
+    data_seed = seeds(job["seed"], 1 + len(EXACT_SYNTHESIZERS))[0]
+    y = database("poisson", job["n"], data_seed, {"mu": job["mu"]})
+    key = {"model": "Poisson", "mu": job["mu"], "n": job["n"], "r": job["r"], "seed": job["seed"]}
+    return [{**key, **row} for row in exact_database(y, job["seed"], **job["settings"])]
+
+
+def run_exact_study(n_values=(1000,), *, R: int = 200, mus=(100.0,), seed: int = 0, c: float = 1.0, g: float = 0.0,
+                    tau: float = 0.25, k0: float = 0.95, max_iter: int = 12, cap: float = 3.5, draws: int = 4000,
+                    n_jobs: int = 1, client=None, progress: bool = True) -> pd.DataFrame:
+    """The Poisson study with exact draws: R databases per (mu, n), Unweighted, LW, LW_final and Capped.
+
+    Parameters
+    ----------
+    n_values : sizes of the databases (any n: 10^5 records cost milliseconds)
+    R : databases per (mu, n)
+    mus : Poisson means of the generating model (the papers do not state theirs)
+    seed : job k of the list (mu, n, r), in that order, gets ``ppmlib.seeds(seed, K)[k]``
+    c, g, tau, k0, max_iter, cap, draws : as for :func:`exact_database`
+    n_jobs, client, progress : parallel execution (:func:`ppmlib.parallel.map_jobs`)
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (mu, n, r, synthesizer), the columns of :func:`exact_database` plus model, mu,
+        n, r and the job seed; the same layout as :attr:`Study.deltas`, so :func:`contraction`,
+        :func:`exceedance` and :func:`share_above` take it.
+
+    See Also
+    --------
+    exact_twin : the same pipeline on the Stan study's Poisson databases, to check one against the other.
+    """
+    sizes = sorted({_checks.integer(v, "n_values entry", low=2) for v in n_values})
+    mus = [_checks.real(v, "mus entry", low=0, low_open=True) for v in mus]
+    R = _checks.integer(R, "R", low=1)
+    settings = {"c": _checks.real(c, "c", low=0), "g": _checks.real(g, "g"),
+                "tau": _checks.real(tau, "tau", low=0, low_open=True), "k0": _checks.real(k0, "k0", low=0, low_open=True),
+                "max_iter": _checks.integer(max_iter, "max_iter", low=1), "cap": _checks.real(cap, "cap", low=0, low_open=True),
+                "draws": _checks.integer(draws, "draws", low=2)}
+    keys = [(mu, size, r) for mu in mus for size in sizes for r in range(R)]
+    job_seeds = seeds(_checks.integer(seed, "seed", low=0), len(keys))
+    jobs = [{"mu": mu, "n": size, "r": r, "seed": js, "settings": settings} for (mu, size, r), js in zip(keys, job_seeds)]
+    results = map_jobs(_exact_job, jobs, n_jobs=n_jobs, client=client, progress=progress,
+                       desc=f"{len(jobs)} exact databases")
+    return pd.DataFrame([row for rows in results for row in rows])
+
+
+def exact_twin(study: Study, draws: int = 4000) -> pd.DataFrame:
+    """The exact pipeline on every Poisson database of a Stan study: the two routes side by side.
+
+    Each database is rebuilt from its job seed (:func:`exact_database` splits it as
+    :func:`run_database` does) and run with the study's c, g, tau, k0 and max_iter. Returns one row per
+    (n, r, synthesizer) with the Stan and the exact Delta; they differ by Monte Carlo error only (the
+    two routes use different random draws of the same pseudo posterior).
+    """
+    s = study.settings
+    stan = study.deltas[study.deltas["model"] == "Poisson"]
+    if stan.empty:
+        raise ValueError("the study has no Poisson databases to rebuild")
+    rows = []
+    for (size, r, job_seed), group in stan.groupby(["n", "r", "seed"]):
+        y = database("poisson", int(size), seeds(int(job_seed), 1 + len(EXACT_SYNTHESIZERS))[0], s)
+        exact_rows = {row["synthesizer"]: row["delta"] for row in exact_database(
+            y, int(job_seed), c=s["c"], g=s["g"], tau=s["tau"], k0=s["k0"], max_iter=s["max_iter"], draws=draws)}
+        rows += [{"n": size, "r": r, "synthesizer": name, "Stan": delta, "exact": exact_rows[name]}
+                 for name, delta in zip(group["synthesizer"], group["delta"])]
+    return pd.DataFrame(rows)
+
+
+def share_above(deltas: pd.DataFrame, value: float, by=("model", "synthesizer", "n")) -> pd.DataFrame:
+    """Share of databases whose local Delta exceeds ``value``, per group ``by``, with its 95%
+    Clopper-Pearson interval, and the median and sd of the bounds (NaN bounds are left out)."""
+    value = _checks.real(value, "value")
+    by = list(by)
+    rows = {}
+    for key, group in deltas.dropna(subset=["delta"]).groupby(by):
+        above, total = int((group["delta"] > value).sum()), int(group["delta"].size)
+        low, high = _clopper_pearson(above, total)
+        rows[key] = {"databases": total, f"share above {value:g}": above / total, "95% low": low, "95% high": high,
+                     "median": group["delta"].median(), "sd": group["delta"].std()}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(by)
+
+
+def with_formula(deltas: pd.DataFrame, c: float = 1.0, g: float = 0.0) -> pd.DataFrame:
+    """LW's rows of ``deltas`` with the closed form :func:`ppmlib.weights.lw_delta_formula` of each
+    database's (f_min, f_max) beside its Delta, and their ratio."""
+    lw = deltas[deltas["synthesizer"] == "LW"].copy()
+    lw["formula"] = [lw_delta_formula(lo, hi, c, g) for lo, hi in zip(lw["f_min"], lw["f_max"])]
+    lw["Delta / formula"] = lw["delta"] / lw["formula"]
+    return lw

@@ -25,7 +25,6 @@ from scipy import optimize, stats
 
 from .. import _checks, exact, lineup, simulate
 from ..audit import OUTPUTS, auc, epsilon_lower_bound, exact_loss, mechanism_trials, randomized_response, roc_curve
-from ..lipschitz import record_bounds
 from ..models import family
 from ..plots import PALETTE, _colour, _titled
 from ..seeding import seeds
@@ -84,16 +83,10 @@ def _poisson_log_lik(lam, y) -> np.ndarray:
 
 
 def draws_bounds(y, alpha, *, draws: int = 4000, seed=0, prior: dict | None = None) -> np.ndarray:
-    """By-record bounds (n,) of the alpha-weighted pseudo posterior from ``draws`` exact draws.
-
-    -log p(y_i | lambda) = lambda - y_i log lambda + log y_i! is convex in lambda, so its largest
-    value over a set of draws is at the smallest or the largest draw: ppmlib.record_bounds on those
-    two rows of the S x n log-likelihood equals it on all S rows (the tests check this), and saves
-    an S x n matrix in every step of the root finders.
-    """
-    lam = exact.sample(y, alpha, draws, seed, **_prior(prior))
-    extremes = np.array([lam.min(), lam.max()])
-    return record_bounds(_poisson_log_lik(extremes, y), alpha)
+    """By-record bounds (n,) of the alpha-weighted pseudo posterior from ``draws`` exact draws:
+    :func:`ppmlib.exact.draw_record_bounds` (only the smallest and the largest draw enter, since
+    -log p(y_i | lambda) is convex in lambda; the tests check it against all S rows)."""
+    return exact.draw_record_bounds(y, alpha, draws, seed, **_prior(prior))
 
 
 def draws_delta(y, alpha, *, draws: int = 4000, seed=0, prior: dict | None = None) -> float:
