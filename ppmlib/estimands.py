@@ -31,6 +31,25 @@ if TYPE_CHECKING:
 def ols(y, X) -> tuple[np.ndarray, np.ndarray]:
     """Least-squares coefficients of y (n,) on X (n, P) and their classical variances, both (P,).
 
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The response.
+    X : array_like, shape (n, P)
+        The design, with more rows than columns (an intercept is a column of ones; none is added).
+
+    Returns
+    -------
+    beta : ndarray, shape (P,)
+        The coefficients.
+    variance : ndarray, shape (P,)
+        Their variances, s^2 diag((X'X)^-1) with s^2 = RSS / (n - P).
+
+    Raises
+    ------
+    ValueError
+        X has not one row per value of y, or not more rows than columns.
+
     Examples
     --------
     >>> beta, var = ols([1.0, 2.0, 4.0], [[1, 0], [1, 1], [1, 2]])
@@ -87,10 +106,24 @@ def analyst_design(table: "pd.DataFrame", columns, squared=()) -> tuple[np.ndarr
     """The analyst's design: an intercept, numeric ``columns`` in their own units, and the squares
     of the ``squared`` ones (the classic log-wage regression: education, experience, experience^2).
 
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per record.
+    columns : sequence of str
+        Numeric columns, used in their own units.
+    squared : sequence of str
+        Columns whose squares follow ``columns``.
+
     Returns
     -------
     (X, terms)
         X of shape (n, 1 + len(columns) + len(squared)) and its column names.
+
+    Raises
+    ------
+    ValueError
+        A column that is not in ``table``.
 
     Examples
     --------
@@ -154,6 +187,18 @@ def summary_table(values, synthetic: dict, statistics=("mean", "90th pct"), B: i
     The data's estimate is its value on the data and its interval the central ``level`` of B
     bootstrap resamples; a synthesizer's estimate is the median over its m datasets and its interval
     their central ``level`` (:func:`ppmlib.utility.long_table`).
+
+    Parameters
+    ----------
+    values : array_like, shape (n,)
+        The confidential variable, in the units of the synthetic values.
+    synthetic, B, seed
+        Each synthesizer's (m, n) datasets, the data's bootstrap resamples and their seed, as for
+        :func:`ppmlib.utility.long_table`.
+    statistics : sequence of str
+        Keys of ``ppmlib.utility.STATISTICS``: "15th pct", "90th pct", "mean", "median".
+    level : float
+        Coverage of the intervals.
 
     Returns
     -------

@@ -100,7 +100,19 @@ class Conditional:
     centres: dict | None = None
 
     def design(self, base: np.ndarray, values: dict) -> np.ndarray:
-        """The (n, P + len(given)) design: the predictors' columns, then the given variables' (centred) values."""
+        """The (n, P + len(given)) design: the predictors' columns, then the given variables' (centred) values.
+
+        Parameters
+        ----------
+        base : ndarray, shape (n, P)
+            The predictors' columns (:func:`ppmlib.design_matrix` of ``predictors``, with its intercept).
+        values : dict of str to array_like, shape (n,)
+            At least the ``given`` variables' values: confidential ones to fit, synthetic ones to synthesize.
+
+        Returns
+        -------
+        ndarray, shape (n, P + len(given))
+        """
         centres = self.centres or {}
         return np.column_stack([base] + [np.asarray(values[v], float) - centres.get(v, 0.0) for v in self.given])
 
@@ -109,9 +121,14 @@ class Conditional:
 class JointBounds:
     """By-record bounds of a joint release, all from one pass over the paired draws.
 
-    paired : (n,) max_s abs(sum_j alpha_ij f_j,s(x_i)), draw s of every conditional taken together
-    all_pairs : (n,) the maximum over every combination of the conditionals' draws (conservative)
-    conditional : (n, J) max_s abs(alpha_ij f_j,s(x_i)), each conditional's own bounds
+    Attributes
+    ----------
+    paired : ndarray, shape (n,)
+        max_s abs(sum_j alpha_ij f_j,s(x_i)), draw s of every conditional taken together.
+    all_pairs : ndarray, shape (n,)
+        The maximum over every combination of the conditionals' draws (conservative).
+    conditional : ndarray, shape (n, J)
+        max_s abs(alpha_ij f_j,s(x_i)), each conditional's own bounds.
     """
     paired: np.ndarray
     all_pairs: np.ndarray
@@ -192,14 +209,30 @@ def joint_bounds(fits, weights, max_elements: int = 2**21) -> JointBounds:
 class JointSynthesis:
     """One joint synthesizer's complete result.
 
-    name : label in tables and figures
-    scheme : a key of :data:`SCHEMES`; settings : c, g and the seed
-    conditionals : the :class:`Conditional` sequence, in synthesis order
-    weights : (n, J) alpha_ij (equal columns under "unweighted" and "joint")
-    parts : variable -> the conditional's :class:`ppmlib.Synthesis` (its fit, its own bounds and Delta_j)
-    synthetic : (m, n, J) the m sequentially synthesized datasets
-    bounds : :class:`JointBounds`; delta = max(bounds.paired); epsilon = 2 delta for the whole record
-    calibration : filled by :func:`match_joint`
+    Attributes
+    ----------
+    name : str
+        Label in tables and figures.
+    scheme : str
+        A key of :data:`SCHEMES`.
+    settings : dict
+        c, g and the seed (the seed alone for "unweighted").
+    conditionals : tuple of Conditional
+        The :class:`Conditional` sequence, in synthesis order.
+    weights : ndarray, shape (n, J)
+        alpha_ij (equal columns under "unweighted" and "joint").
+    parts : dict of str to Synthesis
+        variable -> the conditional's :class:`ppmlib.Synthesis` (its fit, its own bounds and Delta_j).
+    synthetic : ndarray, shape (m, n, J)
+        The m sequentially synthesized datasets.
+    bounds : JointBounds
+        The by-record bounds (:class:`JointBounds`).
+    delta : float
+        max(bounds.paired), the joint Delta.
+    epsilon : float
+        2 delta, per dataset, for the whole record.
+    calibration : dict
+        Filled by :func:`match_joint` (empty otherwise).
     """
     name: str
     scheme: str
@@ -237,13 +270,36 @@ class JointSynthesis:
                 "divergences": sum(d["divergences"] for d in each)}
 
     def synthetic_of(self, variable: str) -> np.ndarray:
-        """(m, n) synthetic values of one variable."""
+        """(m, n) synthetic values of one variable.
+
+        Parameters
+        ----------
+        variable : str
+            One of ``variables``.
+
+        Returns
+        -------
+        ndarray, shape (m, n)
+            A view of ``synthetic``.
+
+        Raises
+        ------
+        ValueError
+            A variable this synthesis does not hold.
+        """
         if variable not in self.variables:
             raise ValueError(f"unknown variable {variable!r}; this synthesis has {list(self.variables)}")
         return self.synthetic[:, :, self.variables.index(variable)]
 
     def summary(self) -> dict:
-        """One row for a table: the joint Delta and epsilon, the per-variable ones and their sum, the weights."""
+        """One row for a table: the joint Delta and epsilon, the per-variable ones and their sum, the weights.
+
+        Returns
+        -------
+        dict
+            synthesizer, joint Delta, epsilon (joint), ``Delta <variable>`` for each variable, epsilon
+            (composed), mean weight, min weight, max R-hat, min bulk ESS and divergences.
+        """
         d = self.diagnostics
         row = {"synthesizer": self.name, "joint Delta": self.delta, "epsilon (joint)": self.epsilon}
         row.update({f"Delta {v}": p.delta for v, p in self.parts.items()})
@@ -256,6 +312,17 @@ class JointSynthesis:
         """Write the m joint synthetic datasets and their budget (the joint epsilon), atomically.
 
         Never writes the weights, bounds, draws or confidential values. See :func:`ppmlib.release`.
+
+        Parameters
+        ----------
+        path, max_epsilon, overwrite
+            As for :func:`ppmlib.release`; the budget checked is m times the joint epsilon, and the CSV
+            has one column per dataset and variable (``dataset_1_<variable>``, ...).
+
+        Returns
+        -------
+        csv_path, json_path : pathlib.Path
+            The two files written.
         """
         from .release import release
         return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite)

