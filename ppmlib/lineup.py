@@ -22,6 +22,7 @@ from __future__ import annotations
 
 __all__ = ["Member", "Results", "Kind", "KINDS", "STANDARD", "ALIASES", "member", "lineup", "run"]
 
+import time
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
@@ -88,12 +89,14 @@ class Member:
 class Results(dict):
     """The synthesizers of a lineup after :func:`run`: name -> :class:`ppmlib.Synthesis`, in run order.
 
-    ``.lineup`` keeps the members (their labels, colours and descriptions) for tables and figures.
+    ``.lineup`` keeps the members (their labels, colours and descriptions) for tables and figures;
+    ``.seconds`` the wall time of each member's step (its calibration included), filled by :func:`run`.
     """
 
     def __init__(self, items=(), lineup: Sequence[Member] = ()):
         super().__init__(items)
         self.lineup = tuple(lineup)
+        self.seconds = {}
 
     @property
     def members(self) -> dict:
@@ -160,10 +163,7 @@ def _lw(member: Member, ctx: _Context) -> Synthesis:
     if member.match is None:
         return _plain(member, ctx, "lw", base=base, c=_setting(member, "c", 1.0), g=_setting(member, "g", 0.0))
     from .reweighting import epsilon_curve
-    run = {k: v for k, v in ctx.run.items() if k in ("q", "m", "sampler")}
-    if ctx.run.get("X") is not None or ctx.run.get("prior") is not None:
-        raise ValueError(f"{member.name}: LW calibrated to a target (match=) supports models without X and prior "
-                         "overrides; give c and g instead")
+    run = {k: v for k, v in ctx.run.items() if k in ("q", "m", "sampler", "X", "prior")}
     found = epsilon_curve(ctx.model, ctx.y, base, [2 * _target_delta(member, ctx)],
                           tau=_setting(member, "tau", 0.05), g=_setting(member, "g", 0.0),
                           c_range=_setting(member, "c_range", (0.05, 5.0)),
@@ -330,7 +330,9 @@ def run(members, model: str, y, *, X=None, prior: dict | None = None, q: float =
         for spec, member_seed in zip(members, member_seeds):
             bar.set_postfix_str(spec.name)
             ctx = _Context(model, y, shared, member_seed, done, progress)
+            start = time.perf_counter()
             done[spec.name] = KINDS[spec.kind].step(spec, ctx)
+            done.seconds[spec.name] = time.perf_counter() - start
             bar.update(1)
     finally:
         bar.close()

@@ -192,10 +192,11 @@ def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: flo
 
 def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, c_range: tuple = (0.05, 5.0),
                   max_iter: int = 12, q: float = 1.0, m: int = 20, sampler: Sampler | None = None, seed: int = 0,
-                  progress: bool = True) -> list[Synthesis]:
+                  progress: bool = True, X=None, prior: dict | None = None) -> list[Synthesis]:
     """:func:`ppmlib.calibrate_lw_epsilon` for several targets, fitting the ends of ``c_range`` only once.
 
-    ``epsilons`` is a list of E targets; returns E Synthesis objects in the same order.
+    ``epsilons`` is a list of E targets; returns E Synthesis objects in the same order. ``X`` and
+    ``prior`` go to every fit (the regressions' design matrix and priors).
 
     See Also
     --------
@@ -213,7 +214,8 @@ def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, 
 
     @lru_cache(maxsize=None)
     def make(c: float) -> Synthesis:
-        return synthesizer(model, y, "lw", base=base, c=c, g=g, q=q, m=m, sampler=sampler, seed=seed, name="LW")
+        return synthesizer(model, y, "lw", base=base, c=c, g=g, q=q, m=m, sampler=sampler, seed=seed, name="LW",
+                           X=X, prior=prior)
 
     low_end, high_end = make(c_low), make(c_high)
     reachable = (low_end.epsilon, high_end.epsilon)

@@ -1,0 +1,189 @@
+"""The pseudo posterior mechanism beside the synthesizers an agency would pick instead (the
+"Against the alternatives" chapter): every synthesizer at every epsilon of a grid, scored by the
+agencies' measures.
+
+:func:`ppm_grid` runs the mechanism's side through :mod:`ppmlib.lineup`: the unweighted
+synthesizer once, LW at the two ends of its scale range (its reachable epsilons), then, at every
+epsilon of the grid, LW calibrated to it and LW_final re-weighted from it where LW reaches it, and
+SW (the exponential mechanism, which reaches any epsilon) everywhere. :func:`ppmlib.peers.run`
+runs the peers. :func:`score` turns every set of m releases into one row of measures; :func:`claims`
+checks the chapter's statements.
+"""
+from __future__ import annotations
+
+__all__ = ["Design", "ppm_grid", "score", "score_all", "winners", "claims"]
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import _checks
+from .claims import Claims
+from .lineup import Member, run as run_lineup
+from .peers import Table, frames_of
+from .posterior import Sampler
+from .utility import ci_overlap, mean_of, ols_of, pmse, quantile_of
+
+
+@dataclass(frozen=True)
+class Design:
+    """One data set of the comparison and how its synthesized column is modelled and judged.
+
+    Attributes
+    ----------
+    name : str
+    data : pandas.DataFrame
+        The confidential records: the keys and the synthesized column.
+    table : ppmlib.peers.Table
+        Keys, column and bin edges (data-independent) for the peers.
+    model : str
+        The pseudo posterior mechanism's model: "normal" (a regression on the keys) or a count model.
+    dollars : bool
+        The column is log income: means and quantiles are judged in dollars (exp of the column).
+    radius : float
+        The identification-risk radius, relative to the record's value (on the dollar scale when
+        ``dollars``).
+    """
+    name: str
+    data: pd.DataFrame
+    table: Table
+    model: str
+    dollars: bool = False
+    radius: float = 0.05
+    X: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.data[self.table.column].to_numpy(float)
+
+    def estimands(self, B: int, seed) -> list:
+        """The analyst's estimands: the mean and the 90th percentile (in dollars for income) and,
+        with keys, the regression coefficients of the column on them."""
+        transform = np.exp if self.dollars else None
+        unit = " ($)" if self.dollars else ""
+        column = self.table.column
+        out = [mean_of(column, transform, label=f"mean{unit}"),
+               quantile_of(column, 0.9, transform, B=B, seed=seed, label=f"90th pct{unit}")]
+        if self.table.keys:
+            out.append(ols_of(column, list(self.table.keys), levels=self.table.keys))
+        return out
+
+
+def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1, sw_rtol: float = 0.1, m: int = 20,
+             sampler: Sampler | None = None, seed=0, progress: bool = False) -> tuple:
+    """The pseudo posterior mechanism at every epsilon of a grid.
+
+    Returns (results, reachable): ``results`` maps (name, epsilon) to (Synthesis, seconds) for
+    "Unweighted" (epsilon None), "LW" and "LW_final" at the epsilons LW reaches with c in
+    ``c_range`` (g = 0) and "SW" at every epsilon; ``reachable`` is LW's (lowest, highest) epsilon.
+    Each epsilon is per synthetic dataset. The Unweighted fit keeps one seed in every lineup (a
+    repeated seeded fit comes from httpstan's cache on PyStan), and so does every LW fit.
+    """
+    from .seeding import seeds
+    epsilons = [_checks.real(e, "epsilons[...]", low=0, low_open=True) for e in epsilons]
+    s = seeds(seed, 3 + 3 * len(epsilons))
+    shared = dict(X=design.X, m=m, sampler=sampler, progress=progress)
+    # every LW fit shares one seed, so that the calibration's own fits at the ends of c_range are
+    # these two (and its reachable range is this one)
+    ends = run_lineup(["Unweighted", Member("LW low", "lw", base="Unweighted", settings={"c": c_range[0]}),
+                       Member("LW high", "lw", base="Unweighted", settings={"c": c_range[1]})],
+                      design.model, design.y, seed=[s[0], s[1], s[1]], **shared)
+    reachable = (ends["LW low"].epsilon, ends["LW high"].epsilon)
+    results = {("Unweighted", None): (ends["Unweighted"], ends.seconds["Unweighted"])}
+    for j, eps in enumerate(epsilons):
+        members, member_seeds = ["Unweighted"], [s[0]]
+        if reachable[0] <= eps <= reachable[1]:
+            members += [Member("LW", "lw", base="Unweighted", match=eps, settings={"tau": tau, "c_range": tuple(c_range)}),
+                        Member("LW_final", "final", base="LW", settings={"tau": tau})]
+            member_seeds += [s[1], s[4 + 3 * j]]
+        members.append(Member("SW", "sw", base="Unweighted", match=eps, settings={"rtol": sw_rtol}))
+        member_seeds.append(s[5 + 3 * j])
+        done = run_lineup(members, design.model, design.y, seed=member_seeds, **shared)
+        for name in list(done)[1:]:
+            results[(name, eps)] = (done[name], done.seconds[name])
+    return results, reachable
+
+
+def score(design: Design, releases: list, *, B: int = 100, seed=0, cart: bool = True) -> dict:
+    """One row of measures for m releases of a design.
+
+    S_pMSE with a logit propensity model (main effects and pairwise interactions) and with CART;
+    the mean interval overlap of the analyst's estimands, each on its own and the coefficients
+    averaged (:func:`ppmlib.utility.ci_overlap`, Reiter's combining rules); the identification
+    risk's EMR and TMR (:func:`ppmlib.disclosure.identification_risk`, keys known, a relative
+    radius).
+    """
+    from .disclosure import identification_risk
+    data, column = design.data, design.table.column
+    judged = (lambda frames: [f.assign(**{column: np.exp(f[column])}) for f in frames]) if design.dollars \
+        else (lambda frames: frames)
+    row = {"S_pMSE logit": pmse(data, releases, interactions=True).summary()["S_pMSE"]}
+    if cart:
+        row["S_pMSE CART"] = pmse(data, releases, method="cart", permutations=5, seed=seed).summary()["S_pMSE"]
+    overlap = ci_overlap(data, releases, design.estimands(B, seed), level=0.95)
+    for label in overlap["estimand"]:
+        if not label.startswith("beta"):
+            row[f"overlap {label}"] = float(overlap.loc[overlap["estimand"] == label, "overlap"].iloc[0])
+    coefficients = overlap["estimand"].str.startswith("beta")
+    if coefficients.any():
+        row["overlap coefficients"] = float(overlap.loc[coefficients, "overlap"].mean())
+    risk = identification_risk(judged([data])[0], judged(releases), list(design.table.keys), column,
+                               radius=design.radius).summary()
+    row.update({"EMR": risk["EMR"], "TMR": risk["TMR"]})
+    return row
+
+
+def score_all(design: Design, ppm: dict, peers: dict, *, B: int = 100, seed=0, progress: bool = False) -> pd.DataFrame:
+    """:func:`score` for every (name, epsilon) of the mechanism's and the peers' results, one row each,
+    with epsilon, the promise behind it, and the wall time."""
+    from .progress import progress_bar
+    promise = {"Unweighted": "none", "CART": "none", "Histogram": "pure eps-DP, every database",
+               "AIM": "(eps, delta)-DP via zCDP, every database", "MST": "(eps, delta)-DP via zCDP, every database"}
+    rows = []
+    items = [(k, frames_of(v[0].synthetic, design.data, design.table.column), v[1]) for k, v in ppm.items()]
+    items += [(k, v[0], v[1]) for k, v in peers.items()]
+    for (name, eps), releases, seconds in progress_bar(items, desc="scores", enabled=progress):
+        achieved = ppm[(name, eps)][0].epsilon if (name, eps) in ppm else eps
+        rows.append({"synthesizer": name, "epsilon": eps, "achieved epsilon": achieved,
+                     "promise": promise.get(name, "local eps = 2 Delta_x per dataset, removal neighbours"),
+                     **score(design, releases, B=B, seed=seed), "seconds": seconds})
+    return pd.DataFrame(rows)
+
+
+def winners(scores: pd.DataFrame, measure: str, higher_is_better: bool = True) -> pd.Series:
+    """At each epsilon of the grid, the synthesizer with DP (or the mechanism) that scores best on ``measure``."""
+    at = scores.dropna(subset=["epsilon"])
+    best = at.loc[at.groupby("epsilon")[measure].idxmax() if higher_is_better else at.groupby("epsilon")[measure].idxmin()]
+    return best.set_index("epsilon")["synthesizer"]
+
+
+def claims(scores: pd.DataFrame, reachable: tuple, epsilons, check: bool = True) -> Claims:
+    """The chapter's statements, checked on the scores of one design.
+
+    * the perturbed histogram's and SW's utility rise with epsilon (overlap of the mean at the
+      largest epsilon above that at the smallest);
+    * LW's calibrated epsilon is within 10% of each reachable target;
+    * the references without DP (Unweighted, CART) have S_pMSE logit below 3 (close to the data).
+    """
+    out = Claims()
+    eps = sorted(epsilons)
+    mean_col = [c for c in scores.columns if c.startswith("overlap mean")][0]
+    for name in ("Histogram", "SW"):
+        rows = scores[scores["synthesizer"] == name].set_index("epsilon")
+        if eps[0] in rows.index and eps[-1] in rows.index:
+            lo, hi = rows.loc[eps[0], mean_col], rows.loc[eps[-1], mean_col]
+            out.add(f"{name}: the mean's overlap rises from epsilon {eps[0]:g} to {eps[-1]:g}",
+                    "more budget, less noise", f"{lo:.2f} -> {hi:.2f}", hi > lo, checked=check)
+    lw = scores[scores["synthesizer"] == "LW"]
+    if not lw.empty:
+        gap = float(np.max(np.abs(lw["achieved epsilon"] / lw["epsilon"] - 1)))
+        out.add("LW is calibrated to every reachable target epsilon", "within 10%", f"largest gap {gap:.1%}",
+                gap <= 0.1, checked=check)
+    for name in ("Unweighted", "CART"):
+        rows = scores[scores["synthesizer"] == name]
+        if not rows.empty:
+            value = float(rows["S_pMSE logit"].iloc[0])
+            out.add(f"{name} (no DP) stays close to the data", "S_pMSE logit < 3", f"{value:.2f}", value < 3,
+                    checked=check)
+    return out
