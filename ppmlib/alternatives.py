@@ -11,7 +11,7 @@ checks the chapter's statements.
 """
 from __future__ import annotations
 
-__all__ = ["Design", "ppm_grid", "score", "score_all", "winners", "claims"]
+__all__ = ["Design", "ce_design", "count_design", "ppm_grid", "score", "score_all", "winners", "claims"]
 
 from dataclasses import dataclass, field
 
@@ -70,6 +70,35 @@ class Design:
         return out
 
 
+def ce_design(df: pd.DataFrame, predictors, *, low: float = 7.0, high: float = 14.5, width: float = 0.25,
+              radius: float = 0.05, name: str = "CE-like") -> Design:
+    """Log income on categorical predictors (the CE chapter's design) as a :class:`Design`.
+
+    The keys are the predictors with the levels found in the data (public code lists in a real
+    survey); the bins of log income run from ``low`` to ``high`` in steps of ``width``, fixed in
+    advance (7 to 14.5: about 1,100 to 2 million dollars; incomes outside are counted in the end
+    bins). The mechanism's model is the normal regression on the keys' one-hot design.
+    """
+    from .design import design_matrix
+    predictors = list(predictors)
+    keys = {p: sorted(pd.unique(df[p].astype(str))) for p in predictors}
+    data = pd.DataFrame({**{p: df[p].astype(str) for p in predictors},
+                         "log income": np.log(_checks.finite_array(df["Income"].to_numpy(float), "Income"))})
+    table = Table(keys=keys, column="log income", edges=tuple(np.arange(low, high + width / 2, width)))
+    X = design_matrix(data, predictors, levels=keys).to_numpy()
+    return Design(name, data, table, "normal", dollars=True, radius=radius, X=X)
+
+
+def count_design(y, *, high: int = 400, width: int = 10, model: str = "negbin", radius: float = 0.05,
+                 name: str = "NB mixture counts") -> Design:
+    """A simulated count variable with no keys as a :class:`Design`: bins of ``width`` counts from 0
+    to ``high`` (half-integer edges; larger counts fall in the last bin), the mechanism's ``model``."""
+    y = _checks.counts(y)
+    edges = tuple(np.arange(-0.5, high + width, width))
+    return Design(name, pd.DataFrame({"count": y}), Table(keys={}, column="count", edges=edges, integer=True),
+                  model, dollars=False, radius=radius)
+
+
 def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1, sw_rtol: float = 0.1, m: int = 20,
              sampler: Sampler | None = None, seed=0, progress: bool = False) -> tuple:
     """The pseudo posterior mechanism at every epsilon of a grid.
@@ -112,7 +141,7 @@ def score(design: Design, releases: list, *, B: int = 100, seed=0, cart: bool = 
     the mean interval overlap of the analyst's estimands, each on its own and the coefficients
     averaged (:func:`ppmlib.utility.ci_overlap`, Reiter's combining rules); the identification
     risk's EMR and TMR (:func:`ppmlib.disclosure.identification_risk`, keys known, a relative
-    radius).
+    radius). :func:`score_all` adds the attribute risk where it can be computed.
     """
     from .disclosure import identification_risk
     data, column = design.data, design.table.column
@@ -136,7 +165,9 @@ def score(design: Design, releases: list, *, B: int = 100, seed=0, cart: bool = 
 
 def score_all(design: Design, ppm: dict, peers: dict, *, B: int = 100, seed=0, progress: bool = False) -> pd.DataFrame:
     """:func:`score` for every (name, epsilon) of the mechanism's and the peers' results, one row each,
-    with epsilon, the promise behind it, and the wall time."""
+    with epsilon, the promise behind it, the wall time and, for the mechanism's normal-model fits,
+    the attribute risk (the median probability of the true log income among 11 guesses, by
+    importance sampling over the fit's draws; the peers have no posterior draws to do it with: NaN)."""
     from .progress import progress_bar
     promise = {"Unweighted": "none", "CART": "none", "Histogram": "pure eps-DP, every database",
                "AIM": "(eps, delta)-DP via zCDP, every database", "MST": "(eps, delta)-DP via zCDP, every database"}
@@ -144,11 +175,23 @@ def score_all(design: Design, ppm: dict, peers: dict, *, B: int = 100, seed=0, p
     items = [(k, frames_of(v[0].synthetic, design.data, design.table.column), v[1]) for k, v in ppm.items()]
     items += [(k, v[0], v[1]) for k, v in peers.items()]
     for (name, eps), releases, seconds in progress_bar(items, desc="scores", enabled=progress):
-        achieved = ppm[(name, eps)][0].epsilon if (name, eps) in ppm else eps
-        rows.append({"synthesizer": name, "epsilon": eps, "achieved epsilon": achieved,
+        mine = ppm[(name, eps)][0] if (name, eps) in ppm else None
+        rows.append({"synthesizer": name, "epsilon": eps, "achieved epsilon": mine.epsilon if mine else eps,
                      "promise": promise.get(name, "local eps = 2 Delta_x per dataset, removal neighbours"),
-                     **score(design, releases, B=B, seed=seed), "seconds": seconds})
+                     **score(design, releases, B=B, seed=seed),
+                     "attribute risk": _attribute_risk(design, mine) if mine else np.nan, "seconds": seconds})
     return pd.DataFrame(rows)
+
+
+def _attribute_risk(design: Design, synthesis, H: int = 50) -> float:
+    """Median over records of the probability an intruder who knows alpha gives the true log income
+    (:func:`ppmlib.attribute_risk` on the m releases); only for the normal model's posterior draws."""
+    from .disclosure import attribute_risk, risk_inputs
+    if design.model != "normal":
+        return float("nan")
+    mu, sigma = risk_inputs(synthesis.fit, min(H, synthesis.fit.n_draws))
+    risk = attribute_risk(design.y, synthesis.synthetic, mu, sigma, weights=synthesis.weights)
+    return float(np.median(risk.prob_true))
 
 
 def winners(scores: pd.DataFrame, measure: str, higher_is_better: bool = True) -> pd.Series:

@@ -119,7 +119,8 @@ class Table:
         if joint.shape != self.shape or joint.sum() <= 0:
             raise ValueError(f"joint must be a non-negative table of shape {self.shape} with some mass")
         marginal = joint.reshape(-1, joint.shape[-1]).sum(axis=0)
-        rows = joint[self.key_codes(data)]                                   # (n, bins)
+        codes = self.key_codes(data)
+        rows = joint[codes] if codes else np.broadcast_to(joint, (len(data), joint.shape[-1]))   # (n, bins)
         totals = rows.sum(axis=1, keepdims=True)
         probs = np.where(totals > 0, rows / np.where(totals > 0, totals, 1.0), marginal / marginal.sum())
         cumulative = np.cumsum(probs, axis=1)
@@ -129,7 +130,8 @@ class Table:
             b = np.minimum((cumulative < rng.uniform(size=(len(data), 1)) * cumulative[:, -1:]).sum(axis=1),
                            len(edges) - 2)
             lo, hi = edges[b], edges[b + 1]
-            values = (rng.integers(np.ceil(lo), np.floor(hi) + 1) if self.integer else rng.uniform(lo, hi))
+            values = (rng.integers(np.ceil(lo).astype(int), np.floor(hi).astype(int) + 1) if self.integer
+                      else rng.uniform(lo, hi))
             releases.append(data.assign(**{self.column: values}).reset_index(drop=True))
         return releases
 

@@ -681,3 +681,36 @@ def cg_violins(long, cg_long, title: str = "90th percentile of income: DPweighte
     ax.legend(loc="best")
     fig.tight_layout()
     return fig
+
+
+# --- book/against_alternatives.md (issue 21): every synthesizer's measures against epsilon ---------
+
+__all__ += ["measures_by_epsilon"]
+
+PALETTE.update({"Histogram": "#666666", "AIM": "#1f78b4", "MST": "#a6cee3", "CART": "#b15928"})
+
+
+def measures_by_epsilon(scores, measures: dict, suptitle: str = ""):
+    """One panel per measure (``{column: (axis label, log scale?)}``) against epsilon: a line per
+    synthesizer over the grid, a dashed level for each synthesizer without an epsilon (the references)."""
+    fig, axes = plt.subplots(1, len(measures), figsize=(4.2 * len(measures), 3.8), squeeze=False)
+    names = list(dict.fromkeys(scores["synthesizer"]))
+    for ax, (column, (label, log)) in zip(axes[0], measures.items()):
+        for i, name in enumerate(names):
+            rows = scores[scores["synthesizer"] == name].sort_values("epsilon")
+            if rows["epsilon"].isna().all():
+                ax.axhline(rows[column].iloc[0], ls="--", color=_colour(name, i), label=f"{name} (no DP)")
+            else:
+                ax.plot(rows["epsilon"], rows[column], "-o", ms=4, color=_colour(name, i), label=name)
+        ax.set_xscale("log")
+        if log:
+            ax.set_yscale("log")
+        ax.set_xlabel(r"$\varepsilon$ (nominal, per release)")
+        ax.set_ylabel(label)
+        ax.set_title(label)
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=8, loc="best")
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    return fig
