@@ -16,6 +16,8 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
   :data:`ppmlib.lineup.STANDARD`) and one runner (:func:`ppmlib.lineup.run`) for every study
 * :mod:`ppmlib.simulate`: the papers' simulation designs; :mod:`ppmlib.exact`: the conjugate
   Poisson-Gamma pseudo posterior in closed form
+* :mod:`ppmlib.peers`: the synthesizers an agency would pick instead (a perturbed histogram,
+  OpenDP's AIM and MST, CART); :mod:`ppmlib.alternatives`: the mechanism beside them at equal epsilon
 * :mod:`ppmlib.audit`: an empirical privacy audit (membership attacks, a confidence lower bound on epsilon)
 * :mod:`ppmlib.montecarlo`, :mod:`ppmlib.parallel`: asymptotic DP by Monte Carlo, serially or on Dask
 
@@ -53,7 +55,7 @@ __all__ = [
     "attribute_risk", "AttributeRisk", "design_matrix", "seeds", "Claims",
     # submodules
     "claims", "diagnostics", "exact", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
-    "audit", "montecarlo", "ce_income",
+    "audit", "montecarlo", "ce_income", "peers", "alternatives",
 ]
 __version__ = "0.1.0"
 
@@ -61,7 +63,8 @@ __version__ = "0.1.0"
 # `import ppmlib` stays light: `ppmlib.plots.violins`, `from ppmlib import plots` and
 # `import ppmlib.plots` all work as before. A module that imports pandas or matplotlib at its top
 # belongs in this set, not in an import above (tests/test_packaging.py checks `import ppmlib`).
-_ON_FIRST_USE = {"audit", "ce_income", "ce_like", "montecarlo", "plots", "salary_like", "utility"}
+_ON_FIRST_USE = {"alternatives", "audit", "ce_income", "ce_like", "montecarlo", "peers", "plots", "salary_like",
+                 "utility"}
 
 
 def __getattr__(name: str):

@@ -329,15 +329,17 @@ def frames_of(synthetic, data: pd.DataFrame, column: str, transform: Callable | 
     return [data.assign(**{column: transform(row) if transform else row}).reset_index(drop=True) for row in synthetic]
 
 
-#: The peers by name: (function, takes an epsilon).
-PEERS = {"Histogram": (histogram, True), "AIM": (aim, True), "MST": (mst, True), "CART": (cart, False)}
+#: The peers by name: (function, takes an epsilon, needs keys). AIM and MST choose among marginals of
+#: two or more columns; on a single column (no keys) they have nothing to choose and are not run.
+PEERS = {"Histogram": (histogram, True, False), "AIM": (aim, True, True), "MST": (mst, True, True),
+         "CART": (cart, False, False)}
 
 
 def run(names, data: pd.DataFrame, table: Table, epsilons, *, m: int = 20, seed=0, settings: dict | None = None,
         progress: bool = False) -> dict:
     """Every named peer at every epsilon (once for those without one): {(name, epsilon): (releases, seconds)}.
 
-    ``settings`` maps a name to keyword arguments of its function (``{"AIM": {"iters": 100}}``);
+    A peer that needs keys (AIM, MST) is skipped for a table without any. ``settings`` maps a name to keyword arguments of its function (``{"AIM": {"iters": 100}}``);
     the peer at the j-th (name, epsilon) pair gets the j-th of ``ppmlib.seeds(seed, ...)``. A peer
     without an epsilon is keyed by epsilon None.
     """
@@ -348,7 +350,8 @@ def run(names, data: pd.DataFrame, table: Table, epsilons, *, m: int = 20, seed=
     if unknown:
         raise ValueError(f"unknown peer(s) {unknown}; choose from {list(PEERS)}")
     epsilons = [_checks.real(e, "epsilons[...]", low=0, low_open=True) for e in epsilons]
-    jobs = [(name, eps) for name in names for eps in (epsilons if PEERS[name][1] else [None])]
+    jobs = [(name, eps) for name in names if table.keys or not PEERS[name][2]
+            for eps in (epsilons if PEERS[name][1] else [None])]
     out = {}
     for (name, eps), job_seed in zip(progress_bar(jobs, desc="peers", enabled=progress), seeds(seed, len(jobs))):
         start = time.perf_counter()

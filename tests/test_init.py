@@ -16,7 +16,7 @@ import pytest
 MODULES = ["weights", "lipschitz", "diagnostics", "disclosure", "guarantee", "utility", "claims", "seeding",
            "release", "ce_like", "salary_like", "simulate", "exact", "audit", "montecarlo", "parallel", "plots",
            "rerun", "bookcheck", "backends", "mechanism", "posterior", "reweighting", "models", "progress", "lineup",
-           "provenance", "design", "ce_income", "peers"]
+           "provenance", "design", "ce_income", "peers", "alternatives"]
 
 
 def defined_public_names(module) -> set:
