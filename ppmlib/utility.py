@@ -337,10 +337,10 @@ def pmse(confidential: pd.DataFrame, synthetic, *, method: str = "logit", intera
     --------
     >>> rng = np.random.default_rng(0)
     >>> data = pd.DataFrame({"x": rng.normal(size=500)})
-    >>> fresh = pd.DataFrame({"x": rng.normal(size=500)})          # as good as it gets
+    >>> fresh = pd.DataFrame({"x": rng.normal(size=500)})          # another sample of the same distribution
     >>> shifted = pd.DataFrame({"x": rng.normal(0.5, 1, size=500)})
     >>> round(float(pmse(data, fresh).s_pmse[0]), 2), round(float(pmse(data, shifted).s_pmse[0]), 1)
-    (0.94, 151.5)
+    (0.94, 151.3)
     """
     if not isinstance(confidential, pd.DataFrame):
         raise TypeError(f"confidential must be a DataFrame, got {type(confidential).__name__}")
