@@ -64,3 +64,16 @@ def test_lw_final_reweights_lw_at_equal_delta_and_epsilon_targets_are_met():
     assert res["LW_final"].weights.mean() > res["LW"].weights.mean()   # re-weighting spends the budget
     assert abs(res["SW"].epsilon / 6.0 - 1) <= 0.03
     assert res["LW_final"].name == "LW_final" and res.colours["LW_final"] == "#a6761d"
+
+
+@pytest.mark.stan
+def test_lw_matched_to_an_epsilon_on_a_regression_and_member_times():
+    """LW calibrated to a target epsilon with a design matrix (the normal regression), and run()'s wall times."""
+    rng = np.random.default_rng(8)
+    X = np.column_stack([np.ones(120), rng.integers(0, 2, 120)])
+    y = X @ [1.0, 0.5] + rng.normal(0, 0.3, 120)
+    res = lu.run(["Unweighted", lu.member("LW", match=3.0, tau=0.1)], "normal", y, X=X, m=2, sampler=TINY, seed=2,
+                 progress=False)
+    assert abs(res["LW"].epsilon - 3.0) <= 0.2
+    assert res["LW"].fit.X is not None and res["LW"].fit.X.shape == (120, 2)
+    assert set(res.seconds) == {"Unweighted", "LW"} and all(t > 0 for t in res.seconds.values())
