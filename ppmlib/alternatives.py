@@ -2,7 +2,7 @@
 "Against the alternatives" chapter): every synthesizer at every epsilon of a grid, scored by the
 agencies' measures.
 
-:func:`ppm_grid` runs the mechanism's side through :mod:`ppmlib.lineup`: the unweighted
+:func:`ppm_grid` runs the mechanism's side through ``ppmlib.lineup``: the unweighted
 synthesizer once, LW at the two ends of its scale range (its reachable epsilons), then, at every
 epsilon of the grid, LW calibrated to it and LW_final re-weighted from it where LW reaches it, and
 SW (the exponential mechanism, which reaches any epsilon) everywhere. :func:`ppmlib.peers.run`
