@@ -282,7 +282,8 @@ def cart(data: pd.DataFrame, table: Table, epsilon=None, *, m: int = 20, seed=0,
     value drawn at random from the records in its leaf (synthpop's ``cart`` method). In synthpop's
     sequential synthesis each synthesized variable is modelled on the keys and the variables
     synthesized before it; with one synthesized variable that is this one step. ``epsilon`` is
-    ignored (there is none).
+    ignored (there is none). Every synthetic value is a confidential value moved to another record
+    of the same leaf: a utility reference, not something to publish as it is.
     """
     from sklearn.tree import DecisionTreeRegressor
     _, m, rng = _release_args(data, table, None, m, seed)
