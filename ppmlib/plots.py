@@ -687,7 +687,7 @@ def cg_violins(long, cg_long, title: str = "90th percentile of income: DPweighte
 
 __all__ += ["measures_by_epsilon"]
 
-PALETTE.update({"Histogram": "#666666", "AIM": "#1f78b4", "MST": "#a6cee3", "CART": "#b15928"})
+PALETTE.update({"Histogram": "#666666", "AIM": "#1f78b4", "MST": "#a6cee3", "CART": "#17becf"})
 
 
 def measures_by_epsilon(scores, measures: dict, suptitle: str = ""):
