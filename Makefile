@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 LOCK   := requirements.lock
 SMOKE  := _build/smoke
 
-.PHONY: book book-fresh test venv lock run clean bench check-html
+.PHONY: book book-fresh test venv lock run clean clean-cache bench check-html
 
 venv: $(STAMP)
 
@@ -30,33 +30,33 @@ lock:
 # The HTML book, every chapter executed with its (paper-sized) default parameters. Chapters whose
 # code, and ppmlib/, stan/ and data/, did not change since the last build come from the execution cache.
 book: $(STAMP)
-	$(BIN)/python -m ppmlib.bookcache
+	$(BIN)/python -m ppmlib.book.bookcache
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	@echo "Book: _build/html/index.html"
 
 # The same, every chapter executed again whatever the cache holds.
 book-fresh: $(STAMP)
-	$(BIN)/python -m ppmlib.bookcache --fresh
+	$(BIN)/python -m ppmlib.book.bookcache --fresh
 	$(BIN)/jupyter-book build --all -W -n --keep-going .
 	@echo "Book: _build/html/index.html"
 
 # Unit tests, the book's structure, and every chapter executed by nbval at smoke parameters.
 test: $(STAMP)
 	rm -rf $(SMOKE)
-	$(BIN)/python -m ppmlib.rerun --smoke --out $(SMOKE)
+	$(BIN)/python -m ppmlib.book.rerun --smoke --out $(SMOKE)
 	$(BIN)/python -m pytest tests $(SMOKE) --nbval-lax --nbval-cell-timeout=1800 -p no:cacheprovider
 
 # Rerun one chapter with your own parameters, e.g.
 #   make run CHAPTER=book/vector_weighted.md PARAMS="n=500 seed=7"
 run: $(STAMP)
-	$(BIN)/python -m ppmlib.rerun $(CHAPTER) $(foreach p,$(PARAMS),-p $(p)) --out runs
+	$(BIN)/python -m ppmlib.book.rerun $(CHAPTER) $(foreach p,$(PARAMS),-p $(p)) --out runs
 
 # Every page of the built book (make book first) rendered in headless Chromium: a screenshot per page
 # in _build/screenshots/, and a failure for a page that does not render, a JavaScript error, math left
 # unrendered, a broken link or image, or an output showing a traceback or warning. Installs nothing:
 # it needs Debian's chromium (apt-get install chromium).
 check-html: $(STAMP)
-	$(BIN)/python -m ppmlib.bookcheck browser _build/html --screenshots _build/screenshots
+	$(BIN)/python -m ppmlib.book.bookcheck browser _build/html --screenshots _build/screenshots
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_lipschitz.py
@@ -66,3 +66,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf _build runs build
+
+# What a killed Stan run leaves: httpstan's stored fits, its chain sockets, ppmlib's temporary
+# folders (compiled models are kept). Run it when nothing is fitting.
+clean-cache: $(STAMP)
+	$(BIN)/python -m ppmlib.backends --clean-cache

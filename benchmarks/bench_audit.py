@@ -2,7 +2,7 @@
 
 Measures (1) trials per second of one audited setting (mechanism runs on D or D', the exact
 likelihood-ratio attack, the held-out Clopper-Pearson bound) for each output, at n = 1000;
-(2) the wall time of ``audit.run`` at the chapter's default parameters (3 sizes x 90 settings
+(2) the wall time of ``privacy_audit.run`` at the chapter's default parameters (3 sizes x 120 settings
 x 10,000 trials, m = 100); (3) the same trials with one warm Stan fit per mechanism run, the route
 the exact sampler replaces, extrapolated from a few timed fits.
 Run: ``.venv/bin/python benchmarks/bench_audit.py``.
@@ -12,7 +12,8 @@ import time
 import numpy as np
 
 import ppmlib
-from ppmlib import audit, exact
+from ppmlib import exact
+from ppmlib.studies import privacy_audit
 
 DEFAULTS = dict(n_values=[100, 300, 1000], trials=10_000, m=100)
 
@@ -49,10 +50,10 @@ def main():
         rates[output] = trials_per_second(output)
         print(f"  {output:12s} {rates[output]:>12,.0f} trials/s" + ("  (m = 100 draws and datasets each)" if output == "m datasets" else ""))
     start = time.perf_counter()
-    result = audit.run(DEFAULTS["n_values"], seed=2020, trials=DEFAULTS["trials"], m=DEFAULTS["m"])
+    result = privacy_audit.run(DEFAULTS["n_values"], seed=2020, trials=DEFAULTS["trials"], m=DEFAULTS["m"])
     wall = time.perf_counter() - start
     runs = len(result.table) * DEFAULTS["trials"]
-    print(f"audit.run at the chapter's defaults {DEFAULTS}: {len(result.table)} settings, {runs:,} mechanism runs")
+    print(f"privacy_audit.run at the chapter's defaults {DEFAULTS}: {len(result.table)} settings, {runs:,} mechanism runs")
     print(f"  wall time {wall:.1f} s (trials and attacks {result.seconds:.1f} s; weights, Deltas, exact losses the rest)")
     per_fit = stan_seconds_per_fit()
     draws_needed = sum(DEFAULTS["trials"] * (DEFAULTS["m"] if o == "m datasets" else 1)

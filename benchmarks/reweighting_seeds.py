@@ -4,7 +4,7 @@
     python benchmarks/reweighting_seeds.py salary 2025 1 2 3 ...    # book/salary.md's pipeline
 
 For every seed it runs what the chapter runs (ppmlib.reweighting.reweighting_comparison, the
-utility table, ppmlib.reweighting.claims) and prints one line per claim; at the end, whether
+utility table, ppmlib.studies.reweighting.claims) and prints one line per claim; at the end, whether
 every checked claim held on every seed. The chapters state the ranges this prints.
 """
 from __future__ import annotations
@@ -13,7 +13,8 @@ import sys
 import time
 
 import ppmlib
-from ppmlib import reweighting, salary_like, utility
+from ppmlib import salary_like, utility
+from ppmlib.studies import reweighting
 
 # the chapters' defaults (keep in step with their parameters cells)
 SIZES = dict(m=100, sampler=ppmlib.Sampler(chains=4, draws=1000, warmup=1000), k0=0.95, max_iter=12)

@@ -33,13 +33,25 @@ def finite_array(value, name: str, ndim: int | None = None) -> np.ndarray:
     return arr
 
 
-def counts(value, name: str = "y") -> np.ndarray:
-    """Non-negative integer counts as an int64 array (floats such as 3.0 are accepted)."""
+def _first(bad: np.ndarray) -> int:
+    """Position of the first True: messages about confidential data name a record, never its value."""
+    return int(np.argmax(bad))
+
+
+def counts(value, name: str = "y", *, high: int = 2**63) -> np.ndarray:
+    """Non-negative integer counts below ``high`` as an int64 array (floats such as 3.0 are accepted).
+
+    ``high`` defaults to what an int64 holds; a Stan program's data must stay below 2**31 - 1
+    (Stan's int is 32-bit). Messages name the first bad record's position, not its value.
+    """
     arr = finite_array(value, name, ndim=1)
     if (arr < 0).any():
-        raise ValueError(f"{name} must be non-negative counts; found {arr[arr < 0][0]:g}")
+        raise ValueError(f"{name} must be non-negative counts; record {_first(arr < 0)} is negative")
     if (arr != np.round(arr)).any():
-        raise ValueError(f"{name} must be integer counts; found {arr[arr != np.round(arr)][0]:g}")
+        raise ValueError(f"{name} must be integer counts; record {_first(arr != np.round(arr))} is not an integer")
+    if (arr >= high).any():
+        raise ValueError(f"{name} must be counts below {high}; record {_first(arr >= high)} is larger "
+                         "(rescale the counts, e.g. to thousands)")
     return arr.astype(np.int64)
 
 

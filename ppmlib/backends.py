@@ -24,7 +24,7 @@ kept on ``Draws.messages`` and logged at DEBUG level on this module's logger.
 from __future__ import annotations
 
 __all__ = ["BACKENDS", "BackendUnavailableError", "Draws", "program_path", "cmdstan_available", "pystan_available",
-           "backend", "sample"]
+           "backend", "sample", "clean_caches"]
 
 import concurrent.futures
 import contextlib
@@ -32,6 +32,7 @@ import hashlib
 import io
 import logging
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -40,7 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _checks
 from ._shipped import shipped_file
+from .seeding import STAN_SEED_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,19 @@ class Draws:
     ``messages`` is what the backend printed or logged (compiler, sampler warnings), kept out of
     the caller's output.
 
+    Attributes
+    ----------
+    params : dict
+        Name -> draws, shape ``(S, *dims)``, chains concatenated.
+    sampler : dict
+        Name -> the sampler's per-draw values, shape (S,).
+    chains : int
+        The number of chains.
+    backend : str
+        "cmdstanpy" or "pystan".
+    messages : str
+        The backend's captured output.
+
     See Also
     --------
     sample : returns it.
@@ -74,12 +90,37 @@ class Draws:
 
 
 def program_path(name: str) -> Path:
-    """``stan/<name>.stan``: the checkout's, the installed package's copy, or ``$PPMLIB_STAN_DIR``'s."""
+    """``stan/<name>.stan``: the checkout's, the installed package's copy, or ``$PPMLIB_STAN_DIR``'s.
+
+    Parameters
+    ----------
+    name : str
+        The program's name (a family's ``name``), without ``.stan``.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    FileNotFoundError
+        No folder searched holds the program (the message lists them).
+
+    Examples
+    --------
+    >>> program_path("poisson").name
+    'poisson.stan'
+    """
     return shipped_file("stan", f"{name}.stan")
 
 
 def cmdstan_available() -> bool:
-    """True when cmdstanpy is importable and finds a CmdStan installation (never installs one)."""
+    """True when cmdstanpy is importable and finds a CmdStan installation (never installs one).
+
+    Returns
+    -------
+    bool
+    """
     try:
         with warnings.catch_warnings():  # cmdstanpy imports tqdm.auto, which warns in kernels without ipywidgets
             warnings.simplefilter("ignore")
@@ -91,7 +132,12 @@ def cmdstan_available() -> bool:
 
 
 def pystan_available() -> bool:
-    """True when PyStan 3 is importable (it compiles with the system g++ on first use)."""
+    """True when PyStan 3 is importable (it compiles with the system g++ on first use).
+
+    Returns
+    -------
+    bool
+    """
     try:
         import stan  # noqa: F401  (PyStan 3)
     except Exception:
@@ -105,13 +151,20 @@ def backend() -> str:
     Returns ``"cmdstanpy"`` when CmdStan is installed, else ``"pystan"``; raises
     :class:`BackendUnavailableError` when neither can run, or when the forced one cannot.
 
+    Returns
+    -------
+    str
+        "cmdstanpy" or "pystan".
+
     See Also
     --------
     cmdstan_available, pystan_available : the two checks it makes.
 
     Examples
     --------
-    >>> backend() in BACKENDS       # doctest: +SKIP
+    >>> BACKENDS
+    ('cmdstanpy', 'pystan')
+    >>> backend() in BACKENDS      # or BackendUnavailableError, saying what to install
     True
     """
     forced = os.environ.get("PPMLIB_BACKEND", "").strip().lower()
@@ -135,7 +188,40 @@ def backend() -> str:
 
 
 def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, seed: int) -> Draws:
-    """Run NUTS on ``stan/<program>.stan`` with ``data``; ``seed`` makes the result reproducible."""
+    """Run NUTS on ``stan/<program>.stan`` with ``data``; ``seed`` makes the result reproducible.
+
+    Parameters
+    ----------
+    program : str
+        The program's name: ``stan/<program>.stan``.
+    data : dict
+        The program's data block (a family's ``stan_data``).
+    chains, draws, warmup : int
+        Chains, draws kept per chain, warmup iterations per chain.
+    seed : int
+        The sampler's seed (chain k is seeded with (seed, k) on both backends), in [0, 2**31 - 1):
+        the range both backends accept, checked here before the backend sees it.
+
+    Returns
+    -------
+    Draws
+        Draws and sampler values, draw axis first, chain after chain.
+
+    Raises
+    ------
+    BackendUnavailableError
+        Neither backend can run.
+    ValueError
+        The seed is outside Stan's range.
+    RuntimeError
+        The backend failed. The message holds the tail of its output but no value of ``data``:
+        every number in it that equals a data value is replaced by ``<data>``, and the backend's
+        exception is not chained (its text repeats the whole data dict).
+    """
+    seed = _checks.integer(seed, "seed", low=0)
+    if seed >= STAN_SEED_LIMIT:
+        raise ValueError(f"seed must be below {STAN_SEED_LIMIT} (2**31 - 1, the largest seed both Stan backends "
+                         f"accept), got {seed}")
     chosen = backend()
     runner = _sample_cmdstanpy if chosen == "cmdstanpy" else _sample_pystan
     return runner(program_path(program), data, chains=chains, draws=draws, warmup=warmup, seed=seed)
@@ -162,20 +248,19 @@ def _cmdstan_model(path: Path):
 
 
 @contextlib.contextmanager
-def _captured_cmdstanpy_log(buffer: io.StringIO):
-    """Route the ``cmdstanpy`` logger to ``buffer`` only, restoring its handlers afterwards.
+def _captured_log(logger: logging.Logger, buffer: io.StringIO, level: int = logging.INFO):
+    """Route ``logger`` to ``buffer`` only, restoring its handlers afterwards.
 
     Redirecting sys.stderr is not enough: cmdstanpy's own handler keeps the stream that was
     sys.stderr when cmdstanpy was imported (in a Jupyter kernel, the cell's output), and with
-    propagation on, records would also reach whatever handlers the root logger has.
+    propagation on, records would also reach whatever handlers the root logger has (httpstan logs a
+    failed call with its whole data dict at CRITICAL level: that must reach no log file).
     """
-    from cmdstanpy.utils import get_logger
-    logger = get_logger()  # first call installs cmdstanpy's default handler: keep it for afterwards
     saved = logger.handlers[:], logger.propagate, logger.level
     handler = logging.StreamHandler(buffer)
     handler.setFormatter(logging.Formatter("%(levelname)s - %(message)s"))
     logger.handlers, logger.propagate = [handler], False
-    logger.setLevel(logging.INFO)
+    logger.setLevel(level)
     try:
         yield
     finally:
@@ -190,10 +275,16 @@ CMDSTAN_SIG_FIGS = 18
 
 def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed) -> Draws:
     def work(chatter):
-        with _captured_cmdstanpy_log(chatter), tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir:
+        import cmdstanpy
+        from cmdstanpy.utils import get_logger  # its first call installs cmdstanpy's handler: kept for afterwards
+        with _captured_log(get_logger(), chatter), tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir:
             model = _cmdstan_model(path)
+            # the data file in this folder, not in cmdstanpy's own temporary one: a killed run leaves
+            # it where make clean-cache looks (ppmlib-cmdstan-*), and the folder is private (0700)
+            data_file = os.path.join(csv_dir, "data.json")
+            cmdstanpy.write_stan_json(data_file, data)
             # chain ids 1..N with one seed is PyStan's convention too: same seed, same draws
-            fit = model.sample(data=data, chains=chains, chain_ids=list(range(1, chains + 1)), seed=seed,
+            fit = model.sample(data=data_file, chains=chains, chain_ids=list(range(1, chains + 1)), seed=seed,
                                iter_sampling=draws, iter_warmup=warmup, sig_figs=CMDSTAN_SIG_FIGS,
                                output_dir=csv_dir, show_progress=False, show_console=False,
                                parallel_chains=min(chains, os.cpu_count() or 1))
@@ -203,7 +294,7 @@ def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed) ->
             sampler = {name: np.asarray(arr).T.reshape(-1) for name, arr in fit.method_variables().items()}
         return params, sampler
 
-    (params, sampler), messages = _run_captured("cmdstanpy", work)
+    (params, sampler), messages = _run_captured("cmdstanpy", work, data)
     return Draws(params=params, sampler=sampler, chains=chains, backend="cmdstanpy", messages=messages)
 
 
@@ -257,12 +348,43 @@ def _captured_output():
             buffer.write(raw.read().decode(errors="replace"))
 
 
-def _run_captured(backend: str, work):
+# a number as Python, Stan or a compiler writes it, not part of a word or of a longer number
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def _without_data(text: str, data: dict) -> str:
+    """``text`` with every number equal to a value of ``data`` (exactly, or to the 6 significant
+    digits Stan prints) replaced by ``<data>``: backends repeat their data in error messages.
+
+    Small numbers that are also data (a count of 3, n) are removed wherever they occur; a message
+    that loses a line number is better than one that carries a confidential value.
+    """
+    def rounded(value: float) -> float:
+        return float(f"{value:.6g}")
+
+    secret = set()
+    for value in data.values():
+        arr = np.asarray(value)
+        if arr.dtype.kind in "biuf":
+            flat = np.abs(arr.astype(float).ravel())
+            secret.update(flat.tolist())
+            secret.update(rounded(v) for v in flat.tolist())
+
+    def swap(match: re.Match) -> str:
+        value = abs(float(match.group()))
+        return "<data>" if value in secret or rounded(value) in secret else match.group()
+
+    return _NUMBER.sub(swap, text)
+
+
+def _run_captured(backend: str, work, data: dict):
     """Run ``work(chatter)`` with all output captured into ``chatter`` (see :func:`_captured_output`).
 
     Returns ``(work's result, the captured text)``; the text is also logged at DEBUG level. A failure
     is raised as RuntimeError with the tail of the output, and only after the capture has ended, so
-    that the message includes what the compiler wrote straight to the file descriptors.
+    that the message includes what the compiler wrote straight to the file descriptors. The message
+    holds no value of ``data`` (:func:`_without_data`), and the backend's exception is not chained
+    to it: its text (PyStan's repeats the whole data dict) would be printed with the traceback.
     """
     with _captured_output() as chatter:
         try:
@@ -273,7 +395,9 @@ def _run_captured(backend: str, work):
         else:
             failure = None
     if failure is not None:
-        raise RuntimeError(f"{backend} failed; its last output was:\n{chatter.getvalue()[-3000:]}") from failure
+        del failure  # no reference to the backend's exception leaves this function
+        tail = _without_data(chatter.getvalue(), data)[-3000:]
+        raise RuntimeError(f"{backend} failed; its last output was:\n{tail}") from None
     log.debug("%s output:\n%s", backend, chatter.getvalue())
     return result, chatter.getvalue()
 
@@ -285,14 +409,133 @@ def _chain_after_chain(arr: np.ndarray, chains: int) -> np.ndarray:
     return arr.reshape(per_chain, chains, *arr.shape[1:]).swapaxes(0, 1).reshape(arr.shape)
 
 
+# What httpstan leaves on disk, and ppmlib's policy. httpstan stores every seeded fit in its cache
+# (one file per chain, readable by anyone, draws of the unweighted posterior of confidential data
+# included) to serve a repeated (program, data, seed) from it; but the fit's name hashes the data
+# dict in an order that follows Python's hash seed, so another process never finds it again. ppmlib
+# keeps no fit: each chain's file is written 0600 and deleted once the draws are read. Each chain's
+# Unix socket goes into a private folder of this process (emptied after every fit, removed at exit;
+# folders of processes that died are removed by the next one); a compile runs in a temporary working
+# folder, since setuptools writes build/ into the current one. Compiled models stay cached in
+# ~/.cache/httpstan/<version>/models: `make clean-cache` (clean_caches) removes what a killed run left.
+
+SOCKET_PREFIX = "ppmlib-httpstan-"
+
+
+class _HttpstanHousekeeping:
+    """Installed once per process, on the PyStan worker thread (where httpstan's server runs)."""
+
+    def __init__(self):
+        import httpstan.cache
+        import httpstan.fits
+        import httpstan.services_stub
+
+        self.fit_names: list[str] = []
+        self.socket_folder = _private_socket_folder()
+        name_fit = httpstan.fits.calculate_fit_name
+
+        def recorded(function, model_name, kwargs):
+            name = name_fit(function, model_name, kwargs)
+            self.fit_names.append(name)
+            return name
+
+        httpstan.fits.calculate_fit_name = recorded
+        httpstan.cache.dump_fit = _dump_fit_privately
+        httpstan.services_stub.tempfile = _TempfileIn(self.socket_folder)
+
+    def after_fit(self) -> None:
+        """Delete this fit's files from httpstan's cache and its chains' sockets."""
+        import httpstan.cache
+        for name in self.fit_names:
+            with contextlib.suppress(KeyError):
+                httpstan.cache.delete_fit(name)
+        self.fit_names.clear()
+        for socket_file in Path(self.socket_folder).glob("*.sock"):
+            socket_file.unlink(missing_ok=True)
+
+
+class _TempfileIn:
+    """The ``tempfile`` module, except that ``mkstemp`` defaults to one folder (httpstan's sockets)."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+
+    def mkstemp(self, *args, **kwargs):
+        kwargs.setdefault("dir", self.folder)
+        return tempfile.mkstemp(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(tempfile, name)
+
+
+def _dump_fit_privately(fit_bytes: bytes, name: str) -> None:
+    """httpstan.cache.dump_fit, but readable by the owner only (it holds posterior draws)."""
+    import httpstan.cache
+    path = httpstan.cache.fit_path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # also when the file existed with other permissions
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(fit_bytes)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def _private_socket_folder() -> str:
+    """A 0700 folder for this process's sockets, removed at exit; removes those of dead processes."""
+    import atexit
+    import shutil
+    for folder in Path(tempfile.gettempdir()).glob(f"{SOCKET_PREFIX}*-*"):
+        pid = folder.name[len(SOCKET_PREFIX):].split("-")[0]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+    folder = tempfile.mkdtemp(prefix=f"{SOCKET_PREFIX}{os.getpid()}-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+@contextlib.contextmanager
+def _in_temporary_folder():
+    """Run in a temporary working folder (httpstan's compile writes build/ into the current one).
+    The process-wide chdir is safe for the same reason as the descriptor swap above: the caller's
+    thread is blocked while the PyStan worker runs."""
+    previous = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="ppmlib-build-") as folder:
+        os.chdir(folder)
+        try:
+            yield
+        finally:
+            os.chdir(previous)
+
+
+_HOUSEKEEPING: _HttpstanHousekeeping | None = None
+
+
 def _pystan_run(code: str, data: dict, chains, draws, warmup, seed) -> Draws:
     import stan
 
-    def work(chatter):
-        posterior = stan.build(code, data=data, random_seed=seed)
-        return posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup)
+    global _HOUSEKEEPING
+    if _HOUSEKEEPING is None:
+        _HOUSEKEEPING = _HttpstanHousekeeping()
 
-    fit, messages = _run_captured("PyStan", work)
+    def work(chatter):
+        with _captured_log(logging.getLogger("httpstan"), chatter, logging.WARNING):
+            with _in_temporary_folder():
+                posterior = stan.build(code, data=data, random_seed=seed)
+            return posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup)
+
+    try:
+        fit, messages = _run_captured("PyStan", work, data)
+    finally:
+        _HOUSEKEEPING.after_fit()
     params = {}
     for name, dims in zip(fit.param_names, fit.dims):
         arr = np.asarray(fit[name])
@@ -307,3 +550,63 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed) -> Draws:
 
 def _sample_pystan(path: Path, data: dict, *, chains, draws, warmup, seed) -> Draws:
     return _on_pystan_worker(_pystan_run, path.read_text(), _jsonable(data), chains, draws, warmup, seed)
+
+
+def clean_caches(*, httpstan_cache: Path | None = None, temp: Path | None = None) -> dict:
+    """Remove what Stan runs leave behind when a process is killed: ``make clean-cache``.
+
+    Removes httpstan's stored fits (``<cache>/models/*/fits/*``; ppmlib deletes its own after
+    each fit, so only a killed run leaves any), httpstan's chain sockets (``httpstan_*.sock``) and
+    ppmlib's temporary folders (``ppmlib-httpstan-*``, ``ppmlib-build-*``, ``ppmlib-cmdstan-*``)
+    in the temporary folder. Compiled models are kept. Run it when no fit is running: a running
+    fit's sockets and files would go too.
+
+    Parameters
+    ----------
+    httpstan_cache : pathlib.Path, optional
+        httpstan's cache folder; default ``httpstan.cache.cache_directory()`` when PyStan is installed.
+    temp : pathlib.Path, optional
+        The temporary folder; default ``tempfile.gettempdir()``.
+
+    Returns
+    -------
+    dict
+        ``{"files": count, "bytes": size}`` of what was removed.
+    """
+    import shutil
+
+    if httpstan_cache is None and pystan_available():
+        import httpstan.cache
+        httpstan_cache = httpstan.cache.cache_directory()
+    temp = Path(temp or tempfile.gettempdir())
+    doomed = list(Path(httpstan_cache).glob("models/*/fits/*")) if httpstan_cache else []
+    doomed += list(temp.glob("httpstan_*.sock"))
+    doomed += [p for prefix in (SOCKET_PREFIX, "ppmlib-build-", "ppmlib-cmdstan-") for p in temp.glob(f"{prefix}*")]
+    removed = {"files": 0, "bytes": 0}
+    for path in doomed:
+        items = [f for f in path.rglob("*") if not f.is_dir()] if path.is_dir() else [path]
+        size = sum(f.lstat().st_size for f in items)
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed["files"] += len(items)
+        removed["bytes"] += size
+    return removed
+
+
+def _main(argv=None) -> int:
+    """``python -m ppmlib.backends --clean-cache`` (``make clean-cache``)."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m ppmlib.backends", description=clean_caches.__doc__.splitlines()[0])
+    parser.add_argument("--clean-cache", action="store_true", help="remove stored fits, sockets and temporary folders")
+    args = parser.parse_args(argv)
+    if not args.clean_cache:
+        parser.error("nothing to do: pass --clean-cache")
+    removed = clean_caches()
+    print(f"removed {removed['files']} files ({removed['bytes'] / 1e6:.1f} MB); compiled models kept")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

@@ -45,9 +45,11 @@ def design_matrix(df: "pd.DataFrame", columns, *, reference: dict | None = None,
 
     Raises
     ------
+    TypeError
+        ``df`` is not a DataFrame.
     ValueError
-        A column not in ``df``; a reference level, or a value in ``df``, that is not among the
-        column's levels.
+        ``df`` has no rows; a column not in ``df``, or with missing values; a reference level, or a
+        value in ``df``, that is not among the column's levels.
 
     Examples
     --------
@@ -57,6 +59,11 @@ def design_matrix(df: "pd.DataFrame", columns, *, reference: dict | None = None,
     """
     import pandas as pd
 
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame (one row per record), got {type(df).__name__}; "
+                        "pd.DataFrame(...) makes one from a dict of columns")
+    if len(df) == 0:
+        raise ValueError("df has no rows: a design matrix needs at least one record")
     if isinstance(columns, str):
         raise TypeError(f"columns must be a list of column names, got the string {columns!r}")
     columns = list(columns)
@@ -70,6 +77,10 @@ def design_matrix(df: "pd.DataFrame", columns, *, reference: dict | None = None,
             raise ValueError(f"{name} names {extra}, which are not among columns {columns}")
     blocks = {"(Intercept)": np.ones(len(df))} if intercept else {}
     for col in columns:
+        missing_values = int(df[col].isna().sum())
+        if missing_values:  # as text, NaN would become a level of its own, "nan", without a word
+            raise ValueError(f"column {col!r} has {missing_values} missing value(s); drop or impute those records "
+                             "first, or make missingness an explicit level (e.g. fillna('missing'))")
         values = df[col].to_numpy()
         col_levels = list(levels[col]) if col in levels else sorted(pd.unique(values), key=str)
         unknown = sorted({str(v) for v in pd.unique(values)} - {str(v) for v in col_levels})

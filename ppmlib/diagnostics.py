@@ -125,7 +125,14 @@ def _ess(c: np.ndarray) -> float:
 def ess_bulk(x, chains: int) -> float:
     """Bulk effective sample size (rank-normalised split chains); NaN for a constant quantity.
 
-    ``x`` is one quantity's draws, chain after chain, shape (chains * draws_per_chain,).
+    Parameters
+    ----------
+    x, chains
+        As for :func:`rhat`.
+
+    Returns
+    -------
+    float
 
     See Also
     --------
@@ -147,7 +154,17 @@ def ess_tail(x, chains: int) -> float:
     """Tail effective sample size: the smaller ESS of the indicators x <= q05 and x <= q95.
 
     The quantiles are taken over all draws (type 7, numpy's default); NaN for a constant quantity.
-    ``x`` is one quantity's draws, chain after chain, shape (chains * draws_per_chain,).
+
+    Parameters
+    ----------
+    x : array_like, shape (chains * draws_per_chain,)
+        The draws, chain after chain (as for :func:`rhat`).
+    chains : int
+        How many chains.
+
+    Returns
+    -------
+    float
 
     See Also
     --------
@@ -215,6 +232,24 @@ def is_ok(diag: dict, rhat_max: float = 1.01, ess_min: float = 400) -> bool:
     """The usual thresholds: R-hat below 1.01, bulk AND tail ESS at least 400, no divergences.
 
     ``diag`` is a :func:`summarize` result (or a row with the same keys, including min_ess_tail).
+
+    Parameters
+    ----------
+    diag : dict
+        A :func:`summarize` result.
+    rhat_max : float
+        R-hat must be below this.
+    ess_min : float
+        Bulk and tail ESS must be at least this.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValueError
+        ``diag`` lacks one of the keys.
     """
     missing = {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences"} - set(diag)
     if missing:

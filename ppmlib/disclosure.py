@@ -22,7 +22,8 @@ The loops of the attribute-risk chapter (over H, over m, over synthetic datasets
 from __future__ import annotations
 
 __all__ = ["DEFAULT_OFFSETS", "AttributeRisk", "attribute_risk", "synthetic_log_lik", "log_weights", "risk_inputs",
-           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset"]
+           "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset",
+           "IdentificationRisk", "identification_risk"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -40,12 +41,19 @@ DEFAULT_OFFSETS = np.round(np.arange(-2.5, 2.5 + 1e-9, 0.5), 10)  # G = 11, 0 is
 class AttributeRisk:
     """Guess probabilities for every record.
 
-    probs : (n, G) probability of each guess, normalised over the G guesses
-    prob_true : (n,) probability of the true value (offset 0)
-    rank_true : (n,) rank of the true value, 1 = most probable; ties take the best rank
-    guesses : (n, G) the guessed values y_i + offsets
-    offsets : (G,)
-    draw_share : (H,) p(Z | theta_h) normalised over the draws: how much each draw explains Z (all records)
+    Attributes
+    ----------
+    probs : ndarray, shape (n, G)
+        Probability of each guess, normalised over the G guesses.
+    prob_true : ndarray, shape (n,)
+        Probability of the true value (offset 0).
+    rank_true : ndarray, shape (n,)
+        Rank of the true value, 1 = most probable; ties take the best rank.
+    guesses : ndarray, shape (n, G)
+        The guessed values y_i + offsets.
+    offsets : ndarray, shape (G,)
+    draw_share : ndarray, shape (H,)
+        p(Z | theta_h) normalised over the draws: how much each draw explains Z (all records).
     """
     probs: np.ndarray
     prob_true: np.ndarray
@@ -82,6 +90,19 @@ def synthetic_log_lik(z: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.nd
 
     The sum of squares is expanded (sum z^2 - 2 z.mu_h + sum mu_h^2) so that it is two matrix
     products and never an (m, H, n) array.
+
+    Parameters
+    ----------
+    z : ndarray, shape (m, n)
+        The released datasets.
+    mu : ndarray, shape (H, n)
+        Each draw's mean of every record.
+    sigma : ndarray, shape (H,)
+        Each draw's sd.
+
+    Returns
+    -------
+    ndarray, shape (m, H)
     """
     n = z.shape[1]
     squares = (z**2).sum(axis=1)[:, None] - 2.0 * z @ mu.T + (mu**2).sum(axis=1)[None, :]
@@ -99,6 +120,21 @@ def log_weights(y, mu, sigma, offsets) -> np.ndarray:
 
     log w_h = log N(y_i + d | mu_hi, sigma_h) - log N(y_i | mu_hi, sigma_h) for an offset d; the
     normal constants cancel and the squares factor: (y + d - mu)^2 - (y - mu)^2 = d (d + 2 (y - mu)).
+
+    Parameters
+    ----------
+    y : ndarray, shape (n,)
+        The confidential values.
+    mu : ndarray, shape (H, n)
+        Each draw's mean of every record.
+    sigma : ndarray, shape (H,)
+        Each draw's sd.
+    offsets : ndarray, shape (G,)
+        The guesses' offsets d from y_i.
+
+    Returns
+    -------
+    ndarray, shape (H, n, G)
     """
     resid = (y[None, :] - mu)[:, :, None]                                      # (H, n, 1)
     return -offsets * (offsets + 2.0 * resid) / (2.0 * sigma[:, None, None] ** 2)
@@ -140,23 +176,28 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None) -> AttributeRisk
     >>> risk.probs.shape, risk.prob_true.shape, bool(np.allclose(risk.probs.sum(axis=1), 1))
     ((6, 11), (6,), True)
 
-    With a fitted normal synthesizer:
-
-    >>> risk = attribute_risk(y, z, *risk_inputs(fit, 50), weights=fit.weights)  # doctest: +SKIP
-    >>> risk.prob_true.max(), (risk.rank_true == 1).mean()                        # doctest: +SKIP
+    With a fitted normal synthesizer ``fit`` (a Stan fit) and its released datasets ``z``, the
+    inputs come from the fit: ``attribute_risk(y, z, *risk_inputs(fit, 50), weights=fit.weights)``.
     """
     y, z, mu, sigma, offsets = _inputs(y, z, mu, sigma, offsets)
     alpha = _checks.weights(weights, y.size)
-    log_w = alpha[None, :, None] * log_weights(y, mu, sigma, offsets)          # (H, n, G)
-    log_p = synthetic_log_lik(z, mu, sigma)                                    # (m, H)
-    log_q = log_w - _logsumexp0(log_w)                                         # normalised over draws
-    # log p(Z_l | y*) = LSE_h(log p_h + log q_h) - log H, one dataset at a time (a loop over the
-    # few datasets, never over records, guesses or draws); the datasets' likelihoods multiply.
-    log_evidence = sum(_logsumexp0(log_p_l[:, None, None] + log_q) for log_p_l in log_p)
-    log_evidence = log_evidence - z.shape[0] * np.log(mu.shape[0])
-    top = log_evidence.max(axis=1, keepdims=True)                              # uniform prior: normalise
-    probs = np.exp(log_evidence - top)
-    probs /= probs.sum(axis=1, keepdims=True)
+    # underflow (every likelihood 0) shows as NaN, refused just below with a message, not a warning
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        log_w = alpha[None, :, None] * log_weights(y, mu, sigma, offsets)          # (H, n, G)
+        log_p = synthetic_log_lik(z, mu, sigma)                                    # (m, H)
+        log_q = log_w - _logsumexp0(log_w)                                         # normalised over draws
+        # log p(Z_l | y*) = LSE_h(log p_h + log q_h) - log H, one dataset at a time (a loop over the
+        # few datasets, never over records, guesses or draws); the datasets' likelihoods multiply.
+        log_evidence = sum(_logsumexp0(log_p_l[:, None, None] + log_q) for log_p_l in log_p)
+        log_evidence = log_evidence - z.shape[0] * np.log(mu.shape[0])
+        top = log_evidence.max(axis=1, keepdims=True)                              # uniform prior: normalise
+        probs = np.exp(log_evidence - top)
+        probs /= probs.sum(axis=1, keepdims=True)
+    undefined = ~np.isfinite(probs).all(axis=1)
+    if undefined.any():  # every guess has likelihood 0 (underflow): no risk can be computed
+        raise ValueError(f"attribute risk is undefined for {undefined.sum()} of {y.size} records: the synthetic data "
+                         "have likelihood 0 under every guess and draw (underflow). Check that z, mu and sigma are on "
+                         "the same scale (e.g. all on the log scale) and that sigma is not tiny.")
     true_col = int(np.flatnonzero(offsets == 0)[0])
     prob_true = probs[:, true_col]
     rank_true = 1 + (probs > prob_true[:, None]).sum(axis=1)
@@ -172,6 +213,18 @@ def risk_inputs(fit: "Fit", H: int) -> tuple[np.ndarray, np.ndarray]:
     Only the 'normal' family has a per-record mean X_i beta and an sd sigma (``Normal.mean`` and
     the ``sigma`` draws); any other fit is refused with a ValueError, anything but a Fit with a
     TypeError.
+
+    Parameters
+    ----------
+    fit : Fit
+        A fit of the 'normal' family.
+    H : int
+        The number of evenly spaced draws.
+
+    Returns
+    -------
+    mu : ndarray, shape (H, n)
+    sigma : ndarray, shape (H,)
     """
     from .models import Normal
     from .posterior import Fit
@@ -189,7 +242,20 @@ def risk_inputs(fit: "Fit", H: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def guess_table(risk: AttributeRisk, record: int):
-    """The G guesses of one record with their probabilities, most probable first (a DataFrame)."""
+    """The G guesses of one record with their probabilities, most probable first (a DataFrame).
+
+    Parameters
+    ----------
+    risk : AttributeRisk
+        The estimator's result.
+    record : int
+        The record's 0-based index.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns guess, offset and probability, most probable first.
+    """
     import pandas as pd
     record = _checks.integer(record, "record", low=0)
     if record >= risk.probs.shape[0]:
@@ -209,6 +275,19 @@ def risk_summary(risk: AttributeRisk, sigma_h, sigma_draws) -> dict:
     ``effective sigma`` is the draw_share-weighted mean of sigma_h, and its percentile among the
     posterior draws says whether the one released dataset is wider (high) or narrower (low) than
     a typical draw. ``draws that matter`` is 1 / sum(draw_share^2).
+
+    Parameters
+    ----------
+    risk : AttributeRisk
+        The estimator's result.
+    sigma_h : array_like, shape (H,)
+        The sigmas of the draws the estimator used.
+    sigma_draws : array_like, shape (S,)
+        All of the fit's sigma draws.
+
+    Returns
+    -------
+    dict
     """
     sigma_h = _checks.finite_array(sigma_h, "sigma_h", ndim=1)
     sigma_draws = _checks.finite_array(sigma_draws, "sigma_draws", ndim=1)
@@ -229,6 +308,28 @@ def risk_by_draws(fit, y, z, H_values, offsets=None, weights=None, progress: boo
 
     Besides the summaries it reports the largest change of any record's P(true) against the
     largest H, the reference: the Monte Carlo error of the importance sampler.
+
+    Parameters
+    ----------
+    fit : Fit
+        A normal-model fit.
+    y : array_like, shape (n,)
+        The confidential values.
+    z : array_like, shape (m, n)
+        The released datasets.
+    H_values : sequence of int
+        The numbers of draws to try.
+    offsets : array_like, shape (G,), optional
+        The guesses' offsets (default ``DEFAULT_OFFSETS``).
+    weights : array_like, shape (n,), optional
+        The weights the intruder uses (None: all ones).
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by H.
 
     See Also
     --------
@@ -256,6 +357,27 @@ def risk_by_m(y, z, mu, sigma, m_values, sigma_draws, offsets=None, weights=None
     as in :func:`ppmlib.attribute_risk` and :func:`risk_summary`. Returns a dict m -> AttributeRisk and a
     DataFrame indexed by m.
 
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The confidential values.
+    z : array_like, shape (M, n)
+        The released datasets, M >= max(m_values).
+    mu, sigma
+        As for :func:`ppmlib.attribute_risk`.
+    m_values : sequence of int
+        The numbers of datasets to use.
+    sigma_draws : ndarray, shape (S,)
+        All of the fit's sigma draws.
+    offsets : array_like, shape (G,), optional
+        The guesses' offsets (default ``DEFAULT_OFFSETS``).
+    weights : array_like, shape (n,), optional
+        The weights the intruder uses (None: all ones).
+
+    Returns
+    -------
+    (dict of int to AttributeRisk, pandas.DataFrame)
+
     See Also
     --------
     risk_by_draws, risk_by_dataset
@@ -271,7 +393,19 @@ def risk_by_m(y, z, mu, sigma, m_values, sigma_draws, offsets=None, weights=None
 
 
 def generating_sigma(fit, m: int) -> np.ndarray:
-    """sigma of the m draws that ``fit.synthesize(m, ...)`` turns into datasets (evenly spaced draws)."""
+    """sigma of the m draws that ``fit.synthesize(m, ...)`` turns into datasets (evenly spaced draws).
+
+    Parameters
+    ----------
+    fit : Fit
+        A normal-model fit.
+    m : int
+        The number of datasets ``fit.synthesize`` makes.
+
+    Returns
+    -------
+    ndarray, shape (m,)
+    """
     m = _checks.integer(m, "m", low=1)
     return fit.draws["sigma"][np.linspace(0, fit.n_draws - 1, m).round().astype(int)]
 
@@ -283,6 +417,30 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
     The draws are K evenly spaced draws of ``fit``; each dataset is rounded to ``decimals`` like the
     chapter's data. One row per dataset: the generating draw's sigma and its percentile among all
     sigma draws, then :func:`risk_summary` of the estimator on that dataset alone.
+
+    Parameters
+    ----------
+    fit, y
+        The normal-model fit and the confidential values it saw.
+    H : int
+        Draws used by the estimator.
+    K : int
+        The number of datasets, one per evenly spaced draw.
+    seed : int
+        The randomness of the datasets.
+    offsets : array_like, shape (G,), optional
+        The guesses' offsets (default ``DEFAULT_OFFSETS``).
+    weights : array_like, shape (n,), optional
+        The weights the intruder uses (None: all ones).
+    decimals : int or None
+        Rounding of the synthetic values, as the chapter's data.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per dataset.
 
     See Also
     --------
@@ -310,47 +468,7 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
     return pd.DataFrame(rows)
 
 
-# --- issue 8: helpers moved out of the attribute-risk chapter (book/attribute_risk.md) -----------
-
-__all__ += ["most_exposed", "release_agreement"]
-
-
-def most_exposed(risk: AttributeRisk, k: int = 10, **columns):
-    """The ``k`` records with the largest probability of the true value, most exposed first.
-
-    A DataFrame with the 1-based ``row`` of each record, then one column per keyword in
-    ``columns`` (each an (n,) array of the records' values, e.g. ``residual=...``), then
-    ``P(true)`` and ``rank``. Ties keep the record order (a stable sort).
-    """
-    import pandas as pd
-    n = risk.prob_true.size
-    k = _checks.integer(k, "k", low=1)
-    order = np.argsort(-risk.prob_true, kind="stable")[:k]
-    table = {"row": order + 1}
-    for name, values in columns.items():
-        values = np.asarray(values)
-        if values.shape != (n,):
-            raise ValueError(f"column {name!r} must hold one value per record, shape ({n},); got {values.shape}")
-        table[name] = values[order]
-    return pd.DataFrame({**table, "P(true)": risk.prob_true[order], "rank": risk.rank_true[order]})
-
-
-def release_agreement(first: AttributeRisk, second: AttributeRisk, top: int = 10) -> tuple[float, int]:
-    """How far two releases agree on which records are exposed: (Spearman correlation of the
-    records' P(true) under the two, number of records shared by their ``top`` most exposed)."""
-    from scipy import stats
-    if first.prob_true.shape != second.prob_true.shape:
-        raise ValueError(f"the two risks are for different data: {first.prob_true.size} and {second.prob_true.size} records")
-    top = _checks.integer(top, "top", low=1)
-    rho = float(stats.spearmanr(first.prob_true, second.prob_true).statistic)
-    shared = np.intersect1d(np.argsort(-first.prob_true, kind="stable")[:top],
-                            np.argsort(-second.prob_true, kind="stable")[:top]).size
-    return rho, int(shared)
-
-
-# --- issue 21: identification risk (Reiter and Mitra 2009; Hornby and Hu 2021) --------------------
-
-__all__ += ["IdentificationRisk", "identification_risk"]
+# --- identification risk (Reiter and Mitra 2009; Hornby and Hu 2021) -----------------------------
 
 
 @dataclass(frozen=True)

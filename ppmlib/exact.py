@@ -25,13 +25,17 @@ from __future__ import annotations
 __all__ = ["pseudo_posterior", "gamma_logpdf", "log_density", "central_interval", "poisson_log_lik",
            "loo_log_evidence_ratio", "loo_log_ratio", "max_abs_loo_log_ratio", "max_abs_loo_log_ratio_by_point",
            "grid_record_bounds", "exceedance_bounds", "log10_tail_mass_bound", "em_scalar_weight", "em_log_density",
-           "sample", "synthetic_sum_logpmf"]
+           "sample", "ConjugateSampler", "synthetic_sum_logpmf"]
+
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special, stats
 
 from . import _checks
-from .models import POISSON_PRIOR
+from .backends import Draws
+from .models import POISSON_PRIOR, family
+from .posterior import Sampler
 
 # defaults of every function below: the Poisson family's prior, Gamma(shape, rate)
 _PRIOR_SHAPE, _PRIOR_RATE = POISSON_PRIOR["prior_shape"], POISSON_PRIOR["prior_rate"]
@@ -42,9 +46,9 @@ _PRIOR_SHAPE, _PRIOR_RATE = POISSON_PRIOR["prior_shape"], POISSON_PRIOR["prior_r
 # ---------------------------------------------------------------------------------------------
 
 def _prior(prior_shape, prior_rate) -> tuple[float, float]:
-    shape = _checks.real(prior_shape, "prior_shape", low=0, low_open=True)
-    rate = _checks.real(prior_rate, "prior_rate", low=0, low_open=True)
-    return shape, rate
+    """(shape, rate) checked by the Poisson family's prior validator, the one every route uses."""
+    prior = family("poisson").check_prior({"prior_shape": prior_shape, "prior_rate": prior_rate})
+    return prior["prior_shape"], prior["prior_rate"]
 
 
 def _grid(grid, name: str = "grid") -> np.ndarray:
@@ -78,6 +82,20 @@ def pseudo_posterior(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_r
     ``y`` (n,) counts; ``weights`` (n,) alpha in [0, 1] (None: all ones, the ordinary posterior).
     ``prior_shape`` and ``prior_rate`` are a and b of the Gamma(a, b) prior (rate parametrisation).
 
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        Counts.
+    weights : array_like, shape (n,), optional
+        alpha in [0, 1]; None means all ones (the ordinary posterior).
+    prior_shape, prior_rate : float
+        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+
+    Returns
+    -------
+    (float, float)
+        The Gamma's shape and rate.
+
     See Also
     --------
     log_density : its log density on a grid.
@@ -99,6 +117,17 @@ def gamma_logpdf(grid, shape, rate) -> np.ndarray:
 
     ``shape`` and ``rate`` are scalars, or arrays of one common shape P; the result has shape
     P + (G,) for a grid of G points (one row of log densities per (shape, rate) pair).
+
+    Parameters
+    ----------
+    grid : array_like, shape (G,)
+        Positive rates.
+    shape, rate : float or array_like of shape P
+        The Gamma's parameters.
+
+    Returns
+    -------
+    ndarray, shape P + (G,)
     """
     grid = _grid(grid)
     shape, rate = _shape_rate(shape, rate)
@@ -107,14 +136,37 @@ def gamma_logpdf(grid, shape, rate) -> np.ndarray:
 
 
 def log_density(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE) -> np.ndarray:
-    """log xi^alpha(lambda | y) at every lambda in ``grid``, shape (G,)."""
+    """log xi^alpha(lambda | y) at every lambda in ``grid``, shape (G,).
+
+    Parameters
+    ----------
+    grid, y, weights, prior_shape, prior_rate
+        Where to evaluate (G positive rates), and the pseudo posterior as for :func:`pseudo_posterior`.
+
+    Returns
+    -------
+    ndarray, shape (G,)
+    """
     shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate)
     return gamma_logpdf(grid, shape, rate)
 
 
 def central_interval(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE,
                      mass: float = 1 - 1e-6) -> tuple[float, float]:
-    """The equal-tailed interval holding ``mass`` of the exact pseudo posterior."""
+    """The equal-tailed interval holding ``mass`` of the exact pseudo posterior.
+
+    Parameters
+    ----------
+    y, weights, prior_shape, prior_rate
+        As for :func:`pseudo_posterior`.
+    mass : float
+        The probability inside the interval, in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        The lower and upper ends.
+    """
     mass = _checks.real(mass, "mass", low=0, high=1, low_open=True, high_open=True)
     shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate)
     dist = stats.gamma(shape, scale=1.0 / rate)
@@ -127,7 +179,19 @@ def central_interval(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_r
 # ---------------------------------------------------------------------------------------------
 
 def poisson_log_lik(grid, y) -> np.ndarray:
-    """f_lambda(y_i) = log p(y_i | lambda) for every record and grid point, shape (n, G)."""
+    """f_lambda(y_i) = log p(y_i | lambda) for every record and grid point, shape (n, G).
+
+    Parameters
+    ----------
+    grid : array_like, shape (G,)
+        Positive Poisson rates.
+    y : array_like, shape (n,)
+        Counts.
+
+    Returns
+    -------
+    ndarray, shape (n, G)
+    """
     grid = _grid(grid)
     y = _checks.counts(y).astype(float)[:, None]
     return y * np.log(grid) - grid - special.gammaln(y + 1.0)
@@ -139,6 +203,15 @@ def loo_log_evidence_ratio(y, weights=None, prior_shape: float = _PRIOR_SHAPE, p
     The expectation is under the pseudo posterior of the neighbour without record i; it is the
     log of the ratio of the two normalising constants, Z(y) / Z(y[-i]). Because a Poisson
     probability is at most 1, the value is never positive.
+
+    Parameters
+    ----------
+    y, weights, prior_shape, prior_rate
+        The database, its weights and the prior, as for :func:`pseudo_posterior`.
+
+    Returns
+    -------
+    ndarray, shape (n,)
     """
     y, alpha = _data(y, weights)
     shape, rate = pseudo_posterior(y, alpha, prior_shape, prior_rate)
@@ -158,6 +231,15 @@ def loo_log_ratio(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE, prio
     Computed as alpha_i f_lambda(y_i) minus the neighbour's log evidence ratio (module docstring),
     which is exact and avoids subtracting two log densities of size ~1e5. Memory: n * G floats
     (1000 records x 2000 points = 16 MB).
+
+    Parameters
+    ----------
+    grid, y, weights, prior_shape, prior_rate
+        G positive rates; the database, weights and prior as for :func:`pseudo_posterior`.
+
+    Returns
+    -------
+    ndarray, shape (n, G)
 
     See Also
     --------
@@ -181,13 +263,33 @@ def loo_log_ratio(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE, prio
 
 
 def max_abs_loo_log_ratio(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_rate: float = _PRIOR_RATE) -> np.ndarray:
-    """max over the grid of abs(log xi(lambda | y) - log xi(lambda | y[-i])) per neighbour i, shape (n,)."""
+    """max over the grid of abs(log xi(lambda | y) - log xi(lambda | y[-i])) per neighbour i, shape (n,).
+
+    Parameters
+    ----------
+    grid, y, weights, prior_shape, prior_rate
+        The G rates to maximise over, then y, weights and prior as for :func:`pseudo_posterior`.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+    """
     return np.abs(loo_log_ratio(grid, y, weights, prior_shape, prior_rate)).max(axis=1)
 
 
 def max_abs_loo_log_ratio_by_point(grid, y, weights=None, prior_shape: float = _PRIOR_SHAPE,
                                    prior_rate: float = _PRIOR_RATE) -> np.ndarray:
-    """max over the neighbours of abs(log ratio) at every grid point, shape (G,)."""
+    """max over the neighbours of abs(log ratio) at every grid point, shape (G,).
+
+    Parameters
+    ----------
+    grid, y, weights, prior_shape, prior_rate
+        Rates (G, positive); y, weights, prior: as for :func:`pseudo_posterior`.
+
+    Returns
+    -------
+    ndarray, shape (G,)
+    """
     return np.abs(loo_log_ratio(grid, y, weights, prior_shape, prior_rate)).max(axis=0)
 
 
@@ -196,6 +298,15 @@ def grid_record_bounds(grid, y, weights=None) -> np.ndarray:
 
     The grid analogue of :func:`ppmlib.record_bounds`, which takes the sup over MCMC draws. The
     guarantee says abs(log ratio_i) <= 2 * this, wherever the sup is taken over the whole support.
+
+    Parameters
+    ----------
+    grid, y, weights
+        The sup runs over the G positive rates of grid; y and weights are as for :func:`pseudo_posterior`.
+
+    Returns
+    -------
+    ndarray, shape (n,)
 
     See Also
     --------
@@ -215,6 +326,24 @@ def exceedance_bounds(grid, y, weights=None, bound: float = 1.0, prior_shape: fl
     Returns (lower, upper): below ``lower`` or above ``upper`` at least one neighbour breaks the
     bound; between them (on the grid) none does. NaN on a side where the grid never breaks it.
     ``grid`` must be sorted and contain the pseudo posterior's mode region.
+
+    Parameters
+    ----------
+    grid : array_like, shape (G,)
+        Strictly increasing positive rates.
+    y : array_like, shape (n,)
+        Counts.
+    weights : array_like, shape (n,), optional
+        alpha in [0, 1]; None means all ones (the ordinary posterior).
+    bound : float
+        The bound on abs(log ratio) (>= 0).
+    prior_shape, prior_rate : float
+        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+
+    Returns
+    -------
+    (float, float)
+        lower and upper (NaN where the grid never breaks the bound).
 
     See Also
     --------
@@ -242,6 +371,18 @@ def log10_tail_mass_bound(lower: float, upper: float, y, weights=None, prior_sha
     uses that a Gamma log density with shape > 1 is concave: beyond a point t on the tail side it
     lies under its tangent at t, whose exponential tail integrates to pdf(t) / abs(slope(t)).
     A NaN end contributes nothing. Both ends must lie on the tail side of the mode.
+
+    Parameters
+    ----------
+    lower, upper : float
+        The ends beyond which the mass is bounded (NaN: that side contributes nothing).
+    y, weights, prior_shape, prior_rate
+        y, weights, prior: see :func:`pseudo_posterior`.
+
+    Returns
+    -------
+    float
+        log10 of the bound; -inf when both ends are NaN.
     """
     shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate)
     if shape <= 1:
@@ -270,6 +411,17 @@ def em_scalar_weight(epsilon: float, delta_u: float) -> float:
 
     Delta_u is the utility's sensitivity between add/remove-one neighbours (CE paper, section 3.2).
 
+    Parameters
+    ----------
+    epsilon : float
+        The budget of one draw (> 0).
+    delta_u : float
+        The utility's sensitivity (> 0).
+
+    Returns
+    -------
+    float
+
     See Also
     --------
     em_log_density : the EM density at this scale.
@@ -292,6 +444,21 @@ def em_log_density(grid, y, a: float, prior_shape: float = _PRIOR_SHAPE, prior_r
     numerically on the grid (trapezoid rule in log space), with no use of conjugacy, so that
     comparing it with :func:`log_density` at weights all equal to ``a`` is a real check.
     ``grid`` (G,) must be increasing and cover the mass; returns (G,).
+
+    Parameters
+    ----------
+    grid : array_like, shape (G,)
+        Increasing positive rates covering the mass.
+    y : array_like, shape (n,)
+        Counts.
+    a : float
+        The utility scale (>= 0).
+    prior_shape, prior_rate : float
+        a and b of the Gamma(a, b) prior (rate parametrisation); by default the Poisson family's.
+
+    Returns
+    -------
+    ndarray, shape (G,)
 
     See Also
     --------
@@ -328,6 +495,21 @@ def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = _PRIO
     comparison of a database with its neighbour, then sees the change of the pseudo posterior and
     not a fresh sampling error.
 
+    Parameters
+    ----------
+    y, weights
+        The database and its weights, as for :func:`pseudo_posterior`.
+    size : int
+        The number of draws.
+    seed : int
+        The seed of the uniforms.
+    prior_shape, prior_rate : float
+        The prior, as for :func:`pseudo_posterior`.
+
+    Returns
+    -------
+    ndarray, shape (size,)
+
     See Also
     --------
     pseudo_posterior : the Gamma these are drawn from.
@@ -340,9 +522,66 @@ def sample(y, weights=None, size: int = 4000, seed=0, prior_shape: float = _PRIO
     """
     size = _checks.integer(size, "size", low=1)
     shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate)
+    return _gamma_draws(shape, rate, size, _checks.seed(seed))
+
+
+def _gamma_draws(shape: float, rate: float, size: int, seed) -> np.ndarray:
+    """``size`` Gamma(shape, rate) draws by the inverse cdf of uniforms from ``seed``."""
     # uniforms in the open interval (0, 1): ppf(0) = 0 and ppf(1) = inf are not rates
-    u = (np.random.default_rng(_checks.seed(seed)).integers(1, 2**53, size=size) - 0.5) / 2**53
+    u = (np.random.default_rng(seed).integers(1, 2**53, size=size) - 0.5) / 2**53
     return stats.gamma.ppf(u, shape) / rate
+
+
+@dataclass(frozen=True)
+class ConjugateSampler(Sampler):
+    """Exact draws of the Poisson model's Gamma pseudo posterior in place of NUTS: no Stan needed.
+
+    Pass it wherever a :class:`ppmlib.Sampler` goes (:func:`ppmlib.fit`, :func:`ppmlib.synthesizer`,
+    the calibration loops): the Poisson model is then fitted in milliseconds from the closed form
+    Gamma(a + sum alpha_i y_i, b + sum alpha_i), with S = chains * draws independent draws (made as
+    :func:`sample` makes them; ``warmup`` is unused). The draws are independent, so R-hat is near 1
+    and the ESS near S; the fit has no sampler statistics and its backend is ``"exact"``. The
+    docstring examples use it so that they run without Stan; the other models raise ValueError.
+
+    Parameters
+    ----------
+    chains, draws, warmup : int
+        As for :class:`ppmlib.Sampler`.
+
+    Examples
+    --------
+    >>> y = [98, 103, 120]
+    >>> exact_fit = ppmlib.fit("poisson", y, sampler=ConjugateSampler(chains=2, draws=2000), seed=1)
+    >>> exact_fit.backend, exact_fit.draws["lambda"].shape, round(float(exact_fit.draws["lambda"].mean()), 1)
+    ('exact', (4000,), 107.3)
+    >>> shape, rate = pseudo_posterior(y)
+    >>> round(shape / rate, 1)                 # the Gamma's mean, (1 + 321) / (0.001 + 3)
+    107.3
+    """
+
+    def sample(self, fam, data: dict, seed: int):
+        """Draws of the Gamma pseudo posterior that ``data`` (the Poisson program's) describes.
+
+        Parameters
+        ----------
+        fam : ppmlib.models.Family
+            The Poisson family (any other is a ValueError).
+        data : dict
+            The Poisson program's data: its weighted sums and the prior settings.
+        seed : int
+            The seed of the uniforms.
+
+        Returns
+        -------
+        ppmlib.backends.Draws
+            ``lambda`` of shape (S,), no sampler statistics, backend ``"exact"``.
+        """
+        if fam.name != "poisson":
+            raise ValueError(f"ConjugateSampler draws the Poisson model's Gamma pseudo posterior only; got model "
+                             f"{fam.name!r} (use ppmlib.Sampler to fit it with Stan)")
+        lam = _gamma_draws(data["prior_shape"] + data["sum_wy"], data["prior_rate"] + data["sum_w"],
+                           self.total_draws, seed)
+        return Draws(params={"lambda": lam}, sampler={}, chains=self.chains, backend="exact")
 
 
 def synthetic_sum_logpmf(s, n_synthetic: int, shape, rate) -> np.ndarray:
@@ -354,6 +593,20 @@ def synthetic_sum_logpmf(s, n_synthetic: int, shape, rate) -> np.ndarray:
     for lambda in a Poisson sample, so the likelihood ratio of a whole synthetic dataset between two
     Gamma pseudo posteriors equals the ratio of this pmf at its sum: the dataset's other features
     (the order and spread of its values) carry no information about which database was used.
+
+    Parameters
+    ----------
+    s : array_like
+        Non-negative integer sums.
+    n_synthetic : int
+        Records in the synthetic dataset.
+    shape, rate : float or array_like
+        The Gamma the rate is drawn from (positive).
+
+    Returns
+    -------
+    ndarray
+        The broadcast shape of ``s``, ``shape`` and ``rate``.
     """
     n_synthetic = _checks.integer(n_synthetic, "n_synthetic", low=1)
     s = _checks.real_array(s, "s")

@@ -9,7 +9,7 @@ the pseudo posterior mass there. The DP chapter reports both.
 """
 from __future__ import annotations
 
-__all__ = ["LooCheck", "loo_guarantee_check", "loo_check_table", "tail_exceedance"]
+__all__ = ["LooCheck", "loo_guarantee_check", "loo_check_table", "tail_exceedance", "gamma_draws_check"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,11 +30,24 @@ if TYPE_CHECKING:
 class LooCheck:
     """One mechanism's exact leave-one-out check.
 
-    name : label ("Unweighted", "LW", ...)
-    weights : (n,) alpha;  delta : Delta estimated from the draws;  record_bounds : (n,) Delta_i
-    grid : (G,) rates spanning the draws;  ratio : (n,) max over ``grid`` of abs(log ratio) per neighbour
-    central : (low, high) the central 1 - 1e-6 interval of the exact pseudo posterior;
-    ratio_central : (n,) the same maximum over a grid on that interval
+    Attributes
+    ----------
+    name : str
+        Label ("Unweighted", "LW", ...).
+    weights : ndarray, shape (n,)
+        alpha.
+    delta : float
+        Delta estimated from the draws.
+    record_bounds : ndarray, shape (n,)
+        Delta_i.
+    grid : ndarray, shape (G,)
+        Rates spanning the draws.
+    ratio : ndarray, shape (n,)
+        Max over ``grid`` of abs(log ratio) per neighbour.
+    central : (float, float)
+        The central 1 - 1e-6 interval of the exact pseudo posterior.
+    ratio_central : ndarray, shape (n,)
+        The same maximum over a grid on that interval.
     """
     name: str
     weights: np.ndarray
@@ -51,11 +64,21 @@ class LooCheck:
         return int(self.ratio.argmax())
 
     def holds(self) -> bool:
-        """Every neighbour's ratio is within 2 Delta."""
+        """Every neighbour's ratio is within 2 Delta.
+
+        Returns
+        -------
+        bool
+        """
         return bool(self.ratio.max() <= 2 * self.delta)
 
     def holds_by_record(self) -> bool:
-        """Every neighbour's ratio is within its own 2 Delta_i (up to rounding)."""
+        """Every neighbour's ratio is within its own 2 Delta_i (up to rounding).
+
+        Returns
+        -------
+        bool
+        """
         return bool((self.ratio <= 2 * self.record_bounds + 1e-12).all())
 
 
@@ -73,6 +96,19 @@ def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: 
     -------
     LooCheck
 
+    Parameters
+    ----------
+    name : str
+        The mechanism's label.
+    fitted : Fit
+        The alpha-weighted Poisson fit.
+    weights : array_like, shape (n,), optional
+        Its alpha (None: all ones).
+    grid_points : int
+        Points of each grid.
+    prior_shape, prior_rate : float
+        The Gamma prior (by default the Poisson family's).
+
     See Also
     --------
     loo_check_table : one row per mechanism's check.
@@ -81,8 +117,12 @@ def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: 
 
     Examples
     --------
-    >>> check = loo_guarantee_check("LW", lw_fit, alpha)   # doctest: +SKIP
-    >>> check.holds(), check.ratio.max(), 2 * check.delta   # doctest: +SKIP
+    >>> base = ppmlib.example_fit()
+    >>> alpha = ppmlib.lw_weights(base, c=0.5)
+    >>> lw_fit = ppmlib.fit("poisson", base.y, weights=alpha, sampler=ppmlib.exact.ConjugateSampler(), seed=2)
+    >>> check = loo_guarantee_check("LW", lw_fit, alpha)
+    >>> check.holds(), round(float(check.ratio.max()), 3), round(2 * check.delta, 3)
+    (True, 0.367, 3.85)
     """
     if fitted.model.name != "poisson":
         raise ValueError(f"the exact check needs the conjugate Poisson model, got {fitted.model.name!r}")
@@ -99,7 +139,18 @@ def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: 
 
 
 def loo_check_table(checks: dict, y) -> "pd.DataFrame":
-    """One row per mechanism: Delta, 2 Delta, the grid, the largest ratios, the worst neighbour."""
+    """One row per mechanism: Delta, 2 Delta, the grid, the largest ratios, the worst neighbour.
+
+    Parameters
+    ----------
+    checks : dict of str to LooCheck
+    y : array_like, shape (n,)
+        The counts (to name the worst neighbour's value).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     import pandas as pd
     y = _checks.counts(y)
     return pd.DataFrame({name: {
@@ -121,6 +172,20 @@ def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = POISSON_PRIOR
     range, and an upper bound on log10 of the pseudo posterior mass beyond them) and, per mechanism,
     the (G,) largest ratio over all neighbours at every rate of ``wide`` (for the figure).
 
+    Parameters
+    ----------
+    checks : dict of str to LooCheck
+    y : array_like, shape (n,)
+        The counts.
+    wide : array_like, shape (G,)
+        Increasing rates reaching far beyond the draws.
+    prior_shape, prior_rate : float
+        The Gamma prior (by default the Poisson family's).
+
+    Returns
+    -------
+    (pandas.DataFrame, dict of str to ndarray)
+
     See Also
     --------
     loo_guarantee_check : makes the checks this takes (a dict name -> LooCheck).
@@ -138,9 +203,9 @@ def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = POISSON_PRIOR
     return pd.DataFrame(rows).T, curves
 
 
-# --- issue 8: the DP chapter's tables and checks (book/dp_definitions.md; the audit uses gamma_draws_check) ---
-
-__all__ += ["gamma_draws_check", "bounds_table", "fit_diagnostics", "lw_shift_table"]
+# ---------------------------------------------------------------------------------------------
+# Stan's draws against the exact pseudo posterior (the DP and audit chapters check their sampler so)
+# ---------------------------------------------------------------------------------------------
 
 
 def gamma_draws_check(draws, shape: float, rate: float, ess: float,
@@ -151,6 +216,21 @@ def gamma_draws_check(draws, shape: float, rate: float, ess: float,
     the draws' mean minus the exact mean in units of its Monte Carlo error, exact sd / sqrt(ess);
     ``sd ratio``, the draws' sd over the exact sd; and ``quantile gap``, the largest distance
     between the draws' and the exact quantiles at ``levels``, in exact sds.
+
+    Parameters
+    ----------
+    draws : array_like, shape (S,)
+        MCMC draws of the rate.
+    shape, rate : float
+        The exact Gamma.
+    ess : float
+        The draws' bulk ESS.
+    levels : sequence of float
+        The quantile levels compared.
+
+    Returns
+    -------
+    dict
     """
     from scipy import stats
     draws = _checks.finite_array(draws, "draws", ndim=1)
@@ -163,54 +243,3 @@ def gamma_draws_check(draws, shape: float, rate: float, ess: float,
     return {"mean z": float((draws.mean() - mean) / (sd / np.sqrt(ess))),
             "sd ratio": float(draws.std() / sd),
             "quantile gap": float(np.abs(np.quantile(draws, levels) - exact_quantiles).max() / sd)}
-
-
-def bounds_table(fits: dict) -> "pd.DataFrame":
-    """One row per mechanism of ``fits`` (name -> (Fit, (n,) weights)): Delta from the draws,
-    epsilon = 2 Delta, and the mean and smallest weight."""
-    import pandas as pd
-    rows = {}
-    for name, (fitted, weights) in fits.items():
-        delta = lipschitz_bound(fitted.log_lik, weights)
-        rows[name] = {"Delta": delta, "epsilon = 2 Delta": 2.0 * delta,
-                      "mean weight": float(np.mean(weights)), "min weight": float(np.min(weights))}
-    return pd.DataFrame.from_dict(rows, orient="index")
-
-
-def fit_diagnostics(fits: dict, grid=None) -> "pd.DataFrame":
-    """Convergence of every fit: one row per mechanism of ``fits`` (name -> (Fit, weights)), then
-    one per refit of an LW (c, g) grid (``grid``: a table with columns c, g, max_rhat, min_ess_bulk,
-    min_ess_tail, divergences, diagnostics_ok, as the LW grid returns). Columns max_rhat,
-    min_ess_bulk, min_ess_tail, divergences and ok (``ppmlib.diagnostics.is_ok``)."""
-    import pandas as pd
-
-    from .diagnostics import is_ok
-    columns = ["max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "ok"]
-    table = pd.DataFrame.from_dict({name: {**fitted.diagnostics, "ok": is_ok(fitted.diagnostics)}
-                                    for name, (fitted, _) in fits.items()}, orient="index")
-    if grid is not None:
-        labels = [f"LW (c={c:g}, g={g:g})" for c, g in zip(grid["c"], grid["g"])]
-        refits = grid.rename(columns={"diagnostics_ok": "ok"}).set_axis(labels)
-        table = pd.concat([table, refits])
-    return table[columns]
-
-
-def lw_shift_table(y, base_log_lik, c: float, shifts, *, grid_points: int = 2000, mass: float = 1 - 1e-6,
-                   prior_shape: float = POISSON_PRIOR["prior_shape"],
-                   prior_rate: float = POISSON_PRIOR["prior_rate"]) -> "pd.DataFrame":
-    """LW weights at scale ``c`` for each shift g in ``shifts``, without refitting (the exact Poisson
-    pseudo posterior): one row per shift with Delta as the sup of abs(alpha_i f_lambda(y_i)) over
-    ``grid_points`` rates spanning the central ``mass`` of the exact pseudo posterior, the number of
-    records with weight 0, and the mean weight. ``base_log_lik`` (S, n) from the unweighted fit."""
-    import pandas as pd
-
-    from .weights import lw_weights
-    grid_points = _checks.integer(grid_points, "grid_points", low=2)
-    prior = dict(prior_shape=prior_shape, prior_rate=prior_rate)
-    rows = {}
-    for shift in _checks.finite_array(shifts, "shifts", ndim=1):
-        weights = lw_weights(base_log_lik, c=c, g=float(shift))
-        grid = np.linspace(*exact.central_interval(y, weights, **prior, mass=mass), grid_points)
-        rows[f"g = {shift:g}"] = {"Delta (exact pseudo posterior, grid)": float(exact.grid_record_bounds(grid, y, weights).max()),
-                                  "records with weight 0": int((weights == 0).sum()), "mean weight": float(weights.mean())}
-    return pd.DataFrame.from_dict(rows, orient="index")

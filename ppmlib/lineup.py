@@ -17,10 +17,15 @@ and every study can then name it.
 
 Seeds: ``run(..., seed=s)`` gives member j the j-th of ``ppmlib.seeds(s, len(lineup))``, so
 members keep their seeds when others are appended; ``seed=[s0, s1, ...]`` sets them one by one.
+
+A study whose synthesizers are not Stan fits (the privacy audit samples the conjugate pseudo
+posterior exactly) describes them with the same members and runs them with :func:`execute` and
+kinds of its own: a mapping name -> :class:`Kind` whose steps return what that study needs.
 """
 from __future__ import annotations
 
-__all__ = ["Member", "Results", "Kind", "KINDS", "STANDARD", "ALIASES", "member", "lineup", "run"]
+__all__ = ["Member", "Results", "Context", "Kind", "KINDS", "STANDARD", "ALIASES", "member", "lineup", "run",
+           "execute"]
 
 import time
 from dataclasses import dataclass, field, replace
@@ -72,7 +77,12 @@ class Member:
         return f"{self.name} ({self.alias})" if self.alias else self.name
 
     def describe(self) -> str:
-        """One line for a table: what the member is built on and matched to."""
+        """One line for a table: what the member is built on and matched to.
+
+        Returns
+        -------
+        str
+        """
         parts = [self.kind]
         if self.base:
             parts.append(f"on {self.base}")
@@ -91,6 +101,13 @@ class Results(dict):
 
     ``.lineup`` keeps the members (their labels, colours and descriptions) for tables and figures;
     ``.seconds`` the wall time of each member's step (its calibration included), filled by :func:`run`.
+
+    Parameters
+    ----------
+    items : iterable of (str, Synthesis)
+        The results, in run order.
+    lineup : sequence of Member
+        The members that made them.
     """
 
     def __init__(self, items=(), lineup: Sequence[Member] = ()):
@@ -111,14 +128,29 @@ class Results(dict):
         return {m.name: m.colour for m in self.lineup if m.colour}
 
     def ordered(self, names: Sequence[str]) -> "Results":
-        """The same results in another order (or a subset), e.g. for a table's rows."""
+        """The same results in another order (or a subset), e.g. for a table's rows.
+
+        Parameters
+        ----------
+        names : sequence of str
+            The names, in the wanted order.
+
+        Returns
+        -------
+        Results
+        """
         missing = [n for n in names if n not in self]
         if missing:
             raise KeyError(f"not in these results: {missing}; they hold {list(self)}")
         return Results({n: self[n] for n in names}, [self.members[n] for n in names])
 
     def summary(self):
-        """:func:`ppmlib.summary_table` of the results, with a column saying how each was made."""
+        """:func:`ppmlib.summary_table` of the results, with a column saying how each was made.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         from .mechanism import summary_table
         table = summary_table(self.values())
         table.insert(0, "made as", [self.members[n].describe() if n in self.members else "" for n in self])
@@ -130,12 +162,29 @@ class Results(dict):
 # ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class _Context:
+class Context:
+    """What a step sees: the data, the settings every member shares, its own seed, the earlier members.
+
+    Attributes
+    ----------
+    model : str
+        The model family ("poisson", "negbin", ...).
+    y : array, shape (n,)
+        The confidential data.
+    run : dict
+        The keywords every member shares (for :func:`run`: X, prior, q, m and sampler).
+    seed : int
+        This member's seed.
+    done : Results
+        The members already run, by name.
+    progress : bool
+        Whether the step may show its own progress bars.
+    """
     model: str
     y: object
-    run: dict          # X, prior, q, m, sampler: the synthesizer keywords every member shares
+    run: dict
     seed: int
-    done: dict         # the members already run, by name
+    done: dict
     progress: bool
 
 
@@ -143,22 +192,22 @@ def _setting(member: Member, key: str, default):
     return member.settings.get(key, default)
 
 
-def _target_delta(member: Member, ctx: _Context) -> float:
+def _target_delta(member: Member, ctx: Context) -> float:
     """The Delta a matched member must reach: an earlier member's, or half the target epsilon."""
     if isinstance(member.match, str):
         return ctx.done[member.match].delta
     return _checks.real(member.match, f"{member.name}: match (a target epsilon)", low=0, low_open=True) / 2
 
 
-def _plain(member: Member, ctx: _Context, scheme: str, **settings) -> Synthesis:
+def _plain(member: Member, ctx: Context, scheme: str, **settings) -> Synthesis:
     return synthesizer(ctx.model, ctx.y, scheme, seed=ctx.seed, name=member.name, **ctx.run, **settings)
 
 
-def _unweighted(member: Member, ctx: _Context) -> Synthesis:
+def _unweighted(member: Member, ctx: Context) -> Synthesis:
     return _plain(member, ctx, "unweighted")
 
 
-def _lw(member: Member, ctx: _Context) -> Synthesis:
+def _lw(member: Member, ctx: Context) -> Synthesis:
     base = ctx.done[member.base]
     if member.match is None:
         return _plain(member, ctx, "lw", base=base, c=_setting(member, "c", 1.0), g=_setting(member, "g", 0.0))
@@ -171,7 +220,7 @@ def _lw(member: Member, ctx: _Context) -> Synthesis:
     return replace(found, name=member.name)
 
 
-def _cw(member: Member, ctx: _Context) -> Synthesis:
+def _cw(member: Member, ctx: Context) -> Synthesis:
     policy = dict(radius=_setting(member, "radius", None), relative=_setting(member, "relative", False),
                   c=_setting(member, "c", 1.0))
     if member.match is None:
@@ -183,7 +232,7 @@ def _cw(member: Member, ctx: _Context) -> Synthesis:
                        progress=ctx.progress)
 
 
-def _sw(member: Member, ctx: _Context) -> Synthesis:
+def _sw(member: Member, ctx: Context) -> Synthesis:
     if member.match is None:
         return _plain(member, ctx, "sw", a=_setting(member, "a", None))
     return match_sw(ctx.model, ctx.y, _target_delta(member, ctx), ctx.done[member.base].delta, seed=ctx.seed,
@@ -191,11 +240,11 @@ def _sw(member: Member, ctx: _Context) -> Synthesis:
                     progress=ctx.progress, name=member.name, **ctx.run)
 
 
-def _custom(member: Member, ctx: _Context) -> Synthesis:
+def _custom(member: Member, ctx: Context) -> Synthesis:
     return _plain(member, ctx, "custom", weights=_setting(member, "weights", None))
 
 
-def _final(member: Member, ctx: _Context) -> Synthesis:
+def _final(member: Member, ctx: Context) -> Synthesis:
     from .reweighting import reweight_to_tolerance
     run = {k: v for k, v in ctx.run.items() if k in ("X", "prior", "sampler")}
     return reweight_to_tolerance(ctx.model, ctx.y, ctx.done[member.base], tau=_setting(member, "tau", 0.05),
@@ -205,14 +254,27 @@ def _final(member: Member, ctx: _Context) -> Synthesis:
 
 @dataclass(frozen=True)
 class Kind:
-    """How one kind of member is made: its step, whether it needs a base, and what it can be matched to."""
-    step: Callable[[Member, _Context], Synthesis]
+    """How one kind of member is made: its step, whether it needs a base, and what it can be matched to.
+
+    Attributes
+    ----------
+    step : callable
+        (member, context) -> Synthesis: makes the member.
+    needs_base : bool
+        The member must name a ``base``.
+    matchable : bool
+        The member may be matched to a Delta or an epsilon.
+    settings : tuple of str
+        The settings it takes.
+    """
+    step: Callable[[Member, Context], Synthesis]
     needs_base: bool = False
     matchable: bool = False
     settings: tuple = ()
 
 
-#: The kinds of step a member can be, by name. Add one here and every study can use it.
+#: The kinds of step a member can be, by name (Stan fits through :func:`ppmlib.synthesizer`).
+#: Add one here and every study can use it.
 KINDS = MappingProxyType({
     "unweighted": Kind(_unweighted),
     "lw": Kind(_lw, needs_base=True, matchable=True, settings=("c", "g", "tau", "c_range", "max_iter")),
@@ -250,6 +312,17 @@ def member(name: str, **given) -> Member:
     'sw; on Unweighted; epsilon 6'
     >>> member("LW", alias="DPweighted").label
     'LW (DPweighted)'
+
+    Parameters
+    ----------
+    name : str
+        A name in :data:`STANDARD`.
+    **given
+        Field replacements and the kind's settings.
+
+    Returns
+    -------
+    Member
     """
     if name not in STANDARD:
         raise ValueError(f"unknown synthesizer {name!r}; the standard ones are {', '.join(STANDARD)} "
@@ -260,20 +333,30 @@ def member(name: str, **given) -> Member:
 
 
 def lineup(*members) -> tuple:
-    """A lineup from standard names and :class:`Member` objects: ``lineup("Unweighted", member("LW", c=0.7))``."""
+    """A lineup from standard names and :class:`Member` objects: ``lineup("Unweighted", member("LW", c=0.7))``.
+
+    Parameters
+    ----------
+    *members : str or Member
+        Standard names of :data:`STANDARD` or members.
+
+    Returns
+    -------
+    tuple of Member
+    """
     return tuple(member(m) if isinstance(m, str) else m for m in members)
 
 
-def _check(members: tuple) -> None:
+def _check(members: tuple, kinds: Mapping) -> None:
     seen = set()
     for m in members:
         if not isinstance(m, Member):
             raise TypeError(f"a lineup holds Member objects or standard names, got {type(m).__name__}")
         if m.name in seen:
             raise ValueError(f"two members are called {m.name!r}; names must be unique")
-        if m.kind not in KINDS:
-            raise ValueError(f"{m.name}: unknown kind {m.kind!r}; choose one of {', '.join(KINDS)}")
-        kind = KINDS[m.kind]
+        if m.kind not in kinds:
+            raise ValueError(f"{m.name}: unknown kind {m.kind!r}; choose one of {', '.join(kinds)}")
+        kind = kinds[m.kind]
         unknown = sorted(set(m.settings) - set(kind.settings))
         if unknown:
             raise ValueError(f"{m.name}: kind {m.kind!r} does not take {unknown}; it takes "
@@ -315,23 +398,55 @@ def run(members, model: str, y, *, X=None, prior: dict | None = None, q: float =
         Before anything is fitted, for an unknown kind or setting, a base or match that is not an
         earlier member, or a member that cannot be matched.
     """
+    shared = dict(X=X, prior=prior, q=q, m=m, sampler=_sampler(sampler))
+    return execute(members, KINDS, model, y, shared, seed=seed, progress=progress)
+
+
+def execute(members, kinds: Mapping[str, Kind], model: str, y, shared: dict, *, seed=0,
+            progress: bool = True) -> Results:
+    """Run a lineup with the given kinds of step: the runner behind :func:`run`, for any study.
+
+    Parameters
+    ----------
+    members : sequence of Member or str
+        The lineup (standard names are looked up in :data:`STANDARD`).
+    kinds : mapping str -> Kind
+        How each kind of member is made (:data:`KINDS` for Stan fits); every member's kind must be a key.
+    model, y : the model family and the data, passed to every step in its :class:`Context`
+    shared : dict
+        Keywords every step sees as ``Context.run``.
+    seed, progress : as for :func:`run`
+
+    Returns
+    -------
+    Results
+        name -> whatever each step returned, in lineup order, with ``.lineup``.
+
+    Examples
+    --------
+    A lineup of two members whose steps only report their seeds:
+
+    >>> echo = {"unweighted": Kind(lambda m, ctx: ctx.seed), "lw": Kind(lambda m, ctx: ctx.seed, needs_base=True)}
+    >>> out = execute(["Unweighted", "LW"], echo, "poisson", [1, 2], {}, seed=[7, 8], progress=False)
+    >>> dict(out), out.labels["LW"]
+    ({'Unweighted': 7, 'LW': 8}, 'LW')
+    """
     members = lineup(*members)
-    _check(members)
+    _check(members, kinds)
     if isinstance(seed, (list, tuple)):
         member_seeds = [_checks.seed(s) for s in seed]
         if len(member_seeds) != len(members):
             raise ValueError(f"seed lists {len(member_seeds)} seeds for {len(members)} members")
     else:
         member_seeds = _split_seed(seed, len(members))
-    shared = dict(X=X, prior=prior, q=q, m=m, sampler=_sampler(sampler))
     done = Results(lineup=members)
     bar = progress_bar(total=len(members), desc="lineup", enabled=progress)
     try:
         for spec, member_seed in zip(members, member_seeds):
             bar.set_postfix_str(spec.name)
-            ctx = _Context(model, y, shared, member_seed, done, progress)
+            ctx = Context(model, y, shared, member_seed, done, progress)
             start = time.perf_counter()
-            done[spec.name] = KINDS[spec.kind].step(spec, ctx)
+            done[spec.name] = kinds[spec.kind].step(spec, ctx)
             done.seconds[spec.name] = time.perf_counter() - start
             bar.update(1)
     finally:

@@ -17,6 +17,9 @@ from __future__ import annotations
 __all__ = ["weighted_abs_log_lik", "kept_draws", "record_bounds", "truncated_bounds", "lipschitz_bound", "epsilon",
            "near_max_share"]
 
+import math
+import numbers
+
 import numpy as np
 
 from . import _checks
@@ -25,7 +28,19 @@ from .posterior import Fit
 
 def weighted_abs_log_lik(log_lik, weights=None) -> np.ndarray:
     """abs(alpha_i f_s(x_i)) as an S x n array; a record with weight 0 contributes 0 even where
-    its log-likelihood is -inf (that is how a zero weight keeps the bound finite)."""
+    its log-likelihood is -inf (that is how a zero weight keeps the bound finite).
+
+    Parameters
+    ----------
+    log_lik : array_like, shape (S, n)
+        The per-record log-likelihood.
+    weights : array_like, shape (n,), optional
+        The record weights alpha; None means all ones.
+
+    Returns
+    -------
+    ndarray, shape (S, n)
+    """
     L = _checks.log_lik_matrix(log_lik)
     if weights is None:
         return np.abs(L)
@@ -119,6 +134,20 @@ def truncated_bounds(log_lik, weights=None, q: float = 1.0) -> tuple[np.ndarray,
 
     The same answers as :func:`ppmlib.kept_draws` and :func:`ppmlib.record_bounds`, but abs(alpha_i f_s(x_i)) is
     built once: :func:`ppmlib.synthesizer` needs both. ``log_lik`` is the S x n matrix or the Fit.
+
+    Parameters
+    ----------
+    log_lik : array_like, shape (S, n), or Fit
+        The per-record log-likelihood f_s(x_i), or the fit itself (streamed, no S x n matrix).
+    weights : array_like, shape (n,), optional
+        The record weights alpha in [0, 1]; None means all ones.
+    q : float
+        Draw truncation level in (0, 1]; 1 keeps every draw.
+
+    Returns
+    -------
+    kept : ndarray of bool, shape (S,)
+    bounds : ndarray, shape (n,)
     """
     q = _checks.quantile_level(q)
     if isinstance(log_lik, Fit):
@@ -194,7 +223,14 @@ def _weighted(bounds: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 def lipschitz_bound(log_lik, weights=None, q: float = 1.0) -> float:
     """Overall bound Delta = max_i Delta_i; each draw is then epsilon = 2 Delta DP (locally).
 
-    Takes the same arguments as :func:`record_bounds` and returns a float.
+    Parameters
+    ----------
+    log_lik, weights, q
+        As for :func:`record_bounds`.
+
+    Returns
+    -------
+    float
 
     See Also
     --------
@@ -217,11 +253,25 @@ def epsilon(delta: float) -> float:
     That is for add/remove-one neighbours; under replace-one neighbours the same draws are
     4 Delta DP. Releasing m synthetic datasets costs m times this.
 
+    Parameters
+    ----------
+    delta : float
+        The Lipschitz bound Delta (>= 0).
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> epsilon(1.5)
     3.0
     """
+    # a budget must never fail open: a NaN passes every comparison, a string would be "doubled"
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"delta must be a real number, got {type(delta).__name__}")
+    if math.isnan(delta) or delta < 0:
+        raise ValueError(f"delta must be a Lipschitz bound >= 0, got {float(delta)}")
     return 2.0 * float(delta)
 
 
@@ -229,6 +279,17 @@ def near_max_share(bounds, fraction: float = 0.9) -> float:
     """Share of records whose bound is at least ``fraction`` of the maximum: high means the
     privacy budget Delta is spent evenly (an efficient weighting), low means many records are
     down-weighted more than the guarantee needs.
+
+    Parameters
+    ----------
+    bounds : array_like, shape (n,)
+        By-record bounds Delta_i.
+    fraction : float
+        The share of the maximum that counts as near it, in [0, 1].
+
+    Returns
+    -------
+    float
 
     Examples
     --------

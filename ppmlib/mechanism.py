@@ -3,14 +3,14 @@
 :func:`synthesizer` runs one weighting scheme of the registry :data:`ppmlib.mechanism.SCHEMES`: weights -> alpha-weighted
 fit -> (optional draw truncation) -> by-record bounds, Delta, epsilon -> m synthetic datasets, and
 returns everything in one :class:`Synthesis`. :func:`match_delta` refits until a scheme's Delta
-matches a target (the SW scalar weight, or CW's shift g, matched to LW); :func:`matched_comparison`
-runs the four synthesizers of the 2020 paper at one Delta; :func:`lw_delta_grid` maps LW's Delta
-over a grid of its scale and shift.
+matches a target (the SW scalar weight, or CW's shift g, matched to LW); :func:`lw_delta_grid` maps
+LW's Delta over a grid of its scale and shift. A study runs several synthesizers through
+:mod:`ppmlib.lineup`, which calls these.
 """
 from __future__ import annotations
 
 __all__ = ["SCHEMES", "Scheme", "CalibrationError", "Synthesis", "synthesizer", "match_delta", "match_sw",
-           "matched_comparison", "summary_table", "lw_delta_grid"]
+           "summary_table", "lw_delta_grid"]
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -22,7 +22,7 @@ from .progress import progress_bar
 from .lipschitz import _streamed_truncated_bounds
 from .lipschitz import epsilon as _epsilon
 from .models import family
-from .posterior import Fit, Sampler, _fit, _prior, _sampler
+from .posterior import Fit, Sampler, _fit, _sampler
 from .seeding import seeds
 from .weights import cw_weights, lw_weights, scalar_weights
 
@@ -34,6 +34,13 @@ class CalibrationError(RuntimeError):
     """A calibration loop did not reach its target within its iterations (the history says how close).
 
     ``history`` holds every (parameter value, Delta) pair the loop tried, in order.
+
+    Parameters
+    ----------
+    message : str
+        What was not reached.
+    history : sequence of (float, float)
+        The (parameter value, Delta) pairs tried.
     """
 
     def __init__(self, message: str, history=()):
@@ -45,14 +52,28 @@ class CalibrationError(RuntimeError):
 class Synthesis:
     """One synthesizer's complete result.
 
-    name : label used in tables and figures ("Unweighted", "LW", "CW", "SW", ...)
-    scheme : the weighting scheme, a key of :data:`ppmlib.mechanism.SCHEMES`
-    settings : what produced the weights: the scheme's scalar settings (c, g, radius, a, ...), q and seed
-    weights : (n,) alpha
-    fit : the alpha-weighted fit, restricted to the draws kept by the truncation q
-    bounds : (n,) by-record Lipschitz bounds;  delta = max(bounds);  epsilon = 2 delta
-    synthetic : (m, n) synthetic datasets, one per draw
-    calibration : filled by :func:`match_delta` (parameter, value, target, history)
+    Attributes
+    ----------
+    name : str
+        Label used in tables and figures ("Unweighted", "LW", "CW", "SW", ...).
+    scheme : str
+        The weighting scheme, a key of :data:`ppmlib.mechanism.SCHEMES`.
+    settings : dict
+        What produced the weights: the scheme's scalar settings (c, g, radius, a, ...), q and seed.
+    weights : ndarray, shape (n,)
+        The record weights alpha.
+    fit : Fit
+        The alpha-weighted fit, restricted to the draws kept by the truncation q.
+    bounds : ndarray, shape (n,)
+        By-record Lipschitz bounds.
+    delta : float
+        Delta = max(bounds).
+    epsilon : float
+        2 Delta, per dataset, for the removal neighbours of the data.
+    synthetic : ndarray, shape (m, n)
+        Synthetic datasets, one per draw.
+    calibration : dict
+        Filled by :func:`match_delta` (parameter, value, target, history).
     """
     name: str
     scheme: str
@@ -79,12 +100,31 @@ class Synthesis:
 
         Never writes the weights, bounds, draws or confidential data; refuses (ValueError,
         nothing written) when m * epsilon exceeds ``max_epsilon``. See :func:`ppmlib.release`.
+
+        Parameters
+        ----------
+        path : str or PathLike
+            ``<path>.csv`` and ``<path>.json`` are written.
+        max_epsilon : float, optional
+            The total budget allowed.
+        overwrite : bool
+            Replace an existing release at ``path``.
+
+        Returns
+        -------
+        (csv_path, json_path)
         """
         from .release import release
         return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite)
 
     def summary(self) -> dict:
-        """One row for a table: Delta, epsilon, weights and diagnostics."""
+        """One row for a table: Delta, epsilon, weights and diagnostics.
+
+        Returns
+        -------
+        dict
+            synthesizer, Delta, epsilon, mean and min weight, max R-hat, min bulk and tail ESS, divergences.
+        """
         d = self.diagnostics
         return {"synthesizer": self.name, "Delta": self.delta, "epsilon": self.epsilon,
                 "mean weight": float(self.weights.mean()), "min weight": float(self.weights.min()),
@@ -120,7 +160,23 @@ class Scheme:
     needs: str = ""
 
     def resolve(self, given: dict) -> dict:
-        """The scheme's settings with the defaults filled in; a clear error for unknown or missing ones."""
+        """The scheme's settings with the defaults filled in; a clear error for unknown or missing ones.
+
+        Parameters
+        ----------
+        given : dict
+            The settings the caller passed.
+
+        Returns
+        -------
+        dict
+            Every setting of the scheme.
+
+        Raises
+        ------
+        ValueError
+            A setting the scheme does not take, or a required one missing.
+        """
         unknown = sorted(set(given) - set(self.settings))
         if unknown:
             takes = ", ".join(self.settings) or "no settings"
@@ -132,6 +188,17 @@ class Scheme:
         return {**self.settings, **given}
 
     def recorded(self, settings: dict) -> dict:
+        """The settings a :class:`Synthesis` records: the scalar ones, without ``base`` and ``weights``.
+
+        Parameters
+        ----------
+        settings : dict
+            As :meth:`resolve` returns them.
+
+        Returns
+        -------
+        dict
+        """
         return {k: settings[k] for k in self.settings if k not in ("base", "weights")}
 
 
@@ -216,16 +283,20 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     See Also
     --------
     match_delta : refit a scheme until its Delta matches a target.
-    matched_comparison : Unweighted, LW, and CW and SW matched to LW's Delta.
+    ppmlib.studies.vector_weighted.matched_comparison : Unweighted, LW, and CW and SW matched to LW's Delta.
     ppmlib.reweight_to_tolerance : re-weight a Synthesis at equal Delta.
 
     Examples
     --------
-    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)                               # doctest: +SKIP
-    >>> unweighted = ppmlib.synthesizer("poisson", y, seed=2)                        # doctest: +SKIP
-    >>> lw = ppmlib.synthesizer("poisson", y, "lw", base=unweighted, c=0.8, seed=3)  # doctest: +SKIP
-    >>> lw.delta < unweighted.delta, lw.synthetic.shape                              # doctest: +SKIP
-    (True, (20, 1000))
+    With Stan's NUTS (the default ``sampler``) each call is a fit; here the Poisson model's exact
+    Gamma draws stand in for it, so the example runs without Stan:
+
+    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.exact.ConjugateSampler()
+    >>> unweighted = ppmlib.synthesizer("poisson", y, sampler=exact, seed=2)
+    >>> lw = ppmlib.synthesizer("poisson", y, "lw", base=unweighted, c=0.8, sampler=exact, seed=3)
+    >>> round(unweighted.delta, 2), round(lw.delta, 2), lw.synthetic.shape
+    (14.03, 3.69, (20, 1000))
     """
     chosen = _scheme(scheme)
     fam = family(model)
@@ -240,7 +311,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     resolved = {**chosen.resolve(settings), "q": q}
     alpha = chosen.make(y, resolved)
     fit_seed, synthesis_seed = seeds(seed, 2)
-    posterior = _fit(fam, y, X, alpha, sampler, fit_seed, _prior(fam, prior))
+    posterior = _fit(fam, y, X, alpha, sampler, fit_seed, fam.check_prior(prior))
     keep, bounds = _streamed_truncated_bounds(posterior, alpha, q)  # abs(alpha f) built once for both
     kept = posterior.subset(keep)
     delta = float(bounds.max())
@@ -306,16 +377,19 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
 
     See Also
     --------
-    matched_comparison : matches CW's g and SW's a to LW's Delta with it.
+    ppmlib.studies.vector_weighted.matched_comparison : matches CW's g and SW's a to LW's Delta with it.
     ppmlib.reweight_to_tolerance : finds the re-weighting k with it (absolute tolerance tau).
 
     Examples
     --------
     Find the SW weight a whose Delta is 3 (SW's Delta is roughly a times the unweighted one):
 
-    >>> make = lambda a: ppmlib.synthesizer("poisson", y, "sw", a=a, seed=4)          # doctest: +SKIP
-    >>> sw = ppmlib.match_delta(make, 3.0, 0.5, 0.0, 1.0, parameter="a")              # doctest: +SKIP
-    >>> sw.calibration["value"], sw.delta                                             # doctest: +SKIP
+    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> make = lambda a: ppmlib.synthesizer("poisson", y, "sw", a=a, sampler=exact, seed=4)
+    >>> sw = ppmlib.match_delta(make, 3.0, 0.5, 0.0, 1.0, parameter="a", progress=False)
+    >>> round(sw.calibration["value"], 3), round(sw.delta, 2), len(sw.calibration["history"])
+    (0.211, 3.09, 2)
     """
     target = _checks.real(target, "target", low=0, low_open=True)
     rtol = _checks.real(rtol, "rtol", low=0, low_open=True)
@@ -323,6 +397,8 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
         atol = _checks.real(atol, "atol", low=0, low_open=True)
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
     low, high = _checks.real(low, "low"), _checks.real(high, "high")
+    if low >= high:
+        raise ValueError(f"low must be below high (the bracket [low, high] searched), got low = {low:g}, high = {high:g}")
     x = _checks.real(start, "start", low=low, high=high)
     # bracket ends as (x, Delta(x) - target), the second None until evaluated
     below, above = (low, None), (high, None)
@@ -371,7 +447,18 @@ def _next_point(x, delta, target, below, above, first: bool) -> float:
 
 
 def summary_table(results) -> "pd.DataFrame":
-    """One row per Synthesis: Delta, epsilon, weights, diagnostics, and a flag for a bad fit."""
+    """One row per Synthesis: Delta, epsilon, weights, diagnostics, and a flag for a bad fit.
+
+    Parameters
+    ----------
+    results : iterable of Synthesis
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by synthesizer name; the columns of :meth:`Synthesis.summary` and ``diagnostics``
+        ("ok", or "CHECK: ..." naming what failed :func:`ppmlib.diagnostics.is_ok`).
+    """
     import pandas as pd
     from .diagnostics import is_ok
 
@@ -383,61 +470,6 @@ def summary_table(results) -> "pd.DataFrame":
     return pd.DataFrame(rows).set_index("synthesizer")
 
 
-def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = False, c: float = 1.0,
-                       g: float = 0.0, cw_c: float = 1.0, rtol: float = 0.03, max_iter: int = 12, m: int = 20,
-                       sampler: Sampler | None = None, seed: int = 0, progress: bool = True) -> dict:
-    """Unweighted, LW, and CW and SW matched to LW's Delta (2020 paper; the book's vector-weighted chapter).
-
-    LW uses (c, g): alpha_i = clip(c (1 - r_i) + g, 0, 1) with r_i the min-max scaled unweighted
-    bound of record i. CW keeps its policy radius ``cw_radius`` (absolute, or relative to abs(y_i))
-    and scale ``cw_c`` and is calibrated through its shift g (Delta rises with g), in [-1, 1].
-    SW starts at a = Delta_LW / Delta_unweighted and is refined by root finding, in [0, 1].
-
-    Parameters
-    ----------
-    model, y : as for :func:`synthesizer` (shape (n,))
-    cw_radius, relative, cw_c : the CW policy
-    c, g : the LW scale and shift
-    rtol, max_iter : the matching stops within ``rtol`` of LW's Delta, after at most ``max_iter`` refits
-    m, sampler : synthetic datasets and NUTS settings of every fit
-    seed : one integer; ``ppmlib.seeds(seed, 4)`` seeds the four synthesizers
-
-    Returns
-    -------
-    dict
-        {"Unweighted": ..., "LW": ..., "CW": ..., "SW": ...} of :class:`Synthesis`; the calibrated
-        CW and SW carry ``.calibration`` (parameter, value, target, history).
-
-    Raises
-    ------
-    CalibrationError
-        If CW or SW does not reach LW's Delta within ``max_iter`` refits.
-
-    See Also
-    --------
-    synthesizer : one scheme end to end.
-    match_delta : the root finder used for CW and SW.
-
-    Examples
-    --------
-    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)                                     # doctest: +SKIP
-    >>> four = ppmlib.matched_comparison("poisson", y, cw_radius=10.0, seed=2020)         # doctest: +SKIP
-    >>> ppmlib.summary_table(four.values())[["Delta", "epsilon"]]                          # doctest: +SKIP
-    """
-    y = family(model).check_y(y)
-    run = dict(m=m, sampler=_sampler(sampler))
-    fit_seeds = seeds(seed, 4)
-    unweighted = synthesizer(model, y, "unweighted", seed=fit_seeds[0], **run)
-    lw = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=fit_seeds[1], **run)
-    target = lw.delta
-    cw = match_delta(lambda shift: synthesizer(model, y, "cw", radius=cw_radius, relative=relative, c=cw_c,
-                                               g=shift, seed=fit_seeds[2], **run),
-                     target, 0.1, -1.0, 1.0, parameter="g", rtol=rtol, max_iter=max_iter, progress=progress)
-    sw = match_sw(model, y, target, unweighted.delta, seed=fit_seeds[3], rtol=rtol, max_iter=max_iter,
-                  progress=progress, **run)
-    return {"Unweighted": unweighted, "LW": lw, "CW": cw, "SW": sw}
-
-
 def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int, rtol: float = 0.03,
              max_iter: int = 12, progress: bool = True, **run) -> Synthesis:
     """SW (the exponential mechanism: one scalar weight a for every record) with Delta(a) within
@@ -447,9 +479,35 @@ def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int
     (kept in [0.001, 1]) and is refined by :func:`ppmlib.match_delta` on [0, 1]; each step is a refit.
     ``run`` holds the other :func:`ppmlib.synthesizer` keywords (X, m, sampler, prior, name, ...).
 
+    Parameters
+    ----------
+    model : str
+        As for :func:`ppmlib.synthesizer`.
+    y : array_like, shape (n,)
+        The confidential data.
+    target : float
+        The Delta to match.
+    delta_unweighted : float
+        The unweighted synthesizer's Delta (sets the start a0).
+    seed : int
+        The seed of every refit.
+    rtol : float
+        Relative tolerance on Delta.
+    max_iter : int
+        At most this many refits.
+    progress : bool
+        Show a progress bar.
+    **run
+        Other :func:`ppmlib.synthesizer` keywords.
+
+    Returns
+    -------
+    Synthesis
+        SW at the matched a; ``.calibration`` as :func:`ppmlib.match_delta` fills it.
+
     See Also
     --------
-    ppmlib.matched_comparison : matches SW to LW's Delta with it.
+    ppmlib.studies.vector_weighted.matched_comparison : matches SW to LW's Delta with it.
     """
     start = float(np.clip(target / delta_unweighted, 1e-3, 1.0))
     return match_delta(lambda a: synthesizer(model, y, "sw", a=a, seed=seed, **run), target, start, 0.0, 1.0,

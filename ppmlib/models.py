@@ -7,7 +7,7 @@ and its posterior predictive sampler.
 """
 from __future__ import annotations
 
-__all__ = ["POISSON_PRIOR", "FAMILIES", "Family", "Poisson", "NegBin", "Normal", "Mixture", "family", "negbin_draw"]
+__all__ = ["POISSON_PRIOR", "STAN_INT_LIMIT", "FAMILIES", "Family", "Poisson", "NegBin", "Normal", "Mixture", "family", "negbin_draw"]
 
 import numpy as np
 from scipy import special
@@ -19,34 +19,199 @@ from . import _checks
 #: changing a value (every user shares this one dict).
 POISSON_PRIOR = {"prior_shape": 1.0, "prior_rate": 0.001}
 
+#: Stan's int is 32-bit: counts sent to a Stan program must stay below this.
+STAN_INT_LIMIT = 2**31
+
 
 def negbin_draw(rng: np.random.Generator, mu, phi, size=None) -> np.ndarray:
     """Negative binomial draws with mean ``mu`` and variance mu + mu^2 / phi (Stan's neg_binomial_2).
 
     numpy parametrises by (number of successes, success probability): phi and phi / (phi + mu).
     ``mu`` and ``phi`` broadcast against each other and ``size``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The source of randomness.
+    mu, phi : float or array_like
+        Means and dispersions (phi > 0).
+    size : int or tuple of int, optional
+        Output shape; None means the broadcast shape of ``mu`` and ``phi``.
+
+    Returns
+    -------
+    ndarray of int
     """
     return rng.negative_binomial(phi, np.asarray(phi) / (np.asarray(phi) + np.asarray(mu)), size=size)
 
 
 class Family:
-    name: str
-    params: tuple          # names of the parameters kept as draws
-    default_prior: dict
+    """A likelihood family of the synthesizer: the class to extend for a new model.
 
-    def check_y(self, y):
+    One instance per family lives in :data:`FAMILIES` under its ``name``; :func:`ppmlib.fit`,
+    :func:`ppmlib.synthesizer` and every study reach a family only through :func:`family` and the
+    methods below, so a new family is a subclass, a Stan program and one line adding an instance
+    to :data:`FAMILIES`. Arrays follow the papers: draws x records, S x n.
+
+    The Stan program is ``stan/<name>.stan`` (:func:`ppmlib.backends.program_path`), so ``name``
+    is also the program's file name. The program takes the weights as data (one compiled program
+    serves every weighting scheme), reads the prior settings under the keys of ``default_prior``
+    (their defaults are stated in its header), writes the parameters named in ``params``, and, when
+    the data's ``emit_log_lik`` is 1, its own per-record ``log_lik`` (S x n; the tests compare it
+    with :meth:`Family.log_lik`).
+
+    Attributes
+    ----------
+    name : str
+        The model's name in ``ppmlib.fit(name, ...)`` and the Stan program's file stem.
+    params : tuple of str
+        The parameters kept as draws (``Fit.draws`` keys); draw axis first: (S,) for a scalar,
+        (S, K) for a vector.
+    default_prior : dict
+        Prior setting -> default value, the names the Stan program reads.
+    positive_prior : tuple of str
+        The prior settings that must be > 0 (scales, shapes, rates); :meth:`Family.check_prior` refuses
+        anything else there.
+
+    Notes
+    -----
+    What a subclass provides (``draws`` is a dict name -> array with the draw axis first):
+
+    * ``check_y(y) -> (n,) array``: the checked data (TypeError / ValueError naming ``y``).
+    * ``check_X(X, n) -> (n, K) array or None``: the checked design; the default refuses any X.
+    * ``stan_data(y, X, weights, prior, emit_log_lik) -> dict``: the program's data block.
+    * ``log_lik(draws, y, X) -> (S, n) array``: the *unweighted* log p(y_i | theta_s), in numpy.
+    * ``location(draws) -> (S,) array``: the draws of the mean parameter (the papers' mu).
+    * ``predict(draws, X, n, rng) -> (S, n) array``: one synthetic dataset per draw.
+    * optionally ``distinct(y, X)`` (records that share their log-likelihood, for speed) and
+      ``diagnostic_draws(draws, y, X)`` (what R-hat and ESS judge, when parameters are not identified).
+
+    Examples
+    --------
+    >>> fam = family("poisson")
+    >>> fam.name, fam.params
+    ('poisson', ('lambda',))
+    >>> fit = ppmlib.example_fit()
+    >>> fam.log_lik(fit.draws, fit.y, fit.X).shape == (fit.n_draws, fit.y.size)
+    True
+    """
+    name: str
+    params: tuple
+    default_prior: dict
+    positive_prior: tuple = ()
+
+    def check_y(self, y) -> np.ndarray:
+        """The data as the family uses it, shape (n,).
+
+        Parameters
+        ----------
+        y : array_like, shape (n,)
+            The confidential data.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
         raise NotImplementedError
 
-    def check_X(self, X, n):
+    def check_X(self, X, n: int):
+        """The design matrix as the family uses it: None for the intercept-only count families.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, K), or None
+            The design matrix.
+        n : int
+            The number of records.
+
+        Returns
+        -------
+        ndarray, shape (n, K), or None
+        """
         if X is not None:
             raise ValueError(f"X is only used by the 'normal' and 'mixture' models; the {self.name!r} model is "
                              "intercept-only")
         return None
 
+    def check_prior(self, prior: dict | None = None) -> dict:
+        """The full prior settings: the defaults with ``prior``'s overrides, every value checked.
+
+        The one prior validator: :func:`ppmlib.fit`, :func:`ppmlib.synthesizer`, the closed forms of
+        :mod:`ppmlib.exact` and the audit all go through it.
+
+        Parameters
+        ----------
+        prior : dict, optional
+            Setting -> value overrides of ``default_prior``; None keeps the defaults.
+
+        Returns
+        -------
+        dict
+            Every setting of ``default_prior``, the overrides as floats.
+
+        Raises
+        ------
+        TypeError
+            ``prior`` is not a dict, or a value is not a real number.
+        ValueError
+            An unknown setting, a non-finite value, or a value <= 0 where ``positive_prior`` needs > 0.
+
+        Examples
+        --------
+        >>> family("poisson").check_prior({"prior_rate": 0.01})
+        {'prior_shape': 1.0, 'prior_rate': 0.01}
+        >>> family("poisson").check_prior({"prior_rate": 0})
+        Traceback (most recent call last):
+        ...
+        ValueError: prior setting 'prior_rate' must lie in (0, inf], got 0
+        """
+        if prior is None:
+            return dict(self.default_prior)
+        if not isinstance(prior, dict):
+            raise TypeError(f"prior must be a dict, got {type(prior).__name__}")
+        unknown = set(prior) - set(self.default_prior)
+        if unknown:
+            raise ValueError(f"unknown prior setting(s) {sorted(unknown)} for {self.name!r}; "
+                             f"known: {sorted(self.default_prior)}")
+        checked = {k: _checks.real(v, f"prior setting {k!r}", low=0 if k in self.positive_prior else None,
+                                   low_open=k in self.positive_prior) for k, v in prior.items()}
+        return {**self.default_prior, **checked}
+
     def stan_data(self, y, X, weights, prior, emit_log_lik: bool) -> dict:
+        """The data block of ``stan/<name>.stan``.
+
+        Parameters
+        ----------
+        y, X : arrays
+            As :meth:`Family.check_y` and :meth:`Family.check_X` return them.
+        weights : ndarray, shape (n,)
+            The record weights alpha in [0, 1].
+        prior : dict
+            As :meth:`Family.check_prior` returns it.
+        emit_log_lik : bool
+            Ask the program for its own per-record log-likelihood.
+
+        Returns
+        -------
+        dict
+            Name -> value, as the program's ``data`` block declares them.
+        """
         return {"n": y.size, "y": y, "weights": weights, **prior, "emit_log_lik": int(emit_log_lik)}
 
     def log_lik(self, draws: dict, y, X) -> np.ndarray:
+        """The unweighted per-record log-likelihood log p(y_i | theta_s).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first.
+        y, X : arrays
+            Records (or the distinct keys of :meth:`Family.distinct`), as the checks return them.
+
+        Returns
+        -------
+        ndarray, shape (S, n)
+        """
         raise NotImplementedError
 
     def distinct(self, y, X) -> tuple:
@@ -55,19 +220,69 @@ class Family:
         ``log_lik(draws, keys_y, keys_X)[:, index]`` equals ``log_lik(draws, y, X)``, so bounds and
         risks can be computed per key (S x u) instead of per record (S x n). The default is no
         grouping (u = n); the count families group by value.
+
+        Parameters
+        ----------
+        y, X : arrays
+            As the checks return them.
+
+        Returns
+        -------
+        tuple
+            keys_y (u,), keys_X (u, K) or None, index (n,) of each record's key.
         """
         return y, X, np.arange(y.size)
 
     def location(self, draws: dict) -> np.ndarray:
-        """Draws of the family's mean parameter (the papers' mu), shape (S,)."""
+        """Draws of the family's mean parameter (the papers' mu).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first.
+
+        Returns
+        -------
+        ndarray, shape (S,)
+        """
         raise NotImplementedError
 
     def predict(self, draws: dict, X, n: int, rng: np.random.Generator) -> np.ndarray:
+        """One synthetic dataset of n records per draw, from the posterior predictive.
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        X : ndarray, shape (n, K), or None
+            The design matrix of the records to synthesize.
+        n : int
+            Records per dataset.
+        rng : numpy.random.Generator
+            The source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (S, n)
+        """
         raise NotImplementedError
 
     def diagnostic_draws(self, draws: dict, y, X) -> dict:
         """The quantities whose R-hat and ESS judge convergence: the parameters themselves, except
-        for families whose parameters are not identified (the mixture's labels switch)."""
+        for families whose parameters are not identified (the mixture's labels switch).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first.
+        y, X : arrays
+            The data the fit saw.
+
+        Returns
+        -------
+        dict
+            Name -> draws, draw axis first.
+        """
         return draws
 
 
@@ -75,7 +290,7 @@ class _Counts(Family):
     """A family for counts: y is checked as counts, and records share their log-likelihood by value."""
 
     def check_y(self, y):
-        return _checks.counts(y)
+        return _checks.counts(y, high=STAN_INT_LIMIT)
 
     def distinct(self, y, X):
         return _by_value(y)
@@ -91,6 +306,7 @@ class Poisson(_Counts):
     name = "poisson"
     params = ("lambda",)
     default_prior = POISSON_PRIOR
+    positive_prior = ("prior_shape", "prior_rate")
 
     def stan_data(self, y, X, weights, prior, emit_log_lik):
         # the weighted Poisson likelihood needs only these sums; y itself is sent only to write
@@ -115,6 +331,7 @@ class NegBin(_Counts):
     name = "negbin"
     params = ("mu", "phi")
     default_prior = {"prior_log_mu_mean": 0.0, "prior_log_mu_sd": 10.0, "prior_inv_sqrt_phi_sd": 1.0}
+    positive_prior = ("prior_log_mu_sd", "prior_inv_sqrt_phi_sd")
 
     def stan_data(self, y, X, weights, prior, emit_log_lik):
         # the program sums the likelihood over distinct values, each with its records' total weight;
@@ -148,6 +365,7 @@ class Normal(Family):
     name = "normal"
     params = ("beta", "sigma")
     default_prior = {"prior_beta_sd": 10.0, "prior_sigma_sd": 5.0}
+    positive_prior = ("prior_beta_sd", "prior_sigma_sd")
 
     def check_y(self, y):
         return _checks.finite_array(y, "y", ndim=1)
@@ -164,7 +382,19 @@ class Normal(Family):
         return {**super().stan_data(y, X, weights, prior, emit_log_lik), "K": X.shape[1], "X": X}
 
     def mean(self, draws, X) -> np.ndarray:
-        """Model mean X_i beta_s of every record under every draw, S x n."""
+        """Model mean X_i beta_s of every record under every draw, S x n.
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        X : ndarray, shape (n, K)
+            The design matrix.
+
+        Returns
+        -------
+        ndarray, shape (S, n)
+        """
         return draws["beta"] @ X.T
 
     def location(self, draws):
@@ -185,10 +415,33 @@ def _by_value(y) -> tuple:
     return values, None, index
 
 
+#: Model name -> its Family instance: what ppmlib.fit(name, ...) and every study use (the mixture is added below).
 FAMILIES = {family.name: family for family in (Poisson(), NegBin(), Normal())}
 
 
 def family(model) -> Family:
+    """The family object of a model name: one of :data:`FAMILIES`.
+
+    Parameters
+    ----------
+    model : str
+        "poisson", "negbin", "normal" or "mixture".
+
+    Returns
+    -------
+    Family
+        The one shared instance (its methods hold no state).
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``model`` is not a string, or names no family (the message lists them).
+
+    Examples
+    --------
+    >>> family("negbin").params
+    ('mu', 'phi')
+    """
     if not isinstance(model, str):
         raise TypeError(f"model must be a string, one of {sorted(FAMILIES)}, got {type(model).__name__}")
     if model not in FAMILIES:
@@ -216,6 +469,7 @@ class Mixture(Normal):
     # and exp() of a wild prior draw would put absurd incomes into the synthetic data
     default_prior = {"K": 3, "dirichlet_concentration": 0.5, "prior_intercept_mean": 11.0,
                      "prior_beta_sd": 1.0, "prior_sigma_sd": 1.0}
+    positive_prior = ("prior_beta_sd", "prior_sigma_sd")
 
     def stan_data(self, y, X, weights, prior, emit_log_lik):
         K = prior["K"]
@@ -229,7 +483,21 @@ class Mixture(Normal):
                 "P": X.shape[1], "X": X}
 
     def component_log_densities(self, draws, y, X) -> np.ndarray:
-        """log pi_k + log Normal(y_i | X_i beta_k, sigma_k), shape (S, n, K)."""
+        """log pi_k + log Normal(y_i | X_i beta_k, sigma_k), shape (S, n, K).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        y : array_like, shape (n,)
+            The records' values (log income).
+        X : ndarray, shape (n, P)
+            The design matrix.
+
+        Returns
+        -------
+        ndarray, shape (S, n, K)
+        """
         mu = np.einsum("np,spk->snk", X, draws["beta"])
         sigma = draws["sigma"][:, None, :]
         z = (np.asarray(y, float)[None, :, None] - mu) / sigma
@@ -240,7 +508,17 @@ class Mixture(Normal):
         return special.logsumexp(self.component_log_densities(draws, y, X), axis=2)
 
     def mean(self, draws, X) -> np.ndarray:
-        """Model mean of every record under every draw, sum_k pi_k X_i beta_k, S x n."""
+        """Model mean of every record under every draw, sum_k pi_k X_i beta_k, S x n.
+
+        Parameters
+        ----------
+        draws, X
+            As for ``Normal.mean``; X has P columns.
+
+        Returns
+        -------
+        ndarray, shape (S, n)
+        """
         return np.einsum("np,spk,sk->sn", X, draws["beta"], draws["mixing"])
 
     def location(self, draws):
@@ -263,6 +541,20 @@ class Mixture(Normal):
         ``log_lik_sum`` (the sum of the records' mixture log-densities), ``predictive_mean``
         (the mean of y over the records' predictive distributions) and ``predictive_p90`` (the
         90th percentile of that pooled predictive distribution), each of shape (S,).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        y : ndarray, shape (n,)
+            The data the fit saw.
+        X : ndarray, shape (n, P)
+            Its design matrix.
+
+        Returns
+        -------
+        dict
+            ``log_lik_sum``, ``predictive_mean`` and ``predictive_p90``, each (S,).
         """
         return {"log_lik_sum": self.log_lik(draws, y, X).sum(axis=1),
                 "predictive_mean": self.mean(draws, X).mean(axis=1),
@@ -273,6 +565,21 @@ class Mixture(Normal):
 
         Solves mean_i sum_k pi_k Phi((t - mu_ik) / sigma_k) = level for t by bisection, one
         block of draws at a time.
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        X : ndarray, shape (n, P)
+            The design matrix of the records pooled.
+        level : float
+            The quantile's level in (0, 1), e.g. 0.9.
+        tol : float
+            Bisection stops when every draw's bracket is narrower than this (on y's scale).
+
+        Returns
+        -------
+        ndarray, shape (S,)
         """
         out = np.empty(draws["mixing"].shape[0])
         step = max(1, 2**21 // (X.shape[0] * draws["mixing"].shape[1]))

@@ -15,7 +15,7 @@ per job.
 """
 from __future__ import annotations
 
-__all__ = ["map_jobs", "local_cluster"]
+__all__ = ["CONNECT_TIMEOUT", "map_jobs", "local_cluster"]
 
 import contextlib
 import logging
@@ -25,8 +25,12 @@ from . import _checks
 from .progress import progress_bar
 
 
+#: Seconds a scheduler address has to answer Dask's handshake before map_jobs gives up.
+CONNECT_TIMEOUT = 30.0
+
+
 def map_jobs(fn: Callable, items: Iterable, *, n_jobs: int = 1, client=None, progress: bool = True,
-             desc: str = "") -> list:
+             desc: str = "", connect_timeout: float = CONNECT_TIMEOUT) -> list:
     """``[fn(item) for item in items]``, run in parallel when asked; results in input order.
 
     Parameters
@@ -45,6 +49,10 @@ def map_jobs(fn: Callable, items: Iterable, *, n_jobs: int = 1, client=None, pro
         Show a progress bar (tqdm) while jobs finish.
     desc : str
         Label of the progress bar.
+    connect_timeout : float
+        Seconds a scheduler address (``client`` given as a string) has to answer; then a
+        ConnectionError names the address. Dask's own connect waits forever for a server that
+        accepts the connection but never answers.
 
     Returns
     -------
@@ -55,7 +63,7 @@ def map_jobs(fn: Callable, items: Iterable, *, n_jobs: int = 1, client=None, pro
     See Also
     --------
     local_cluster : the temporary cluster behind ``n_jobs > 1``.
-    ppmlib.montecarlo.run_study : the chapters' main user.
+    ppmlib.studies.asymptotic_dp.run_study : the chapters' main user.
 
     Examples
     --------
@@ -67,9 +75,10 @@ def map_jobs(fn: Callable, items: Iterable, *, n_jobs: int = 1, client=None, pro
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     items = list(items)
     n_jobs = _checks.integer(n_jobs, "n_jobs", low=1)
+    connect_timeout = _checks.real(connect_timeout, "connect_timeout", low=0, low_open=True)
     if client is None and (n_jobs == 1 or len(items) <= 1):
         return [fn(item) for item in progress_bar(items, desc=desc, enabled=progress)]
-    with _connected(client, n_jobs) as dask_client:
+    with _connected(client, n_jobs, connect_timeout) as dask_client:
         return _on_dask(dask_client, fn, items, progress, desc)
 
 
@@ -88,15 +97,49 @@ def _on_dask(client, fn, items, progress, desc) -> list:
         client.cancel(futures)
 
 
+def _answers(address: str, timeout: float) -> None:
+    """Raise ConnectionError unless a Dask scheduler at ``address`` completes the handshake in time.
+
+    Dask's connect retries within its timeout, but then waits without limit for the handshake
+    (a server that accepts TCP and never answers hangs it forever), and a server that is not Dask
+    may answer bytes that it reads as a length of exabytes (MemoryError). The handshake is tried
+    here, on its own event loop in a helper thread, under one deadline. TLS settings come from
+    Dask's configuration (``distributed.comm.tls.*``), as for ``Client(address)``.
+    """
+    import asyncio
+    import concurrent.futures
+
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    async def handshake():
+        args = Security().get_connection_args("client")
+        comm = await asyncio.wait_for(connect(address, timeout=timeout, **args), timeout)
+        await comm.close()
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ppmlib-dask-probe")
+    try:
+        pool.submit(asyncio.run, handshake()).result(timeout=timeout + 5)
+    except Exception as err:  # noqa: BLE001 - every way of not answering ends the same way
+        reason = "no answer" if isinstance(err, (TimeoutError, concurrent.futures.TimeoutError)) else \
+            f"{type(err).__name__}: {err}"
+        raise ConnectionError(f"no Dask scheduler answered at {address!r} within {timeout:g} s ({reason}). Check the "
+                              "address and port, that `dask scheduler` runs there, and that nothing else listens on "
+                              "that port.") from None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 @contextlib.contextmanager
-def _connected(client, n_jobs: int):
+def _connected(client, n_jobs: int, connect_timeout: float = CONNECT_TIMEOUT):
     """The given client; a new client for an address string; or a temporary local cluster."""
     from distributed import Client
 
     if isinstance(client, Client):
         yield client
     elif isinstance(client, str):
-        with Client(client) as connected:
+        _answers(client, connect_timeout)
+        with Client(client, timeout=connect_timeout) as connected:
             yield connected
     elif client is None:
         with local_cluster(n_jobs) as local:
@@ -112,6 +155,16 @@ def local_cluster(n_workers: int = 2):
 
     The workers are not daemon processes, because PyStan (httpstan) forks one process per chain
     and a daemon process may not have children.
+
+    Parameters
+    ----------
+    n_workers : int
+        Worker processes.
+
+    Yields
+    ------
+    distributed.Client
+        Closed, with its cluster, when the block ends.
     """
     import dask
     from distributed import Client, LocalCluster

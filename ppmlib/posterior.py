@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = ["Sampler", "Fit", "fit"]
 
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -19,9 +20,9 @@ from .seeding import STAN_SEED_LIMIT
 class Sampler:
     """NUTS settings of a fit: ``chains`` chains of ``warmup`` + ``draws`` iterations each.
 
-    One object carries them through :func:`fit`, :func:`ppmlib.synthesizer`,
-    :func:`ppmlib.matched_comparison`, the re-weighting and calibration loops and the Monte Carlo
-    study, so a chapter states them once. A fit keeps S = chains * draws draws (warmup is discarded).
+    One object carries them through :func:`fit`, :func:`ppmlib.synthesizer`, the lineup runner
+    (:func:`ppmlib.lineup.run`), the re-weighting and calibration loops and the Monte Carlo study, so a
+    chapter states them once. A fit keeps S = chains * draws draws (warmup is discarded).
 
     Parameters
     ----------
@@ -62,6 +63,34 @@ class Sampler:
         """S = chains * draws, the draws a fit keeps."""
         return self.chains * self.draws
 
+    def sample(self, fam: Family, data: dict, seed: int) -> backends.Draws:
+        """Run NUTS on ``stan/<fam.name>.stan`` with these settings (a subclass may draw otherwise).
+
+        Parameters
+        ----------
+        fam : Family
+            The model; its name is the Stan program's.
+        data : dict
+            The program's data, as ``fam.stan_data`` builds it.
+        seed : int
+            The sampler's seed.
+
+        Returns
+        -------
+        ppmlib.backends.Draws
+            S = chains * draws draws, draw axis first, chain after chain.
+
+        See Also
+        --------
+        ppmlib.exact.ConjugateSampler : exact Gamma draws of the Poisson model, without Stan.
+        """
+        return backends.sample(fam.name, data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed)
+
+
+#: Stan's names of the sampler's per-draw statistics -> ArviZ's (as ``arviz.from_cmdstanpy`` names them).
+ARVIZ_SAMPLE_STATS = {"divergent__": "diverging", "treedepth__": "tree_depth", "stepsize__": "step_size",
+                      "energy__": "energy", "lp__": "lp", "accept_stat__": "acceptance_rate", "n_leapfrog__": "n_steps"}
+
 
 def _sampler(value) -> Sampler:
     """``None`` -> the default settings; anything but a :class:`Sampler` is a TypeError."""
@@ -95,6 +124,8 @@ class Fit:
     chains: int
     backend: str
     seed: int | None
+    #: False once :meth:`subset` has dropped draws: where one chain ends and the next begins is then unknown
+    whole_chains: bool = field(default=True, repr=False)
 
     @property
     def n_draws(self) -> int:
@@ -126,6 +157,16 @@ class Fit:
         whose log-likelihood depends on a record only through its value; every record for the
         normal model), so ``block[:, record_keys]`` is ``log_lik[draws slice]``. Blocks of b draws
         hold at most about ``max_elements`` numbers, so memory stays flat in S and n.
+
+        Parameters
+        ----------
+        max_elements : int
+            About how many numbers one block may hold.
+
+        Yields
+        ------
+        (slice, ndarray of shape (b, u))
+            The draws covered and their log-likelihood at the u distinct keys.
         """
         keys_y, keys_X, _ = self._distinct
         step = max(1, int(max_elements) // max(1, keys_y.size))
@@ -141,19 +182,101 @@ class Fit:
         return summarize(self.model.diagnostic_draws(self.draws, self.y, self.X), self.sampler, self.chains)
 
     def subset(self, keep) -> "Fit":
-        """The same fit restricted to the draws where ``keep`` is True (e.g. after truncation)."""
+        """The same fit restricted to the draws where ``keep`` is True (e.g. after truncation).
+
+        Parameters
+        ----------
+        keep : array_like of bool, shape (S,)
+            True for every draw to keep.
+
+        Returns
+        -------
+        Fit
+            The kept draws and their sampler values; the data, weights, chains and seed unchanged.
+        """
         keep = np.asarray(keep, dtype=bool)
         if keep.shape != (self.n_draws,):
             raise ValueError(f"keep must be a boolean mask of length {self.n_draws}, got shape {keep.shape}")
         return Fit(self.model, self.y, self.X, self.weights,
                    {k: v[keep] for k, v in self.draws.items()},
-                   {k: v[keep] for k, v in self.sampler.items()}, self.chains, self.backend, self.seed)
+                   {k: v[keep] for k, v in self.sampler.items()}, self.chains, self.backend, self.seed,
+                   self.whole_chains and bool(keep.all()))
+
+    def to_arviz(self):
+        """The fit as an ArviZ ``InferenceData``, for ArviZ's summaries and plots.
+
+        ArviZ is optional (it is in ppmlib's ``test`` extra): it is imported here, not with ppmlib.
+
+        Returns
+        -------
+        arviz.InferenceData
+            ``posterior``: every parameter as (chain, draw, ...), chain k holding its own draws in
+            order (ppmlib keeps them chain after chain); ``sample_stats``: the sampler's per-draw
+            statistics under ArviZ's names (``diverging``, ``tree_depth``, ``step_size``,
+            ``energy``, ``lp``, ``acceptance_rate``, ``n_steps``), when the backend gave them;
+            ``log_likelihood``: ``y`` (chain, draw, record), the unweighted per-record
+            log p(y_i | theta) of :attr:`log_lik`; ``observed_data``: ``y``.
+
+        Raises
+        ------
+        ImportError
+            ArviZ is not installed.
+        ValueError
+            :meth:`subset` has dropped draws (e.g. truncated ones), so where each chain begins is
+            unknown and the draws cannot be laid out as (chain, draw).
+
+        Examples
+        --------
+        >>> posterior = ppmlib.example_fit().to_arviz()
+        >>> posterior.posterior["lambda"].shape, posterior.log_likelihood["y"].shape
+        ((4, 200), (4, 200, 100))
+        >>> int(posterior.sample_stats["diverging"].sum())
+        0
+        """
+        try:
+            with warnings.catch_warnings():  # ArviZ announces its coming refactor on import
+                warnings.simplefilter("ignore", FutureWarning)
+                import arviz
+        except ImportError as err:
+            raise ImportError("Fit.to_arviz needs ArviZ, which ppmlib does not install by itself: "
+                              "pip install arviz (or pip install ppmlib[test])") from err
+        if not self.whole_chains or self.n_draws % self.chains:
+            raise ValueError(f"this fit holds {self.n_draws} of its draws (a subset, e.g. after truncation), so "
+                             f"where each of its {self.chains} chains begins is unknown: ArviZ needs (chain, draw) arrays")
+
+        def by_chain(arr):
+            arr = np.asarray(arr)
+            return arr.reshape(self.chains, self.n_draws // self.chains, *arr.shape[1:])
+
+        stats = {ARVIZ_SAMPLE_STATS[k]: by_chain(v) for k, v in self.sampler.items() if k in ARVIZ_SAMPLE_STATS}
+        if "diverging" in stats:
+            stats["diverging"] = stats["diverging"].astype(bool)
+        return arviz.from_dict(posterior={k: by_chain(v) for k, v in self.draws.items() if k != "log_lik"},
+                               sample_stats=stats or None, log_likelihood={"y": by_chain(self.log_lik)},
+                               observed_data={"y": self.y}, dims={"y": ["record"]},
+                               attrs={"backend": self.backend, "model": self.model.name})
 
     def synthesize(self, m: int, seed) -> np.ndarray:
         """m synthetic datasets, shape (m, n): one per draw, from m draws evenly spaced over the fit.
 
         Evenly spaced draws (rather than the last m) keep the datasets nearly independent.
         ``seed`` is an int or a numpy Generator.
+
+        Parameters
+        ----------
+        m : int
+            Number of datasets, at most the number of draws.
+        seed : int or numpy.random.Generator
+            The randomness of the synthetic values.
+
+        Returns
+        -------
+        ndarray, shape (m, n)
+
+        Examples
+        --------
+        >>> ppmlib.example_fit().synthesize(m=2, seed=1).shape
+        (2, 100)
         """
         m = _checks.integer(m, "m", low=1)
         if m > self.n_draws:
@@ -162,17 +285,6 @@ class Fit:
         idx = np.linspace(0, self.n_draws - 1, m).round().astype(int)
         chosen = {k: v[idx] for k, v in self.draws.items()}
         return self.model.predict(chosen, self.X, self.y.size, rng)
-
-
-def _prior(fam: Family, prior) -> dict:
-    if prior is None:
-        return dict(fam.default_prior)
-    if not isinstance(prior, dict):
-        raise TypeError(f"prior must be a dict, got {type(prior).__name__}")
-    unknown = set(prior) - set(fam.default_prior)
-    if unknown:
-        raise ValueError(f"unknown prior setting(s) {sorted(unknown)} for {fam.name!r}; known: {sorted(fam.default_prior)}")
-    return {**fam.default_prior, **{k: _checks.real(v, f"prior[{k!r}]") for k, v in prior.items()}}
 
 
 def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, seed=None,
@@ -197,7 +309,8 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
         NUTS settings (chains, draws per chain, warmup); None means ``Sampler()``, 4 x 1000 draws
         after 1000 warmup iterations. S = chains * draws draws are kept.
     seed : int, optional
-        Same seed, same backend: identical draws. None picks one at random.
+        Same seed, same backend: identical draws. None picks one at random. Stan's range: 0 to
+        2**31 - 2 (a larger seed is a ValueError before anything runs).
     prior : dict, optional
         Overrides of the default prior settings named in the Stan program's header.
     emit_log_lik : bool
@@ -208,6 +321,14 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
     Fit
         Draws with the draw axis first: (S,) for scalars, (S, K) for vectors.
 
+    Raises
+    ------
+    TypeError, ValueError
+        A bad argument, named in the message (which names a record by position, never by value);
+        counts at or above 2**31 (Stan's int); a prior scale or shape <= 0.
+    RuntimeError
+        The backend failed; its message carries no value of the data.
+
     See Also
     --------
     ppmlib.Sampler : the NUTS settings.
@@ -215,16 +336,27 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
 
     Examples
     --------
-    >>> y = ppmlib.simulate.poisson(200, 100, seed=1)                                   # doctest: +SKIP
-    >>> posterior = ppmlib.fit("poisson", y, sampler=ppmlib.Sampler(chains=2, draws=500), seed=3)  # doctest: +SKIP
-    >>> posterior.draws["lambda"].shape                                                 # doctest: +SKIP
+    A fit runs Stan. :func:`ppmlib.example_fit` is a stored result of ``ppmlib.fit("poisson",
+    ppmlib.simulate.poisson(100, 100, seed=1), sampler=ppmlib.Sampler(chains=4, draws=200,
+    warmup=200), seed=2020)``:
+
+    >>> posterior = ppmlib.example_fit()
+    >>> posterior.draws["lambda"].shape, posterior.diagnostics["divergences"]
+    ((800,), 0)
+    >>> posterior.synthesize(m=3, seed=1).shape
+    (3, 100)
+
+    The Poisson model also has exact draws, without Stan:
+
+    >>> exact = ppmlib.exact.ConjugateSampler(chains=2, draws=500)
+    >>> ppmlib.fit("poisson", posterior.y, sampler=exact, seed=3).draws["lambda"].shape
     (1000,)
     """
     fam = family(model)
     y = fam.check_y(y)
     X = fam.check_X(X, y.size)
     alpha = _checks.weights(weights, y.size)
-    return _fit(fam, y, X, alpha, _sampler(sampler), _checks.seed(seed), _prior(fam, prior), emit_log_lik)
+    return _fit(fam, y, X, alpha, _sampler(sampler), _checks.seed(seed), fam.check_prior(prior), emit_log_lik)
 
 
 def _fit(fam: Family, y: np.ndarray, X, alpha: np.ndarray, sampler: Sampler, seed, prior: dict,
@@ -233,8 +365,7 @@ def _fit(fam: Family, y: np.ndarray, X, alpha: np.ndarray, sampler: Sampler, see
     if seed is None:
         seed = int(np.random.default_rng().integers(STAN_SEED_LIMIT))
     data = fam.stan_data(y, X, alpha, prior, emit_log_lik)
-    out = backends.sample(fam.name, data, chains=sampler.chains, draws=sampler.draws, warmup=sampler.warmup,
-                          seed=seed)
+    out = sampler.sample(fam, data, seed)
     keep = set(fam.params) | ({"log_lik"} if emit_log_lik else set())
     params = {k: v for k, v in out.params.items() if k in keep}
     return Fit(fam, y, X, alpha, params, out.sampler, sampler.chains, out.backend, seed)

@@ -12,7 +12,23 @@ import warnings
 
 
 def progress_bar(iterable=None, *, total: int | None = None, desc: str = "", enabled: bool = True):
-    """A tqdm bar over ``iterable`` (or a manual one with ``total``); ``enabled=False`` shows nothing."""
+    """A tqdm bar over ``iterable`` (or a manual one with ``total``); ``enabled=False`` shows nothing.
+
+    Parameters
+    ----------
+    iterable : iterable, optional
+        What to iterate over.
+    total : int, optional
+        The number of steps of a manual bar.
+    desc : str
+        The bar's label.
+    enabled : bool
+        False shows nothing.
+
+    Returns
+    -------
+    tqdm.tqdm
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tqdm.auto's TqdmWarning about ipywidgets, see the module docstring
         from tqdm.auto import tqdm

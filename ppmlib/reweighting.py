@@ -9,25 +9,22 @@ and moves k until the refit's maximum bound is back within tau of Delta. Step 1 
 *original* alpha and its bounds; only k changes (the search is :func:`ppmlib.match_delta`).
 
 :func:`ppmlib.calibrate_lw_epsilon` finds LW's scale c whose epsilon = 2 Delta is a reader's target,
-or says which epsilons this data and model can reach. :func:`ppmlib.reweighting_comparison` runs the
-2025 paper's study (LW, LW_final, CW, CW_final) for one database; :func:`ppmlib.reweighting.claims` checks the paper's
-statements on its results.
+or says which epsilons this data and model can reach. :func:`saturation_k`, :func:`weight_change`,
+:func:`bound_slope` and :func:`efficiency` measure what a re-weighting did. The 2025 paper's study
+(LW, LW_final, CW, CW_final for one database) and its claims are :mod:`ppmlib.studies.reweighting`.
 """
 from __future__ import annotations
 
-__all__ = ["reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve", "reweighting_comparison",
-           "saturation_k", "weight_change", "bound_slope", "efficiency", "claims", "epsilon_table",
-           "summary", "epsilon_claims"]
+__all__ = ["reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve", "saturation_k", "weight_change", "bound_slope",
+           "efficiency"]
 
 from functools import lru_cache
 
 import numpy as np
 
 from . import _checks
-from .claims import Claims
 from .mechanism import CalibrationError, Synthesis, match_delta, synthesizer
 from .posterior import Sampler, _sampler
-from .seeding import seeds
 from .weights import reweight
 
 
@@ -36,6 +33,17 @@ def saturation_k(weights, bounds) -> float:
 
     alpha^w_i = k Delta / F_i with F_i = Delta_i / alpha_i = max_s abs(f_s(x_i)), so every such
     weight reaches 1 once k >= max_i F_i / Delta. Larger k changes nothing.
+
+    Parameters
+    ----------
+    weights : array_like, shape (n,)
+        The weights alpha before re-weighting.
+    bounds : array_like, shape (n,)
+        Their by-record bounds Delta_i.
+
+    Returns
+    -------
+    float
     """
     bounds = _checks.finite_array(bounds, "bounds", ndim=1)
     alpha = _checks.weights(weights, bounds.size)
@@ -46,11 +54,35 @@ def saturation_k(weights, bounds) -> float:
 
 
 def weight_change(before, after) -> dict:
-    """How many records gain, lose or keep their weight (exact comparison), and the share that gain."""
+    """How many records gain, lose or keep their weight (exact comparison), and the share that gain.
+
+    Parameters
+    ----------
+    before, after : array_like, shape (n,)
+        The weights before and after re-weighting.
+
+    Returns
+    -------
+    dict
+        ``gain``, ``lose``, ``same`` (counts) and ``share_gain``.
+    """
     before = _checks.finite_array(before, "before", ndim=1)
     after = _checks.weights(after, before.size, "after")
     gain, lose = int((after > before).sum()), int((after < before).sum())
     return {"gain": gain, "lose": lose, "same": before.size - gain - lose, "share_gain": gain / before.size}
+
+
+def _same_data(y, X, start: Synthesis) -> None:
+    """Re-weighting reuses ``start``'s weights and bounds record by record: refuse another database
+    of the same size (the message says which, never a value)."""
+    fit = start.fit
+    y = fit.model.check_y(y)
+    X = fit.model.check_X(X, y.size)
+    if y.shape != fit.y.shape or not np.array_equal(y, fit.y):
+        raise ValueError(f"y is not the data {start.name} was fitted to ({fit.y.size} records): re-weighting reuses "
+                         "its weights and bounds record by record, so it needs the same records in the same order")
+    if (X is None) != (fit.X is None) or (X is not None and not np.array_equal(X, fit.X)):
+        raise ValueError(f"X is not the design matrix {start.name} was fitted with")
 
 
 def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: float = 0.95, max_iter: int = 12,
@@ -106,14 +138,17 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     --------
     ppmlib.match_delta : the root finder over k.
     ppmlib.reweighting.saturation_k : the largest useful k.
-    reweighting_comparison : LW, CW and both re-weighted, for one database.
+    ppmlib.studies.reweighting.reweighting_comparison : LW, CW and both re-weighted, for one database.
 
     Examples
     --------
-    >>> lw = ppmlib.synthesizer("negbin", y, "lw", base=unweighted, seed=2)   # doctest: +SKIP
-    >>> lw_final = ppmlib.reweight_to_tolerance("negbin", y, lw, tau=0.05)    # doctest: +SKIP
-    >>> lw_final.calibration["history"]                                       # doctest: +SKIP
-    [(0.95, 4.988), (0.9985, 5.246)]
+    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> unweighted = ppmlib.synthesizer("poisson", y, sampler=exact, seed=2)
+    >>> lw = ppmlib.synthesizer("poisson", y, "lw", base=unweighted, c=0.8, sampler=exact, seed=3)
+    >>> lw_final = ppmlib.reweight_to_tolerance("poisson", y, lw, tau=0.05, sampler=exact, progress=False)
+    >>> [(round(k, 4), round(delta, 3)) for k, delta in lw_final.calibration["history"]], round(lw.delta, 3)
+    ([(0.95, 3.518), (0.9959, 3.685)], 3.688)
     """
     if not isinstance(start, Synthesis):
         raise TypeError(f"start must be a Synthesis (the weighted synthesizer to re-weight), got {type(start).__name__}")
@@ -122,6 +157,7 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
     m = start.synthetic.shape[0] if m is None else m
     sampler = _sampler(sampler)
+    _same_data(y, X, start)
     alpha, bounds, target = start.weights, start.bounds, start.delta
     k_sat = saturation_k(alpha, bounds)
     if k0 > k_sat:
@@ -183,8 +219,12 @@ def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: flo
 
     Examples
     --------
-    >>> lw8 = ppmlib.calibrate_lw_epsilon("negbin", y, unweighted, 8.0, tau=0.05)   # doctest: +SKIP
-    >>> lw8.epsilon, lw8.calibration["value"]                                      # doctest: +SKIP
+    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> unweighted = ppmlib.synthesizer("poisson", y, sampler=exact, seed=2)
+    >>> lw8 = ppmlib.calibrate_lw_epsilon("poisson", y, unweighted, 8.0, tau=0.05, sampler=exact, progress=False)
+    >>> round(lw8.epsilon, 2), round(lw8.calibration["value"], 3)
+    (8.0, 0.868)
     """
     return epsilon_curve(model, y, base, [target_epsilon], tau=tau, g=g, c_range=c_range, max_iter=max_iter,
                          q=q, m=m, sampler=sampler, seed=seed, progress=progress)[0]
@@ -198,10 +238,26 @@ def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, 
     ``epsilons`` is a list of E targets; returns E Synthesis objects in the same order. ``X`` and
     ``prior`` go to every fit (the regressions' design matrix and priors).
 
+    Parameters
+    ----------
+    model, y
+        The model and the confidential data, as for :func:`ppmlib.synthesizer`.
+    base : Fit or Synthesis
+        The unweighted synthesizer whose risks set LW's weights.
+    epsilons : sequence of float
+        The E target epsilons per dataset.
+    tau, g, c_range, max_iter, q, m, sampler, seed, progress
+        As for :func:`calibrate_lw_epsilon`.
+
+    Returns
+    -------
+    list of Synthesis
+        One per target, in order.
+
     See Also
     --------
     calibrate_lw_epsilon : one target; its parameters are these.
-    ppmlib.reweighting.epsilon_table : one row per result.
+    ppmlib.studies.reweighting.epsilon_table : one row per result.
     """
     tau = _checks.real(tau, "tau", low=0, low_open=True)
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
@@ -249,37 +305,8 @@ def _with_calibration(result: Synthesis, calibration: dict) -> Synthesis:
 
 
 # ---------------------------------------------------------------------------------------------
-# the 2025 paper's study for one database
+# what a re-weighting did
 # ---------------------------------------------------------------------------------------------
-
-def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool = False, lw_c: float = 1.0,
-                           lw_g: float = 0.0, cw_c: float = 1.0, cw_g: float = 0.0, k0: float = 0.95, tau: float,
-                           max_iter: int = 12, q: float = 1.0, m: int = 20, sampler: Sampler | None = None,
-                           seed: int = 0, progress: bool = True) -> dict:
-    """Unweighted, LW, LW_final, CW and CW_final for one database (2025 paper, sections 2.2 and 3).
-
-    LW uses (lw_c, lw_g); CW is run as the 2025 paper runs it, with its policy radius and
-    (cw_c, cw_g) = (1, 0) by default, *not* matched to LW's Delta. Each is then re-weighted by
-    :func:`ppmlib.reweight_to_tolerance` to its own Delta within ``tau``, starting from ``k0``.
-    Returns {"Unweighted": ..., "LW": ..., "LW_final": ..., "CW": ..., "CW_final": ...}; ``sampler``
-    (a :class:`ppmlib.Sampler`) and m apply to every fit, ``ppmlib.seeds(seed, 5)`` seeds the five.
-
-    See Also
-    --------
-    reweight_to_tolerance : one re-weighting.
-    ppmlib.matched_comparison : the 2020 paper's comparison, CW and SW matched to LW's Delta.
-    ppmlib.reweighting.claims : the paper's statements checked on the result.
-    """
-    run = dict(m=m, sampler=_sampler(sampler))
-    s = seeds(seed, 5)
-    unweighted = synthesizer(model, y, "unweighted", q=q, seed=s[0], **run)
-    lw = synthesizer(model, y, "lw", base=unweighted, c=lw_c, g=lw_g, q=q, seed=s[1], **run)
-    cw = synthesizer(model, y, "cw", radius=cw_radius, relative=cw_relative, c=cw_c, g=cw_g, q=q, seed=s[2], **run)
-    again = dict(tau=tau, k0=k0, max_iter=max_iter, progress=progress, **run)
-    lw_final = reweight_to_tolerance(model, y, lw, seed=s[3], **again)
-    cw_final = reweight_to_tolerance(model, y, cw, seed=s[4], **again)
-    return {"Unweighted": unweighted, "LW": lw, "LW_final": lw_final, "CW": cw, "CW_final": cw_final}
-
 
 def bound_slope(result: Synthesis) -> float:
     """Least-squares slope of Delta_i / Delta against alpha_i over the records with 0 < alpha_i < 1.
@@ -287,6 +314,15 @@ def bound_slope(result: Synthesis) -> float:
     0 is the paper's flat, efficient picture (every record's bound at the maximum). Records at
     weight 0 (bound 0 whatever happens) and at weight 1 (where the clipping, not the weighting,
     sets the bound: they cannot spend more) are left out.
+
+    Parameters
+    ----------
+    result : Synthesis
+
+    Returns
+    -------
+    float
+        0 when fewer than two such records, or all at one weight.
     """
     keep = (result.weights > 0) & (result.weights < 1)
     w, b = result.weights[keep], result.bounds[keep] / result.delta
@@ -296,124 +332,16 @@ def bound_slope(result: Synthesis) -> float:
 
 
 def efficiency(result: Synthesis) -> float:
-    """Mean of Delta_i / Delta over the records: 1 when every record spends the whole budget."""
-    return float(np.mean(result.bounds) / result.delta)
+    """Mean of Delta_i / Delta over the records: 1 when every record spends the whole budget.
 
+    Parameters
+    ----------
+    result : Synthesis
+        A weighted synthesizer.
 
-# ---------------------------------------------------------------------------------------------
-# the papers' claims about re-weighting, checked on one run
-# ---------------------------------------------------------------------------------------------
-
-FLAT = 0.1  # |slope| of Delta_i / Delta against alpha_i below which the relation counts as flat
-
-
-def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Claims | None = None) -> Claims:
-    """Check the 2025 paper's statements on one :func:`ppmlib.reweighting_comparison` and its utility table.
-
-    ``design`` "mixture" checks section 2.2 and Appendix B (the NB mixture); "salary" checks
-    section 3.2. Both check that each re-weighting kept Delta within tau, that most weights rose
-    and that the bound-against-weight slope flattened. The utility claims use
-    :func:`ppmlib.utility.standardized_gap` (root mean squared distance of the four statistics
-    from the data's, in sds of the data's bootstrap distribution, summed; smaller is better).
+    Returns
+    -------
+    float
+        At most 1.
     """
-    from .utility import centre, standardized_gap
-
-    if design not in ("mixture", "salary"):
-        raise ValueError(f"design must be 'mixture' or 'salary', got {design!r}")
-    out = into if into is not None else Claims()
-    section = "2025 §2.2, Figs 3-4" if design == "mixture" else "2025 §3.2, Figs 6-7"
-    for name in ("LW", "CW"):
-        before, after = results[name], results[f"{name}_final"]
-        gap = abs(after.delta - before.delta)
-        out.add(f"{name}_final keeps {name}'s maximum bound Delta (within tau)", f"'equivalent' Delta at k = 0.95 ({section})",
-                f"Delta {before.delta:.3f} -> {after.delta:.3f} (k = {after.calibration['value']:.3f}, "
-                f"{len(after.calibration['history'])} refits)", gap < tau)
-        change = after.calibration["weight_change"]
-        out.add(f"{name} -> {name}_final: most weights rise", "every record gains weight (Fig 4b / 7)",
-                f"{100 * change['share_gain']:.1f}% gain, {change['lose']} lose", change["share_gain"] > 0.5)
-        s0, s1 = bound_slope(before), bound_slope(after)
-        # an already flat relation (|slope| < FLAT) cannot flatten beyond the Monte Carlo noise
-        out.add(f"{name} -> {name}_final: bound against weight flattens (or is flat, |slope| < {FLAT})",
-                "nearly horizontal after (Fig 3 / 6)", f"|slope| {abs(s0):.3f} -> {abs(s1):.3f}",
-                abs(s1) < abs(s0) or abs(s1) < FLAT)
-    gaps = {k: standardized_gap(long, k) for k in ("LW", "LW_final", "CW", "CW_final")}
-    lw_gain, cw_gain = gaps["LW"] - gaps["LW_final"], gaps["CW"] - gaps["CW_final"]
-    gap_text = ", ".join(f"{k} {v:.2f}" for k, v in gaps.items())
-    lw_mu, final_mu, data_mean = (results["LW"].location_draws.mean(), results["LW_final"].location_draws.mean(),
-                                  float(np.mean(results["LW"].fit.y)))
-    out.add("LW_final's posterior mean of mu at least as close to the data's mean as LW's",
-            "'relative accuracy of parameter estimates' (Fig 5c / 8c)",
-            f"|E mu - mean(y)|: LW {abs(lw_mu - data_mean):.4g} -> LW_final {abs(final_mu - data_mean):.4g}",
-            abs(final_mu - data_mean) <= abs(lw_mu - data_mean), checked=False)
-    if design == "mixture":
-        data_q15 = long.loc[(long["statistic"] == "15th pct") & (long["source"] == "Data"), "value"]
-        data_hi = float(data_q15.quantile(0.975))
-        medians = centre(long).loc["15th pct"]
-        q15 = {k: float(medians[k]) for k in ("Data", "CW", "CW_final")}
-        out.add("CW overstates the data's 15th percentile", "CW 77.2–80.8 vs data 70.0–75.0 (App. B, Table 1)",
-                f"CW median {q15['CW']:.1f} > data's upper 95% end {data_hi:.1f}", q15["CW"] > data_hi)
-        out.add("CW_final moves the 15th percentile back toward the data", "CW_final 71.6–75.8 (Table 1)",
-                f"distance to data's {q15['Data']:.1f}: CW {abs(q15['CW'] - q15['Data']):.1f} -> "
-                f"CW_final {abs(q15['CW_final'] - q15['Data']):.1f}",
-                abs(q15["CW_final"] - q15["Data"]) < abs(q15["CW"] - q15["Data"]))
-        out.add("CW gains more utility from re-weighting than LW", "'more significant improvement for CW' (§2.2)",
-                f"gap reduction CW {cw_gain:.2f} vs LW {lw_gain:.2f} ({gap_text})", cw_gain > lw_gain)
-    else:
-        # "much higher": re-weighting cuts CW's distance from the data by at least 40% (0.41-0.51 seen over 10 seeds)
-        out.add("CW_final has much higher utility than CW (gap cut by at least 40%)",
-                "'much higher utility ... across the board' (§3.2)",
-                f"gap CW_final / CW = {gaps['CW_final'] / gaps['CW']:.2f} ({gap_text})",
-                gaps["CW_final"] < 0.6 * gaps["CW"])
-    # reported, not asserted: the difference is of the order of the Monte Carlo noise (see the chapters)
-    out.add("LW_final is at least as good as LW", "'minor utility improvement' (§2.2, §3.2)",
-            f"gap LW {gaps['LW']:.2f} -> LW_final {gaps['LW_final']:.2f}", gaps["LW_final"] <= gaps["LW"],
-            checked=False)
-    return out
-
-
-def epsilon_table(y, curve: list, *, B: int = 500, seed: int = 0):
-    """One row per calibrated LW of :func:`ppmlib.epsilon_curve`: target and achieved epsilon, c, mean
-    weight and the distance to the data (:func:`ppmlib.utility.standardized_gap`)."""
-    import pandas as pd
-    from .utility import long_table, standardized_gap
-
-    rows = []
-    for r in curve:
-        long = long_table(y, {"LW": r.synthetic}, B=B, seed=seed)
-        rows.append({"target epsilon": r.calibration["target_epsilon"], "epsilon": r.epsilon,
-                     "c": r.calibration["value"], "mean weight": float(r.weights.mean()),
-                     "gap": standardized_gap(long, "LW")})
-    return pd.DataFrame(rows)
-
-
-def summary(results: dict):
-    """One row per synthesizer: Delta, epsilon, weights, the found k with its number of refits, how
-    many records gained and lost weight, and the fit diagnostics (flagged when not ok)."""
-    from .mechanism import summary_table
-
-    import pandas as pd
-
-    table = summary_table(results.values())
-    cal = {r.name: r.calibration for r in results.values()}
-    table["k"] = [cal[k].get("value", float("nan")) for k in table.index]
-    counts = {"refits": lambda c: len(c["history"]) if "history" in c else None,
-              "gain": lambda c: c.get("weight_change", {}).get("gain"),
-              "lose": lambda c: c.get("weight_change", {}).get("lose")}
-    for column, count in counts.items():  # whole numbers, blank where they do not apply
-        table[column] = pd.array([count(cal[k]) for k in table.index], dtype="Int64")
-    return table
-
-
-def epsilon_claims(table, *, tau: float, into: Claims | None = None) -> Claims:
-    """Check an :func:`ppmlib.reweighting.epsilon_table`: every calibrated epsilon within 2 tau of its target, and the
-    distance to the data smaller at the largest epsilon than at the smallest."""
-    out = into if into is not None else Claims()
-    miss = float((table["epsilon"] - table["target epsilon"]).abs().max())
-    out.add("LW calibrated to each chosen epsilon", "2 Delta = epsilon (our addition)",
-            f"largest miss {miss:.3f} (tolerance 2 tau = {2 * tau:g})", miss < 2 * tau)
-    ordered = table.sort_values("epsilon")
-    first, last = ordered.iloc[0], ordered.iloc[-1]
-    out.add("A larger epsilon buys utility", "weights rise with epsilon, so does utility (2020 §1)",
-            f"gap {first['gap']:.2f} at epsilon {first['epsilon']:.1f} -> {last['gap']:.2f} at {last['epsilon']:.1f}",
-            last["gap"] < first["gap"])
-    return out
+    return float(np.mean(result.bounds) / result.delta)

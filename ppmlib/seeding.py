@@ -17,6 +17,17 @@ def seeds(seed, k: int) -> list[int]:
     ``numpy.random.default_rng``. The same (seed, k) always gives the same list, and the first
     j of seeds(seed, k) do not depend on k.
 
+    Parameters
+    ----------
+    seed : int
+        The one seed (>= 0).
+    k : int
+        How many seeds.
+
+    Returns
+    -------
+    list of int
+
     Examples
     --------
     >>> fit_seed, synthesis_seed = seeds(2020, 2)

@@ -18,6 +18,19 @@ from .models import negbin_draw
 def poisson(n: int, mu: float, seed) -> np.ndarray:
     """n counts from Poisson(mu), shape (n,). The papers do not state mu; the book uses mu = 100.
 
+    Parameters
+    ----------
+    n : int
+        The number of counts.
+    mu : float
+        The Poisson mean.
+    seed : int or numpy.random.Generator
+        The randomness.
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+
     See Also
     --------
     nb_mixture : the highly skewed design.

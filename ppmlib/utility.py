@@ -10,7 +10,11 @@ draw); the confidential data's is its spread over bootstrap resamples. Intervals
 from __future__ import annotations
 
 __all__ = ["STATISTICS", "statistics", "bootstrap", "long_table", "intervals", "centre", "tail_distortion",
-           "standardized_gap"]
+           "standardized_gap",
+           "PMSE", "pmse", "combine", "interval_overlap", "Estimand", "mean_of", "quantile_of", "ols_of",
+           "ci_overlap"]
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -58,7 +62,21 @@ def statistics(datasets) -> pd.DataFrame:
 
 
 def bootstrap(y, B: int, seed) -> np.ndarray:
-    """B bootstrap resamples of y (n,), shape (B, n); ``seed`` makes them reproducible."""
+    """B bootstrap resamples of y (n,), shape (B, n); ``seed`` makes them reproducible.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The data.
+    B : int
+        The number of resamples.
+    seed : int or numpy.random.Generator
+        The randomness of the resampling.
+
+    Returns
+    -------
+    ndarray, shape (B, n)
+    """
     y = _checks.finite_array(y, "y", ndim=1)
     B = _checks.integer(B, "B", low=1)
     rng = np.random.default_rng(seed)
@@ -111,6 +129,18 @@ def intervals(long: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     ``long`` is a :func:`long_table`; the interval holds the central ``level`` of each distribution
     (2.5th to 97.5th percentile at 0.95).
 
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        A :func:`long_table` (columns source, statistic, value).
+    level : float
+        The central probability of each interval, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Strings 'low-high', rows statistic, columns source.
+
     See Also
     --------
     centre : the medians of the same distributions.
@@ -126,6 +156,15 @@ def intervals(long: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
 def centre(long: pd.DataFrame) -> pd.DataFrame:
     """Median of each statistic's distribution per source (rows statistic, columns source).
 
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        A :func:`long_table` (columns source, statistic, value).
+
+    Returns
+    -------
+    pandas.DataFrame
+
     See Also
     --------
     intervals, tail_distortion
@@ -135,7 +174,19 @@ def centre(long: pd.DataFrame) -> pd.DataFrame:
 
 def tail_distortion(long: pd.DataFrame, source: str) -> float:
     """How far a synthesizer moves the tails: abs(15th pct gap) + abs(90th pct gap) to the data, using the
-    medians of the distributions. 0 means the tails are reproduced."""
+    medians of the distributions. 0 means the tails are reproduced.
+
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        A :func:`long_table` (columns source, statistic, value).
+    source : str
+        The synthesizer's name in ``long``.
+
+    Returns
+    -------
+    float
+    """
     c = centre(long)
     if source not in c.columns:
         raise ValueError(f"no source {source!r}; have {list(c.columns)}")
@@ -153,6 +204,19 @@ def standardized_gap(long: pd.DataFrame, source: str, statistics=tuple(STATISTIC
     count: a synthesizer centred on the data but much more variable is also far. Smaller is better;
     a synthesizer that drew fresh samples from the data's own distribution would score about
     sqrt(2) per statistic.
+
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        A :func:`long_table` (columns source, statistic, value).
+    source : str
+        The synthesizer's name in ``long``; "data" is the reference.
+    statistics : sequence of str
+        The statistics summed over.
+
+    Returns
+    -------
+    float
     """
     data = long[long["source"] == "Data"].groupby("statistic")["value"]
     centre_, spread = data.median(), data.std()
@@ -166,40 +230,8 @@ def standardized_gap(long: pd.DataFrame, source: str, statistics=tuple(STATISTIC
     return total
 
 
-# --- issue 8: the vector-weighted chapter's comparison of matched synthesizers (vector_weighted.md) ---
+# --- the measures agencies compare by (pMSE, interval overlap, combining rules) -------------------
 
-__all__ += ["matched_measures"]
-
-
-def matched_measures(results: dict) -> dict:
-    """The numbers the papers compare for one matched comparison (``ppmlib.matched_comparison``).
-
-    ``results`` maps "Unweighted", "LW", "CW" and "SW" to a Synthesis. Returns a dict:
-    ``weighted / unweighted Delta``, the largest Delta of the weighted synthesizers over the
-    unweighted Delta; ``Delta gap to LW``, the largest relative gap abs(Delta / Delta_LW - 1) of
-    the weighted ones; the mean weights and the shares of by-record bounds at or above 0.9 Delta
-    (``ppmlib.near_max_share``) of LW and CW; ``sd ratio SW / LW``, the ratio of the posterior sds
-    of the mean.
-    """
-    from .lipschitz import near_max_share
-    missing = {"Unweighted", "LW", "CW", "SW"} - set(results)
-    if missing:
-        raise ValueError(f"results lacks synthesizer(s) {sorted(missing)}; has {sorted(results)}")
-    weighted = [r for name, r in results.items() if name != "Unweighted"]
-    lw, cw = results["LW"], results["CW"]
-    return {"weighted / unweighted Delta": max(r.delta for r in weighted) / results["Unweighted"].delta,
-            "Delta gap to LW": max(abs(r.delta / lw.delta - 1) for r in weighted),
-            "mean weight LW": float(lw.weights.mean()), "mean weight CW": float(cw.weights.mean()),
-            "near-max share LW": near_max_share(lw.bounds), "near-max share CW": near_max_share(cw.bounds),
-            "sd ratio SW / LW": float(results["SW"].location_draws.std() / lw.location_draws.std())}
-
-
-# --- issue 21: the measures agencies compare by (pMSE, interval overlap, combining rules) -------
-
-__all__ += ["PMSE", "pmse", "combine", "interval_overlap", "Estimand", "mean_of", "quantile_of", "ols_of",
-            "ci_overlap"]
-
-from dataclasses import dataclass  # noqa: E402
 
 
 @dataclass(frozen=True)

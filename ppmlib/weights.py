@@ -47,11 +47,25 @@ def risk_to_weight(risk, c: float = 1.0, g: float = 0.0) -> np.ndarray:
     c = _checks.real(c, "c", low=0)
     g = _checks.real(g, "g")
     risk = _checks.finite_array(risk, "risk", ndim=1)
+    outside = (risk < 0) | (risk > 1)
+    if outside.any():  # a risk of 3 would turn into weight 0 silently, -1 into weight 1
+        raise ValueError(f"risk must lie in [0, 1]; {outside.sum()} of {risk.size} do not, the first at "
+                         f"position {int(np.argmax(outside))}")
     return np.clip(c * (1.0 - risk) + g, 0.0, 1.0)
 
 
 def min_max_scale(values: np.ndarray) -> np.ndarray:
-    """(v - min) / (max - min); all-equal values give 0 (no record is riskier than another)."""
+    """(v - min) / (max - min); all-equal values give 0 (no record is riskier than another).
+
+    Parameters
+    ----------
+    values : array_like, shape (n,)
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Values in [0, 1].
+    """
     span = values.max() - values.min()
     if span == 0:
         return np.zeros_like(values)
@@ -217,6 +231,17 @@ def scalar_weights(a: float, n: int) -> np.ndarray:
 
     With the log-likelihood as utility, the exponential mechanism at epsilon is the posterior with
     every likelihood term raised to a = epsilon / (2 Delta_u) (CE paper, section 3.2).
+
+    Parameters
+    ----------
+    a : float
+        The scalar weight, in [0, 1].
+    n : int
+        The number of records.
+
+    Returns
+    -------
+    ndarray, shape (n,)
 
     See Also
     --------

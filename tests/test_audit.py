@@ -5,6 +5,7 @@ from scipy import integrate, stats
 
 import ppmlib
 from ppmlib import audit, exact
+from ppmlib.studies import privacy_audit
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,15 +153,44 @@ def test_exact_sampler_agrees_with_stan():
 def test_draws_delta_from_the_two_extreme_draws_equals_the_full_matrix(weights):
     lam = exact.sample(Y, weights, size=4000, seed=9)
     full = ppmlib.lipschitz_bound(exact.poisson_log_lik(lam, Y).T, weights)
-    assert audit.draws_delta(Y, weights, draws=4000, seed=9) == pytest.approx(full, rel=1e-12)
+    assert privacy_audit.draws_delta(Y, weights, draws=4000, seed=9) == pytest.approx(full, rel=1e-12)
 
 
 def test_match_scalar_weight_hits_the_target_delta():
     y = ppmlib.simulate.poisson(200, 100, seed=2)
-    target = 0.4 * audit.draws_delta(y, np.ones(200), seed=3)
-    a = audit.match_scalar_weight(y, target, seed=3)
-    assert audit.draws_delta(y, np.full(200, a), seed=3) == pytest.approx(target, rel=1e-5)
+    target = 0.4 * privacy_audit.draws_delta(y, np.ones(200), seed=3)
+    a = privacy_audit.match_scalar_weight(y, target, seed=3)
+    assert privacy_audit.draws_delta(y, np.full(200, a), seed=3) == pytest.approx(target, rel=1e-5)
     assert 0.3 < a < 0.5
+
+
+def test_pipeline_runs_the_audit_lineup_and_keeps_the_earlier_members_seeds():
+    """U, LW and SW as the audit computed them before LW_final joined (by hand from exact draws)."""
+    y = ppmlib.simulate.poisson(120, 100, seed=4)
+    s_u, s_lw, s_sw = ppmlib.seeds(11, 3)
+    out = privacy_audit.pipeline(y, draws=1000, seed=11, c=0.9, g=0.05)
+    assert list(out) == ["Unweighted", "LW", "SW", "LW_final"] == list(privacy_audit.SYNTHESIZERS)
+    lik = exact.poisson_log_lik(exact.sample(y, None, 1000, s_u), y).T
+    np.testing.assert_array_equal(out["LW"].alpha, ppmlib.lw_weights(lik, c=0.9, g=0.05))
+    assert out["Unweighted"].delta == privacy_audit.draws_delta(y, np.ones(y.size), draws=1000, seed=s_u)
+    assert out["LW"].delta == privacy_audit.draws_delta(y, out["LW"].alpha, draws=1000, seed=s_lw)
+    assert out["SW"].a == privacy_audit.match_scalar_weight(y, out["LW"].delta, draws=1000, seed=s_sw)
+
+
+def test_lw_final_reweights_lw_to_its_delta_with_exact_draws():
+    y = ppmlib.simulate.poisson(150, 100, seed=5)
+    out = privacy_audit.pipeline(y, draws=1000, seed=3)
+    lw, final = out["LW"], out["LW_final"]
+    assert final.delta == pytest.approx(lw.delta, rel=1e-5)           # Algorithm 1's equal Delta
+    bounds = privacy_audit.draws_bounds(y, lw.alpha, draws=1000, seed=lw.seed)
+    np.testing.assert_array_equal(final.alpha, ppmlib.reweight(lw.alpha, bounds, final.k))
+    assert 0 < final.k <= ppmlib.reweighting.saturation_k(lw.alpha, bounds)
+    assert (final.alpha[lw.alpha == 0] == 0).all()                    # weight 0 stays 0 (the 0/0 rule)
+    # the by-record bounds crowd up against the maximum (0.950 -> 0.979 here; +0.01 to +0.04 over 12 cases)
+    after = privacy_audit.draws_bounds(y, final.alpha, draws=1000, seed=final.seed)
+    assert after.mean() / after.max() > bounds.mean() / bounds.max() + 0.02
+    assert final.alpha.mean() > lw.alpha.mean()
+    assert final.delta <= final.delta_grid + 1e-9
 
 
 @pytest.mark.parametrize("i", [3, 4, 9])
@@ -177,7 +207,7 @@ def test_exact_loss_of_theta_equals_the_loo_log_ratio_of_the_exact_module(i):
 
 def test_zero_weight_target_is_invisible_with_fixed_weights_only():
     y = ppmlib.simulate.poisson(100, 100, seed=1)
-    result = audit.audit(y, trials=400, m=5, targets=("largest", "smallest"), relations=("add/remove",), seed=1)
+    result = privacy_audit.audit(y, trials=400, m=5, targets=("largest", "smallest"), relations=("add/remove",), seed=1)
     lw = result.table[(result.table["synthesizer"] == "LW") & (result.table["weight"] == 0.0)]
     assert len(lw) == 6                                  # one tail target has weight 0: 2 modes x 3 outputs
     fixed, recomputed = lw[lw["weights"] == "fixed"], lw[lw["weights"] == "recomputed"]
@@ -188,10 +218,10 @@ def test_zero_weight_target_is_invisible_with_fixed_weights_only():
 
 def test_neighbours_and_targets():
     y = np.array([5, 9, 1, 6, 7, 30])
-    assert audit.target_index(y, "largest") == 5 and audit.target_index(y, "smallest") == 2
-    assert audit.target_index(y, "typical") == 3         # median 6.5 (the mean, 9.7, would pick 9)
-    np.testing.assert_array_equal(audit.neighbour(y, 1, "add/remove"), [5, 1, 6, 7, 30])
-    np.testing.assert_array_equal(audit.neighbour(y, 1, "replace-one", 6), [5, 6, 1, 6, 7, 30])
+    assert privacy_audit.target_index(y, "largest") == 5 and privacy_audit.target_index(y, "smallest") == 2
+    assert privacy_audit.target_index(y, "typical") == 3         # median 6.5 (the mean, 9.7, would pick 9)
+    np.testing.assert_array_equal(privacy_audit.neighbour(y, 1, "add/remove"), [5, 1, 6, 7, 30])
+    np.testing.assert_array_equal(privacy_audit.neighbour(y, 1, "replace-one", 6), [5, 6, 1, 6, 7, 30])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,13 +254,13 @@ def test_bad_inputs_give_clear_errors():
     with pytest.raises(TypeError, match="world_d must be a"):
         audit.mechanism_trials([2.0, 1.0], (2.0, 1.0))
     with pytest.raises(ValueError, match="target must be one of"):
-        audit.target_index([1, 2], "median")
+        privacy_audit.target_index([1, 2], "median")
     with pytest.raises(ValueError, match="targets must be"):
-        audit.audit(Y, targets=("largest", "oldest"), trials=100)
+        privacy_audit.audit(Y, targets=("largest", "oldest"), trials=100)
     with pytest.raises(ValueError, match="trials must be >= 4"):
-        audit.audit(Y, trials=2)
+        privacy_audit.audit(Y, trials=2)
     with pytest.raises(ValueError, match="replacement"):
-        audit.neighbour(Y, 0, "replace-one")
+        privacy_audit.neighbour(Y, 0, "replace-one")
     with pytest.raises(ValueError, match="non-negative integer sums"):
         exact.synthetic_sum_logpmf(-1, 10, 2.0, 1.0)
     with pytest.raises(ValueError, match="size must be >= 1"):

@@ -8,14 +8,17 @@ builds one with ../shared/tools/cmdstan-offline when that folder is there.
 """
 import io
 import logging
+import os
 import re
+import tempfile
 
 import nbformat
 import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib import backends, rerun
+from ppmlib import backends
+from ppmlib.book import rerun
 
 pytestmark = pytest.mark.stan
 
@@ -209,3 +212,99 @@ def test_no_backend_says_what_to_install(monkeypatch):
     monkeypatch.setattr(backends, "pystan_available", lambda: False)
     with pytest.raises(backends.BackendUnavailableError, match="pip install pystan.*cmdstan"):
         ppmlib.fit("poisson", [1, 2, 3], seed=1)
+
+
+# --- issue 24: nothing confidential in an error -------------------------------------------------
+# Values with seven distinct digits, so that finding one in a message cannot be a coincidence.
+SECRET_Y = np.array([7340211, 8155079, 6092133, 9301457, 5520893, 7340211])
+
+
+def _failing_requests():
+    """(what goes wrong, program, data, seed): each reaches the backend and makes it fail."""
+    negbin = ppmlib.models.FAMILIES["negbin"]
+    good = negbin.stan_data(SECRET_Y, None, np.ones(SECRET_Y.size), dict(negbin.default_prior), True)
+    negative_value = {**good, "values": -good["values"], "y": -good["y"]}
+    negative_sd = {**good, "prior_log_mu_sd": -1.0}
+    missing = {k: v for k, v in good.items() if k != "n_values"}
+    poisson = ppmlib.models.FAMILIES["poisson"].stan_data(SECRET_Y, None, np.ones(SECRET_Y.size),
+                                                          dict(ppmlib.POISSON_PRIOR), True)
+    return [("seed at Stan's limit", "negbin", good, 2**31), ("seed far too large", "poisson", poisson, 2**40),
+            ("negative counts", "negbin", negative_value, 1), ("negative prior sd", "negbin", negative_sd, 1),
+            ("a data entry missing", "negbin", missing, 1),
+            ("wrong length", "poisson", {**poisson, "y": poisson["y"][:-1]}, 1),
+            ("a seed the backend refuses", "poisson", poisson, 2**40)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS_HERE := [b for b in backends.BACKENDS
+                                                      if (b == "pystan" and backends.pystan_available())
+                                                      or (b == "cmdstanpy" and backends.cmdstan_available())])
+@pytest.mark.parametrize("case", range(7), ids=[c[0] for c in _failing_requests()])
+def test_no_confidential_value_in_any_backend_error(backend, case, monkeypatch):
+    """Issue 24, point 1: a failing fit's error (its text, its chained causes, its traceback) holds the
+    backend's message but no value of y nor of anything computed from it."""
+    import traceback
+    monkeypatch.setenv("PPMLIB_BACKEND", backend)
+    what, program, data, seed = _failing_requests()[case]
+    if what == "a seed the backend refuses":  # past ppmlib's own check, to the backend's error path
+        monkeypatch.setattr(backends, "STAN_SEED_LIMIT", 2**62)
+    with pytest.raises((RuntimeError, ValueError)) as caught:
+        backends.sample(program, data, chains=1, draws=10, warmup=10, seed=seed)
+    text = "".join(traceback.format_exception(caught.value))
+    secrets = {str(abs(int(v))) for v in SECRET_Y} | {repr(float(data.get("sum_wy", 0.5)))}
+    leaked = sorted(s for s in secrets if s in text)
+    assert not leaked, f"{what} on {backend}: {leaked} in\n{text[-2000:]}"
+    assert len(str(caught.value)) > 20  # a message, not an empty one
+
+
+# --- issue 24, point 4: what a fit leaves on disk ----------------------------------------------------
+@pytest.mark.skipif(not backends.pystan_available(), reason="PyStan not installed")
+def test_a_pystan_fit_leaves_no_fit_file_no_socket_and_no_build_folder(tmp_path, monkeypatch, counts):
+    """httpstan kept every seeded fit (0644, draws of the confidential data's posterior), one socket
+    per chain in /tmp, and compiled in the working folder (build/). ppmlib keeps none of them."""
+    import httpstan.cache
+    import httpstan.services_stub
+    import stan
+    monkeypatch.setenv("PPMLIB_BACKEND", "pystan")
+    small = ppmlib.Sampler(chains=2, draws=50, warmup=50)
+    ppmlib.fit("negbin", counts, seed=1, sampler=small)  # warm: whatever is set up once is set up
+    fits, sockets, build_folders = {}, [], []
+    dump, mkstemp, build = httpstan.cache.dump_fit, httpstan.services_stub.tempfile.mkstemp, stan.build
+
+    def recording_dump(fit_bytes, name):
+        dump(fit_bytes, name)
+        fits[name] = httpstan.cache.fit_path(name).stat().st_mode & 0o777
+
+    def recording_mkstemp(*args, **kwargs):
+        fd, name = mkstemp(*args, **kwargs)
+        sockets.append(name)
+        return fd, name
+
+    def recording_build(*args, **kwargs):
+        build_folders.append(os.getcwd())
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(httpstan.cache, "dump_fit", recording_dump)
+    monkeypatch.setattr(httpstan.services_stub.tempfile, "mkstemp", recording_mkstemp)
+    monkeypatch.setattr(stan, "build", recording_build)
+    monkeypatch.chdir(tmp_path)
+    ppmlib.fit("negbin", counts, seed=2, sampler=small)
+    assert len(fits) == 2 and set(fits.values()) == {0o600}, fits          # one file per chain, owner only,
+    assert not [n for n in fits if httpstan.cache.fit_path(n).exists()]     # and gone once read
+    assert len(sockets) == 2 and not [s for s in sockets if os.path.exists(s)]
+    assert all(os.path.dirname(s) != tempfile.gettempdir() for s in sockets)  # not loose in /tmp
+    assert build_folders and os.getcwd() not in build_folders and not (tmp_path / "build").exists()
+    assert not [f for f in build_folders if os.path.exists(f)]             # the compile's folder is removed
+
+
+def test_clean_caches_removes_stored_fits_sockets_and_temporary_folders(tmp_path):
+    cache, temp = tmp_path / "httpstan", tmp_path / "tmp"
+    (cache / "models" / "abc" / "fits").mkdir(parents=True)
+    (cache / "models" / "abc" / "fits" / "x.jsonlines.gz").write_bytes(b"12345")
+    (cache / "models" / "abc" / "model.so").write_bytes(b"compiled")
+    (temp / "ppmlib-build-1" / "build").mkdir(parents=True)
+    (temp / "ppmlib-build-1" / "build" / "a.o").write_bytes(b"123")
+    (temp / "httpstan_q.sock").write_bytes(b"")
+    (temp / "other.txt").write_bytes(b"keep")
+    assert backends.clean_caches(httpstan_cache=cache, temp=temp) == {"files": 3, "bytes": 8}
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
+        "httpstan/models/abc/model.so", "tmp/other.txt"]

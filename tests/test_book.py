@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from conftest import NOTEBOOK_FRONT_MATTER
-from ppmlib import rerun
+from ppmlib.book import rerun
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from conftest import NOTEBOOK_FRONT_MATTER
-from ppmlib import bookcache
+from ppmlib.book import bookcache
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""The built book as a reader sees it: ppmlib.bookcheck on handmade pages (each problem it must
+"""The built book as a reader sees it: ppmlib.book.bookcheck on handmade pages (each problem it must
 catch) and on the real book, built with execution off (fast; the chapters run in the smoke tests)."""
 import subprocess
 import sys
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ppmlib import bookcheck
+from ppmlib.book import bookcheck
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG = "iVBORw0KGgo" + "A" * 200
@@ -70,7 +70,7 @@ def test_the_built_book_has_no_broken_link_image_or_title(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:]
     html = tmp_path / "_build" / "html"
     assert bookcheck.html_problems(html) == []
-    # the page-script fix (ppmlib.sphinx_ext): sphinx-thebe's const is declared once per page
+    # the page-script fix (ppmlib.book.sphinx_ext): sphinx-thebe's const is declared once per page
     landing = (html / "book" / "intro.html").read_text()
     assert landing.count("const THEBE_JS_URL") == 1
     # the landing page states what the book was built with

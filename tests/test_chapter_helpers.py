@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from ppmlib import audit, disclosure, exact, guarantee, models, montecarlo, simulate, utility
+from ppmlib.studies import attribute_risk, dp_definitions, privacy_audit, vector_weighted
 from ppmlib.disclosure import AttributeRisk
 from ppmlib.models import family
 from ppmlib.posterior import Fit
@@ -66,7 +67,7 @@ def test_bounds_table_by_hand():
     # y = 0: log p(0 | lambda) = -lambda, so |f| over draws (1, 2) is at most 2; weight 0.5 gives 1
     fits = {"half": (poisson_fit([0, 0], [1.0, 2.0]), np.array([0.5, 0.25])),
             "one": (poisson_fit([0, 0], [1.0, 3.0]), np.ones(2))}
-    table = guarantee.bounds_table(fits)
+    table = dp_definitions.bounds_table(fits)
     assert table.loc["half", "Delta"] == pytest.approx(1.0)
     assert table.loc["half", "epsilon = 2 Delta"] == pytest.approx(2.0)
     assert table.loc["half", "mean weight"] == pytest.approx(0.375)
@@ -80,7 +81,7 @@ def test_fit_diagnostics_table():
     fits = {"A": (SimpleNamespace(diagnostics=good), None), "B": (SimpleNamespace(diagnostics=bad), None)}
     grid = pd.DataFrame({"c": [0.5, 0.7], "g": [0.0, -0.1], "Delta": [1.0, 2.0], **{k: [v, v] for k, v in good.items()},
                          "diagnostics_ok": [True, False]})
-    table = guarantee.fit_diagnostics(fits, grid=grid)
+    table = dp_definitions.fit_diagnostics(fits, grid=grid)
     assert list(table.index) == ["A", "B", "LW (c=0.5, g=0)", "LW (c=0.7, g=-0.1)"]
     assert list(table.columns) == ["max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "ok"]
     assert table["ok"].tolist() == [True, False, True, False]
@@ -91,7 +92,7 @@ def test_lw_shift_table_by_hand():
     y = np.array([1, 3, 10])
     # one draw per row; record bounds max_s |log_lik| = 1, 2, 3, so the min-max risks are 0, 0.5, 1
     base = np.array([[-1.0, -2.0, -3.0], [-0.5, -1.0, -1.0]])
-    table = guarantee.lw_shift_table(y, base, c=1.0, shifts=[0.0, -0.5], grid_points=50)
+    table = dp_definitions.lw_shift_table(y, base, c=1.0, shifts=[0.0, -0.5], grid_points=50)
     # g = 0: weights 1, 0.5, 0; g = -0.5: weights 0.5, 0, 0
     assert table.loc["g = 0", "records with weight 0"] == 1
     assert table.loc["g = 0", "mean weight"] == pytest.approx(0.5)
@@ -114,20 +115,20 @@ def hand_risk(prob_true):
 
 def test_most_exposed_by_hand():
     risk = hand_risk([0.2, 0.7, 0.4, 0.7])
-    table = disclosure.most_exposed(risk, 3, value=np.array([10.0, 11.0, 12.0, 13.0]))
+    table = attribute_risk.most_exposed(risk, 3, value=np.array([10.0, 11.0, 12.0, 13.0]))
     assert table["row"].tolist() == [2, 4, 3]            # 1-based; the tie keeps record order
     assert table["value"].tolist() == [11.0, 13.0, 12.0]
     assert table["P(true)"].tolist() == [0.7, 0.7, 0.4]
     assert table["rank"].tolist() == [1, 1, 2]
     with pytest.raises(ValueError, match="column 'value'"):
-        disclosure.most_exposed(risk, 2, value=np.zeros(3))
+        attribute_risk.most_exposed(risk, 2, value=np.zeros(3))
 
 
 def test_release_agreement_by_hand():
     first = hand_risk([0.1, 0.2, 0.3, 0.4])
     # ranks 1 2 4 3 against 1 2 3 4: sum d^2 = 2, rho = 1 - 6 * 2 / (4 * 15) = 0.8; top two {2, 3} both
-    assert disclosure.release_agreement(first, hand_risk([0.1, 0.2, 0.4, 0.3]), top=2) == pytest.approx((0.8, 2))
-    assert disclosure.release_agreement(first, hand_risk([0.4, 0.3, 0.2, 0.1]), top=2) == pytest.approx((-1.0, 0))
+    assert attribute_risk.release_agreement(first, hand_risk([0.1, 0.2, 0.4, 0.3]), top=2) == pytest.approx((0.8, 2))
+    assert attribute_risk.release_agreement(first, hand_risk([0.4, 0.3, 0.2, 0.1]), top=2) == pytest.approx((-1.0, 0))
 
 
 def test_risk_inputs_types_its_argument():
@@ -157,14 +158,14 @@ def test_matched_measures_by_hand():
                "LW": synthesis(4.0, weights=[1.0, 0.8], bounds=[4.0, 3.8], location=[0.0, 2.0]),
                "CW": synthesis(4.1, weights=[0.5, 0.3], bounds=[4.1, 1.0]),
                "SW": synthesis(3.8, location=[0.0, 6.0])}
-    m = utility.matched_measures(results)
+    m = vector_weighted.matched_measures(results)
     assert m["weighted / unweighted Delta"] == pytest.approx(0.41)
     assert m["Delta gap to LW"] == pytest.approx(0.05)           # SW: abs(3.8 / 4 - 1)
     assert (m["mean weight LW"], m["mean weight CW"]) == pytest.approx((0.9, 0.4))
     assert (m["near-max share LW"], m["near-max share CW"]) == pytest.approx((1.0, 0.5))
     assert m["sd ratio SW / LW"] == pytest.approx(3.0)                 # sds 3 and 1
     with pytest.raises(ValueError, match="lacks synthesizer"):
-        utility.matched_measures({k: v for k, v in results.items() if k != "SW"})
+        vector_weighted.matched_measures({k: v for k, v in results.items() if k != "SW"})
 
 
 # --- montecarlo: the asymptotic-DP chapter's summaries ------------------------------------------
@@ -215,7 +216,7 @@ def test_fit_summary_by_hand(deltas):
 # --- audit: the calibration over trial counts ---------------------------------------------------
 
 def test_calibration_by_trials_is_the_audit_per_count():
-    series = audit.calibration_by_trials(1.0, [400, 2000], seed=3, confidence=0.9)
+    series = privacy_audit.calibration_by_trials(1.0, [400, 2000], seed=3, confidence=0.9)
     for k in (400, 2000):
         one = audit.epsilon_lower_bound(*audit.randomized_response(1.0, k, seed=3), confidence=0.9).epsilon
         assert series[k] == pytest.approx(one)

@@ -1,4 +1,4 @@
-"""ppmlib.claims: the claims table, its check and the closing finish call."""
+"""ppmlib.book.claims: the claims table, its check and the closing finish call."""
 import pytest
 
 import ppmlib

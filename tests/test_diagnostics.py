@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
+import ppmlib
 from ppmlib import diagnostics
 from ppmlib.diagnostics import ess_bulk, rhat
 
@@ -117,3 +118,52 @@ def test_ess_and_rhat_on_known_chains():
     assert rhat(x.reshape(-1), chains) < 1.01
     shifted = x + np.arange(chains)[:, None]  # chains that disagree
     assert rhat(shifted.reshape(-1), chains) > 1.5
+
+
+def test_to_arviz_keeps_the_chains_apart_and_arviz_agrees_with_ppmlib():
+    """Fit.to_arviz on the shipped Stan fit: ArviZ's R-hat, bulk and tail ESS equal ppmlib's."""
+    fit = ppmlib.example_fit()
+    data = fit.to_arviz()
+    per_chain = fit.n_draws // fit.chains
+    lam = data.posterior["lambda"].values
+    assert lam.shape == (fit.chains, per_chain)
+    for k in range(fit.chains):  # chain k is the k-th block of ppmlib's draws, in order
+        np.testing.assert_array_equal(lam[k], fit.draws["lambda"][k * per_chain:(k + 1) * per_chain])
+    ours = fit.diagnostics
+    np.testing.assert_allclose([float(az.rhat(data)["lambda"]), float(az.ess(data, method="bulk")["lambda"]),
+                                float(az.ess(data, method="tail")["lambda"])],
+                               [ours["max_rhat"], ours["min_ess_bulk"], ours["min_ess_tail"]], rtol=1e-6)
+    assert ours["max_rhat"] > 1.005  # short chains: a layout that mixed the chains up would move R-hat
+    stats = data.sample_stats
+    assert int(stats["diverging"].sum()) == ours["divergences"] == 0 and stats["diverging"].dtype == bool
+    np.testing.assert_array_equal(stats["tree_depth"].values.ravel(), fit.sampler["treedepth__"])
+    np.testing.assert_array_equal(stats["energy"].values.ravel(), fit.sampler["energy__"])
+    np.testing.assert_array_equal(data.log_likelihood["y"].values.reshape(fit.n_draws, -1), fit.log_lik)
+    np.testing.assert_array_equal(data.observed_data["y"].values, fit.y)
+    # ArviZ's PSIS-LOO runs on the log-likelihood group: its elpd is the sum over records of the
+    # log of the average predictive density, up to the importance-sampling correction
+    lppd = np.sum(np.log(np.mean(np.exp(fit.log_lik), axis=0)))
+    assert abs(float(az.loo(data).elpd_loo) - lppd) < 2.0
+
+
+def test_to_arviz_of_vector_parameters_and_of_a_fit_without_sampler_statistics():
+    from ppmlib.models import family
+    from ppmlib.posterior import Fit
+    rng = np.random.default_rng(4)
+    X = np.column_stack([np.ones(5), np.arange(5.0)])
+    beta, sigma = rng.normal(size=(6, 2)), rng.uniform(1, 2, 6)
+    fit = Fit(family("normal"), rng.normal(size=5), X, np.ones(5), {"beta": beta, "sigma": sigma}, {}, 2, "by hand", 0)
+    data = fit.to_arviz()
+    assert data.posterior["beta"].shape == (2, 3, 2) and "sample_stats" not in data.groups()
+    np.testing.assert_array_equal(data.posterior["beta"].values[1], beta[3:])
+    assert fit.subset(np.ones(6, bool)).to_arviz().posterior["sigma"].shape == (2, 3)  # nothing dropped
+    for dropped in ([2], [0, 1]):  # 4 draws left would still split into 2 chains, wrongly: refused too
+        with pytest.raises(ValueError, match=f"holds {6 - len(dropped)} of its draws .* where each of its 2 chains"):
+            fit.subset(~np.isin(np.arange(6), dropped)).to_arviz()
+
+
+def test_to_arviz_says_how_to_get_arviz(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "arviz", None)  # import arviz now raises ImportError
+    with pytest.raises(ImportError, match="pip install arviz"):
+        ppmlib.example_fit().to_arviz()

@@ -201,6 +201,14 @@ def test_risk_by_m_and_summary_by_hand(problem):
         risk_summary(risks[1], sigma[:3], sigma_draws)
 
 
+def test_an_underflowing_likelihood_is_refused_not_returned_as_nan():
+    """Issue 24, point 6: with z far from every draw and a tiny sigma, every probability was NaN."""
+    y = np.array([10.0, 11.0, 12.0])
+    mu, sigma = np.zeros((4, 3)), np.full(4, 1e-170)
+    with pytest.raises(ValueError, match=r"attribute risk is undefined for 3 of 3 records: .* sigma is not tiny"):
+        attribute_risk(y, y + 1e6, mu, sigma)
+
+
 # --- issue 21: identification risk -------------------------------------------------------------
 
 def test_identification_risk_by_hand():

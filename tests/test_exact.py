@@ -1,7 +1,7 @@
 """The exact Poisson-Gamma pseudo posterior against scipy, literal loops and hand computations."""
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from ppmlib import exact
 
@@ -168,3 +168,23 @@ def test_exceedance_bounds_separate_safe_from_unsafe_points(simulated):
 def test_bad_inputs_name_the_argument(call, error, name):
     with pytest.raises(error, match=name):
         call()
+
+
+def test_conjugate_sampler_fits_the_poisson_model_without_stan():
+    """ppmlib.fit and ppmlib.synthesizer with ConjugateSampler: the exact Gamma draws of exact.sample."""
+    import ppmlib
+    from ppmlib.exact import ConjugateSampler
+
+    y = np.array([98, 103, 120, 87])
+    alpha = np.array([1.0, 0.5, 0.25, 1.0])
+    sampler = ConjugateSampler(chains=2, draws=300)
+    fit = ppmlib.fit("poisson", y, weights=alpha, sampler=sampler, seed=5, prior={"prior_rate": 0.5})
+    assert (fit.backend, fit.chains, fit.sampler) == ("exact", 2, {})
+    np.testing.assert_array_equal(fit.draws["lambda"], exact.sample(y, alpha, size=600, seed=5, prior_rate=0.5))
+    lw = ppmlib.synthesizer("poisson", y, "custom", weights=alpha, sampler=sampler, m=3, seed=6)
+    lam = lw.fit.draws["lambda"]
+    by_hand = alpha * np.abs(y * np.log(lam[:, None]) - lam[:, None] - special.gammaln(y + 1.0)).max(axis=0)
+    np.testing.assert_allclose(lw.bounds, by_hand, rtol=1e-12)
+    assert lw.synthetic.shape == (3, 4) and lw.diagnostics["divergences"] == 0
+    with pytest.raises(ValueError, match="Poisson model's Gamma pseudo posterior only; got model 'negbin'"):
+        ppmlib.fit("negbin", y, sampler=sampler, seed=1)

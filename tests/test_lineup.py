@@ -40,19 +40,45 @@ def test_unknown_standard_name_lists_the_choices():
 
 # --- the runner against the studies' own loops ----------------------------------------------
 
-@pytest.mark.stan
-def test_runner_reproduces_matched_comparison_to_the_last_bit():
-    """Unweighted, LW, CW matched by g and SW matched by a, seeded by position: the 2020 comparison."""
-    y = ppmlib.simulate.poisson(150, 50, seed=3)
-    old = ppmlib.matched_comparison("poisson", y, cw_radius=7.0, rtol=0.05, m=4, sampler=TINY, seed=11,
-                                    progress=False)
-    new = lu.run(["Unweighted", "LW", lu.member("CW", radius=7.0, match="LW", rtol=0.05),
-                  lu.member("SW", rtol=0.05)], "poisson", y, m=4, sampler=TINY, seed=11, progress=False)
+def assert_same_results(new, old):
     assert list(new) == list(old)
     for name in old:
         assert new[name].delta == old[name].delta, name
+        assert np.array_equal(new[name].weights, old[name].weights), name
         assert np.array_equal(new[name].synthetic, old[name].synthetic), name
-    assert new.summary().loc["SW", "made as"] == "sw; on Unweighted; Delta matched to LW; rtol=0.05"
+
+
+@pytest.mark.stan
+def test_matched_comparison_through_the_runner_is_the_2020_loop_to_the_last_bit():
+    """Unweighted, LW, CW matched by g and SW matched by a, seeded by position: the loop
+    matched_comparison ran before it was a lineup, written out here as the reference."""
+    y = ppmlib.simulate.poisson(150, 50, seed=3)
+    s = ppmlib.seeds(11, 4)
+    run = dict(m=4, sampler=TINY)
+    u = ppmlib.synthesizer("poisson", y, "unweighted", seed=s[0], **run)
+    lw = ppmlib.synthesizer("poisson", y, "lw", base=u, seed=s[1], **run)
+    cw = ppmlib.match_delta(lambda g: ppmlib.synthesizer("poisson", y, "cw", radius=7.0, g=g, seed=s[2], **run),
+                            lw.delta, 0.1, -1.0, 1.0, parameter="g", rtol=0.05, progress=False)
+    sw = ppmlib.mechanism.match_sw("poisson", y, lw.delta, u.delta, seed=s[3], rtol=0.05, progress=False, **run)
+    new = ppmlib.matched_comparison("poisson", y, cw_radius=7.0, rtol=0.05, progress=False, seed=11, **run)
+    assert_same_results(new, {"Unweighted": u, "LW": lw, "CW": cw, "SW": sw})
+    assert new.summary().loc["SW", "made as"] == "sw; on Unweighted; Delta matched to LW; rtol=0.05, max_iter=12"
+
+
+@pytest.mark.stan
+def test_reweighting_comparison_through_the_runner_keeps_every_seed():
+    """The 2025 study's five synthesizers as reweighting_comparison ran them before it was a lineup."""
+    y = ppmlib.simulate.nb_mixture(120, (100, 100), (5, 20), (0.2, 0.8), seed=6)
+    s = ppmlib.seeds(8, 5)
+    run = dict(m=3, sampler=TINY)
+    u = ppmlib.synthesizer("negbin", y, "unweighted", seed=s[0], **run)
+    lw = ppmlib.synthesizer("negbin", y, "lw", base=u, c=0.9, seed=s[1], **run)
+    cw = ppmlib.synthesizer("negbin", y, "cw", radius=20.0, seed=s[2], **run)
+    again = dict(tau=0.3, progress=False, **run)
+    old = {"Unweighted": u, "LW": lw, "LW_final": ppmlib.reweight_to_tolerance("negbin", y, lw, seed=s[3], **again),
+           "CW": cw, "CW_final": ppmlib.reweight_to_tolerance("negbin", y, cw, seed=s[4], **again)}
+    new = ppmlib.reweighting_comparison("negbin", y, cw_radius=20.0, lw_c=0.9, tau=0.3, seed=8, progress=False, **run)
+    assert_same_results(new, old)
 
 
 @pytest.mark.stan

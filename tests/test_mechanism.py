@@ -275,3 +275,10 @@ def test_truncation_drops_draws_from_bound_and_synthesis():
     # the bound of the kept draws, recomputed by hand
     per_draw = np.abs(full.fit.log_lik).max(axis=1)
     assert cut.delta == pytest.approx(per_draw[per_draw <= np.quantile(per_draw, 0.9)].max())
+
+
+def test_match_delta_refuses_an_empty_bracket():
+    """Issue 24, point 6: low > high was reported as a bad start ("start must lie in [2, 1]")."""
+    from ppmlib.mechanism import match_delta
+    with pytest.raises(ValueError, match=r"low must be below high .*got low = 2, high = 1$"):
+        match_delta(lambda x: None, 1.0, 1.5, low=2.0, high=1.0)

@@ -25,7 +25,7 @@ from ppmlib import _shipped, backends
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted(p.name for p in (ROOT / "stan").glob("*.stan"))
-DATA_FILES = sorted(p.name for p in (ROOT / "data").iterdir() if p.suffix in (".csv", ".md"))
+DATA_FILES = sorted(p.name for p in (ROOT / "data").iterdir() if p.suffix in (".csv", ".json", ".md"))
 # what a clone may hold besides the sources: never part of a build
 NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "_build", "build", "dist", "runs", "*.egg-info",
                                      "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "*.ipynb")
@@ -85,7 +85,8 @@ def test_the_installed_wheel_works_without_the_checkout(installed, tmp_path):
         programs = {{name: str(backends.program_path(name[:-5])) for name in {PROGRAMS!r}}}
         print(json.dumps({{"ppmlib": ppmlib.__file__, "programs": programs,
                           "ce_like": ce_like.load().to_dict(orient="list"),
-                          "salary_like": salary_like.load().tolist()}}))
+                          "salary_like": salary_like.load().tolist(),
+                          "example_fit": ppmlib.example_fit().draws["lambda"].tolist()}}))
         """, cwd=tmp_path, path=installed)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
@@ -97,6 +98,7 @@ def test_the_installed_wheel_works_without_the_checkout(installed, tmp_path):
     ce_like = pd.read_csv(ROOT / "data" / "ce_like.csv")
     pd.testing.assert_frame_equal(pd.DataFrame(found["ce_like"]), ce_like)
     assert found["salary_like"] == pd.read_csv(ROOT / "data" / "salary_like.csv")["salary"].tolist()
+    assert found["example_fit"] == json.loads((ROOT / "data" / "example_fit.json").read_text())["draws"]["lambda"]
 
 
 def test_a_program_missing_from_the_installed_copy_is_named_with_where_ppmlib_looked(installed, tmp_path):

@@ -125,3 +125,47 @@ def test_rank_correlation_by_hand():
     assert montecarlo.rank_correlation(deltas).loc["M", 10] == pytest.approx(-0.5)
     with pytest.raises(ValueError, match="no synthesizer"):
         montecarlo.rank_correlation(deltas, "LW", "SW")
+
+
+# --- issue 24, point 5: an address that is not a Dask scheduler fails fast, naming it ----------------
+@pytest.fixture(params=["silent", "garbage"])
+def not_a_scheduler(request):
+    """A local TCP server that accepts connections and then never answers, or answers garbage."""
+    import socket
+    import threading
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    accepted = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            accepted.append(conn)
+            if request.param == "garbage":  # what a web server or anything else might send
+                conn.sendall(b"\xff" * 8 + b"HTTP/1.1 400 Bad Request\r\n\r\n" * 40)
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+    for conn in accepted:
+        conn.close()
+
+
+def test_a_scheduler_address_that_does_not_answer_fails_with_its_address(not_a_scheduler):
+    import time
+    start = time.monotonic()
+    with pytest.raises(ConnectionError, match=rf"no Dask scheduler answered at '{not_a_scheduler}' within 2 s"):
+        map_jobs(slow_square, [1, 2, 3], client=not_a_scheduler, progress=False, connect_timeout=2)
+    assert time.monotonic() - start < 10  # not the hang it was
+
+
+def test_connect_timeout_must_be_positive():
+    with pytest.raises(ValueError, match="connect_timeout must lie in"):
+        map_jobs(slow_square, [1], client="tcp://127.0.0.1:1", connect_timeout=0)
+
+
+def test_a_real_scheduler_address_still_answers(client):
+    assert map_jobs(slow_square, range(4), client=client.scheduler.address, progress=False, connect_timeout=20) == [0, 1, 4, 9]

@@ -157,3 +157,32 @@ def test_weighted_normal_matches_grid_quadrature():
     log_post = log_lik @ w + stats.norm(0, 10).logpdf(beta0.ravel()) + stats.norm(0, 5).logpdf(sigma.ravel())
     for draws, values in ((fit.draws["beta"][:, 0], beta0.ravel()), (fit.draws["sigma"], sigma.ravel())):
         _assert_matches_grid(draws, fit.diagnostics["min_ess_bulk"], log_post, values)
+
+
+# --- issue 24, point 6: inputs Stan would fail on are refused first, without the data in the message ---
+@pytest.mark.parametrize("model", ["poisson", "negbin"])
+@pytest.mark.parametrize("big", [2**31 + 4711, 2**63, 1e19])
+def test_counts_too_large_for_stan_are_refused_by_position(model, big):
+    y = [5, 3, big, 7]
+    with pytest.raises(ValueError, match=r"y must be counts below 2147483648; record 2 is larger") as caught:
+        ppmlib.fit(model, y, seed=1, sampler=ppmlib.Sampler(chains=1, draws=10, warmup=10))
+    assert str(int(big)) not in str(caught.value)
+
+
+def test_count_errors_name_the_record_not_its_value():
+    with pytest.raises(ValueError, match=r"record 1 is negative$"):
+        ppmlib.fit("negbin", [4, -917, 2], seed=1)
+    with pytest.raises(ValueError, match=r"record 2 is not an integer$"):
+        ppmlib.fit("poisson", [4, 5, 2.5], seed=1)
+
+
+@pytest.mark.parametrize("model, setting", [("poisson", "prior_shape"), ("poisson", "prior_rate"),
+                                            ("negbin", "prior_log_mu_sd"), ("normal", "prior_sigma_sd")])
+@pytest.mark.parametrize("value", [0.0, -1.0])
+def test_a_scale_or_shape_of_the_prior_must_be_positive(model, setting, value):
+    with pytest.raises(ValueError, match=rf"prior setting '{setting}' must lie in \(0, inf\], got {value:g}"):
+        ppmlib.fit(model, [3, 4, 5], prior={setting: value}, seed=1, sampler=ppmlib.Sampler(chains=1, draws=10, warmup=10))
+
+
+def test_a_prior_mean_may_be_negative():
+    assert ppmlib.models.FAMILIES["negbin"].check_prior({"prior_log_mu_mean": -2})["prior_log_mu_mean"] == -2.0

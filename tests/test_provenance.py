@@ -1,8 +1,9 @@
-"""ppmlib.provenance: the software versions the book names."""
+"""ppmlib.book.provenance: the software versions the book names."""
 
 
 def test_versions_name_the_stan_version_the_backend_runs():
-    from ppmlib import backends, provenance
+    from ppmlib import backends
+    from ppmlib.book import provenance
     found = provenance.versions()
     assert found["numpy"] == __import__("numpy").__version__
     if backends.backend() == "pystan":

@@ -1,10 +1,12 @@
 """The rerun tool a reader uses: parameters listed, values type-checked before anything runs,
 standalone HTML, and a failed run that says which cell failed."""
+from pathlib import Path
+
 import nbformat
 import pytest
 
 from conftest import NOTEBOOK_FRONT_MATTER
-from ppmlib import rerun
+from ppmlib.book import rerun
 
 CHAPTER = NOTEBOOK_FRONT_MATTER + """# Tiny
 
@@ -24,6 +26,9 @@ import matplotlib.pyplot as plt
 import ppmlib
 if label == "boom":
     raise RuntimeError("fails on purpose")
+if label == "sleep":
+    import time
+    time.sleep(120)
 print(f"{label}:{sum(range(n)) * scale}")
 plt.plot(sizes);
 ```
@@ -106,3 +111,67 @@ def test_parse_assignment():
     assert rerun.parse_assignment("model=negbin") == ("model", "negbin")
     with pytest.raises(Exception, match="name=value"):
         rerun.parse_assignment("n500")
+
+
+# --- issue 24: a bad --out, a hung cell, a killed rerun --------------------------------------------
+@pytest.mark.parametrize("where", ["a file", "under a file", "a read-only place"])
+def test_an_out_that_cannot_be_written_exits_2_before_anything_runs(chapter, tmp_path, capsys, where):
+    (tmp_path / "file").write_text("not a folder")
+    out = {"a file": tmp_path / "file", "under a file": tmp_path / "file" / "runs",
+           "a read-only place": Path("/proc/ppmlib-runs")}[where]
+    assert rerun.main([str(chapter), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: the output folder '{out}' cannot be written: " in err and "Traceback" not in err
+    assert (tmp_path / "file").read_text() == "not a folder"
+
+
+def test_a_cell_that_hangs_fails_the_run_after_the_cell_timeout(chapter, tmp_path, capsys):
+    import time
+    start = time.monotonic()
+    assert rerun.main([str(chapter), "-p", "label=sleep", "--cell-timeout", "3", "--out", str(tmp_path / "r")]) == 1
+    assert time.monotonic() - start < 60
+    err = capsys.readouterr().err
+    assert "tiny.md failed: CellTimeoutError: A cell timed out while it was being executed, after 3 seconds" in err
+    assert "longer than cell_timeout = 3 s (--cell-timeout raises it)" in err
+    assert (tmp_path / "r" / "tiny.failed.ipynb").exists() and not (tmp_path / "r" / "tiny.ipynb").exists()
+
+
+def test_a_new_notebook_never_sits_beside_an_earlier_runs_page(chapter, tmp_path):
+    out = tmp_path / "runs"
+    assert rerun.main([str(chapter), "-p", "label=first", "--html", "--out", str(out)]) == 0
+    assert "first:" in (out / "tiny.html").read_text()
+    assert rerun.main([str(chapter), "-p", "label=second", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["tiny.ipynb"]
+
+
+def test_a_terminated_rerun_stops_its_kernel(chapter, tmp_path):
+    """kill (SIGTERM) of a running rerun left its kernel (about 170 MB) running with no parent."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+    out, temp = tmp_path / "runs", tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(rerun.__file__).resolve().parent.parent), "TMPDIR": str(temp)}
+    proc = subprocess.Popen([sys.executable, "-m", "ppmlib.book.rerun", str(chapter), "-p", "label=sleep", "--out", str(out)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    parent, kernels = psutil.Process(proc.pid), []
+    for _ in range(600):  # wait for the kernel to start and the sleeping cell to run
+        kernels = [c for c in parent.children(recursive=True) if "ipykernel" in " ".join(c.cmdline())]
+        if kernels and kernels[0].cpu_times().user > 0.5:
+            break
+        time.sleep(0.1)
+    assert kernels, "no kernel started"
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    gone, alive = psutil.wait_procs(kernels, timeout=30)
+    for stray in alive:
+        stray.kill()
+    assert not alive, f"kernel(s) {[k.pid for k in alive]} outlived the rerun"
+    assert proc.returncode == 130 and not (out / "tiny.ipynb").exists()
+    assert "the kernel was shut down and no result was written" in proc.stderr.read().decode()
+    assert list(temp.iterdir()) == []  # the converted chapter, the partial notebook, the kernel's connection file

@@ -113,3 +113,11 @@ def test_bad_input_value_errors(call, match):
 def test_bad_input_type_errors(call, match):
     with pytest.raises(TypeError, match=match):
         call()
+
+
+@pytest.mark.parametrize("risk, first", [([0.2, 1.5, 0.3], 1), ([-0.1, 0.5], 0)])
+def test_risks_outside_the_unit_interval_are_refused(risk, first):
+    """Issue 24, point 6: a risk of 1.5 became weight 0 and -0.1 weight 1, silently."""
+    with pytest.raises(ValueError, match=rf"risk must lie in \[0, 1\]; 1 of {len(risk)} do not, the first at position {first}$"):
+        ppmlib.risk_to_weight(risk, c=1.0)
+    np.testing.assert_allclose(ppmlib.risk_to_weight([0.0, 1.0, 0.25]), [1.0, 0.0, 0.75])

@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _checks
-from .claims import Claims
-from .lipschitz import epsilon, truncated_bounds
-from .mechanism import Synthesis, match_sw, synthesizer
-from .posterior import Sampler
-from .progress import progress_bar
-from .seeding import seeds
-from .utility import STATISTICS, bootstrap, centre
+from .. import _checks
+from ..book.claims import Claims
+from ..lipschitz import epsilon, truncated_bounds
+from ..mechanism import Synthesis, match_sw, synthesizer
+from ..posterior import Sampler
+from ..progress import progress_bar
+from ..seeding import seeds
+from ..utility import STATISTICS, bootstrap, centre
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -3,13 +3,13 @@
 ``make book`` executes chapters through jupyter-cache (``execute_notebooks: cache`` in
 ``_config.yml``), which re-runs a chapter only when its code cells change. The chapters' results
 also depend on the library, the Stan programs and the shipped data, which jupyter-cache does not
-see. Before each build, ``python -m ppmlib.bookcache`` hashes those files; when the hash differs
+see. Before each build, ``python -m ppmlib.book.bookcache`` hashes those files; when the hash differs
 from the one stored beside the cache, the cache is cleared, and so is Sphinx's saved environment
 (otherwise Sphinx would not even re-read an unchanged chapter, and the API page would keep old
 docstrings): every chapter runs again. Every chapter imports ppmlib, so a change there rightly
 invalidates them all.
 
-``python -m ppmlib.bookcache --fresh`` clears the cache unconditionally (``make book-fresh``).
+``python -m ppmlib.book.bookcache --fresh`` clears the cache unconditionally (``make book-fresh``).
 """
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from ._files import write_text_atomically
+from .._files import write_text_atomically
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: ppmlib/book/bookcache.py -> .
 DEPENDENCIES = ("ppmlib", "stan", "data", "pyproject.toml")
 CACHE = Path("_build") / ".jupyter_cache"
 DOCTREES = Path("_build") / ".doctrees"

@@ -12,19 +12,20 @@ checks the chapter's statements.
 from __future__ import annotations
 
 __all__ = ["Design", "ce_design", "count_design", "ppm_grid", "score", "score_all", "winners", "claims",
-           "measures_table"]
+           "measures_table", "measures_by_epsilon"]
 
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from . import _checks
-from .claims import Claims
-from .lineup import Member, run as run_lineup
-from .peers import Table, frames_of
-from .posterior import Sampler
-from .utility import ci_overlap, mean_of, ols_of, pmse, quantile_of
+from .. import _checks
+from ..book.claims import Claims
+from ..lineup import Member, run as run_lineup
+from ..plots import _colour
+from ..peers import Table, frames_of
+from ..posterior import Sampler
+from ..utility import ci_overlap, mean_of, ols_of, pmse, quantile_of
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def ce_design(df: pd.DataFrame, predictors, *, low: float = 7.0, high: float = 1
     advance (7 to 14.5: about 1,100 to 2 million dollars; incomes outside are counted in the end
     bins). The mechanism's model is the normal regression on the keys' one-hot design.
     """
-    from .design import design_matrix
+    from ..design import design_matrix
     predictors = list(predictors)
     keys = {p: sorted(pd.unique(df[p].astype(str))) for p in predictors}
     data = pd.DataFrame({**{p: df[p].astype(str) for p in predictors},
@@ -110,7 +111,7 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
     Each epsilon is per synthetic dataset. The Unweighted fit keeps one seed in every lineup (a
     repeated seeded fit comes from httpstan's cache on PyStan), and so does every LW fit.
     """
-    from .seeding import seeds
+    from ..seeding import seeds
     epsilons = [_checks.real(e, "epsilons[...]", low=0, low_open=True) for e in epsilons]
     s = seeds(seed, 3 + 3 * len(epsilons))
     shared = dict(X=design.X, m=m, sampler=sampler, progress=progress)
@@ -144,7 +145,7 @@ def score(design: Design, releases: list, *, B: int = 100, seed=0, cart: bool = 
     risk's EMR and TMR (:func:`ppmlib.disclosure.identification_risk`, keys known, a relative
     radius). :func:`score_all` adds the attribute risk where it can be computed.
     """
-    from .disclosure import identification_risk
+    from ..disclosure import identification_risk
     data, column = design.data, design.table.column
     judged = (lambda frames: [f.assign(**{column: np.exp(f[column])}) for f in frames]) if design.dollars \
         else (lambda frames: frames)
@@ -169,7 +170,7 @@ def score_all(design: Design, ppm: dict, peers: dict, *, B: int = 100, seed=0, p
     with epsilon, the promise behind it, the wall time and, for the mechanism's normal-model fits,
     the attribute risk (the median probability of the true log income among 11 guesses, by
     importance sampling over the fit's draws; the peers have no posterior draws to do it with: NaN)."""
-    from .progress import progress_bar
+    from ..progress import progress_bar
     promise = {"Unweighted": "none", "CART": "none", "Histogram": "pure eps-DP, every database",
                "AIM": "(eps, delta)-DP via zCDP, every database", "MST": "(eps, delta)-DP via zCDP, every database"}
     rows = []
@@ -187,7 +188,7 @@ def score_all(design: Design, ppm: dict, peers: dict, *, B: int = 100, seed=0, p
 def _attribute_risk(design: Design, synthesis, H: int = 50) -> float:
     """Median over records of the probability an intruder who knows alpha gives the true log income
     (:func:`ppmlib.attribute_risk` on the m releases); only for the normal model's posterior draws."""
-    from .disclosure import attribute_risk, risk_inputs
+    from ..disclosure import attribute_risk, risk_inputs
     if design.model != "normal":
         return float("nan")
     mu, sigma = risk_inputs(synthesis.fit, min(H, synthesis.fit.n_draws))
@@ -279,3 +280,30 @@ def measures_table(y, results: dict, *, radius: float = 0.05, B: int = 100, seed
     rows = {name: {"epsilon": r.epsilon, **score(design, frames_of(r.synthetic, design.data, "count"), B=B, seed=seed)}
             for name, r in results.items()}
     return pd.DataFrame(rows).T.rename_axis("synthesizer")
+
+
+def measures_by_epsilon(scores, measures: dict, suptitle: str = ""):
+    """One panel per measure (``{column: (axis label, log scale?)}``) against epsilon: a line per
+    synthesizer over the grid, a dashed level for each synthesizer without an epsilon (the references)."""
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(measures), figsize=(4.2 * len(measures), 3.8), squeeze=False)
+    names = list(dict.fromkeys(scores["synthesizer"]))
+    for ax, (column, (label, log)) in zip(axes[0], measures.items()):
+        for i, name in enumerate(names):
+            rows = scores[scores["synthesizer"] == name].sort_values("epsilon")
+            if rows["epsilon"].isna().all():
+                ax.axhline(rows[column].iloc[0], ls="--", color=_colour(name, i), label=f"{name} (no DP)")
+            else:
+                ax.plot(rows["epsilon"], rows[column], "-o", ms=4, color=_colour(name, i), label=name)
+        ax.set_xscale("log")
+        if log:
+            ax.set_yscale("log")
+        ax.set_xlabel(r"$\varepsilon$ (nominal, per release)")
+        ax.set_ylabel(label)
+        ax.set_title(label)
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=8, loc="best")
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    return fig

@@ -1,10 +1,10 @@
 """Check the built HTML book as a reader meets it.
 
-``python -m ppmlib.bookcheck html _build/html`` reads every page and reports: an internal link or
+``python -m ppmlib.book.bookcheck html _build/html`` reads every page and reports: an internal link or
 anchor that does not resolve, an image that is missing or empty, a page without a title, and an
 output cell that shows a Python traceback, a warning or anything else written to stderr.
 
-``python -m ppmlib.bookcheck browser _build/html`` renders every page in headless Chromium
+``python -m ppmlib.book.bookcheck browser _build/html`` renders every page in headless Chromium
 (Debian's ``chromium`` package), saves a screenshot per page under ``_build/screenshots/`` and
 reports a page that does not render, a JavaScript error, or math left unrendered by MathJax.
 Both exit 1 when they find a problem and print one line per problem.

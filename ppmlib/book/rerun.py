@@ -1,4 +1,4 @@
-"""Rerun a chapter with your own parameters: ``python -m ppmlib.rerun book/CHAPTER.md -p n=500``.
+"""Rerun a chapter with your own parameters: ``python -m ppmlib.book.rerun book/CHAPTER.md -p n=500``.
 
 Chapters are MyST-markdown notebooks; papermill reads ``.ipynb``, so the chapter is converted
 with jupytext, its ``parameters`` cell overridden by papermill, and executed. The executed
@@ -22,8 +22,12 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from .. import _checks
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: ppmlib/book/rerun.py -> .
 SMOKE_FILE = ROOT / "book" / "smoke.yml"
+#: Seconds one cell may run before the rerun fails (a cell that hangs, e.g. waiting on a network).
+CELL_TIMEOUT = 3600
 
 
 def parse_assignment(text: str) -> tuple[str, object]:
@@ -194,11 +198,23 @@ def write_html(notebook_path: Path, target: Path) -> Path:
     import nbconvert
     import nbformat
     body, _ = nbconvert.HTMLExporter().from_notebook_node(nbformat.read(notebook_path, as_version=4))
-    from ._files import write_text_atomically
+    from .._files import write_text_atomically
     return write_text_atomically(target, body)
 
 
-def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
+def _writable_folder(out: Path) -> Path:
+    """``out``, created if needed, once a file could be written in it: a bad ``--out`` is refused
+    before an hour of computing rather than after."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as err:
+        raise ValueError(f"the output folder {str(out)!r} cannot be written: {err.strerror or err}") from None
+    return out
+
+
+def run(chapter: Path, params: dict, out: Path, *, html: bool = False, cell_timeout: int = CELL_TIMEOUT) -> Path:
     """Execute ``chapter`` with ``params``; the executed notebook is ``out/<chapter>.ipynb``.
 
     Parameters are checked (names and types) before anything runs or is written. A failed run
@@ -215,17 +231,27 @@ def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
     out : pathlib.Path
         Folder of the executed notebook.
     html : bool
-        Also write a standalone HTML page of it.
+        Also write a standalone HTML page of it. A page of an earlier run is removed when the new
+        notebook lands, so the folder never holds a notebook beside another run's page.
+    cell_timeout : int
+        Seconds a cell may run; a cell that takes longer fails the run like an error.
 
     Returns
     -------
     pathlib.Path
         The executed notebook.
 
+    Raises
+    ------
+    ValueError, TypeError
+        A bad parameter, or an ``out`` that cannot be written (nothing ran).
+    RerunFailed
+        A cell failed or timed out.
+
     See Also
     --------
     describe : the chapter's parameters, defaults and comments.
-    main : the same from the command line (``python -m ppmlib.rerun``).
+    main : the same from the command line (``python -m ppmlib.book.rerun``).
 
     Examples
     --------
@@ -236,24 +262,44 @@ def run(chapter: Path, params: dict, out: Path, *, html: bool = False) -> Path:
     import papermill
 
     check_parameters(jupytext.read(chapter), params, chapter)
-    out.mkdir(parents=True, exist_ok=True)
+    cell_timeout = _checks.integer(cell_timeout, "cell_timeout", low=1)
+    _writable_folder(out)
     target = out / f"{chapter.stem}.ipynb"
+    page = out / f"{chapter.stem}.html"
     with tempfile.TemporaryDirectory() as folder:
         partial = Path(folder) / target.name
         try:
             papermill.execute_notebook(str(converted(chapter, Path(folder))), str(partial), parameters=params,
+                                       execution_timeout=cell_timeout,
                                        cwd=str(ROOT / "book"), progress_bar=True)
         except Exception as err:
             message = _failure_message(chapter, err)
+            if type(err).__name__ == "CellTimeoutError":
+                message += f"\na cell ran longer than cell_timeout = {cell_timeout} s (--cell-timeout raises it)"
             if partial.exists():  # keep what ran, for debugging, without replacing a good result
                 failed = out / f"{chapter.stem}.failed.ipynb"
                 shutil.move(partial, failed)
                 message += f"\nthe partly executed notebook is {failed}"
             raise RerunFailed(message) from err
+        page.unlink(missing_ok=True)  # an earlier run's page must not sit beside this run's notebook
         shutil.move(partial, target)  # only a complete run replaces the previous result
     if html:
-        write_html(target, out / f"{chapter.stem}.html")
+        write_html(target, page)
     return target
+
+
+def _interrupt_on_termination() -> None:
+    """Turn SIGTERM and SIGHUP (``kill``, ``timeout``, a closed terminal) into KeyboardInterrupt, as
+    Ctrl-C is: the executing kernel is then shut down and the temporary folder removed, instead of
+    a kernel left running with nobody to stop it. (SIGKILL cannot be caught.)"""
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"rerun stopped by signal {signum}")
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), interrupt)
 
 
 def main(argv=None) -> int:
@@ -266,6 +312,8 @@ def main(argv=None) -> int:
     parser.add_argument("--list", action="store_true", help="print the chapter's parameters, defaults and comments")
     parser.add_argument("--html", action="store_true", help="also write a standalone HTML page of the executed chapter")
     parser.add_argument("--smoke", action="store_true", help="write every chapter at smoke parameters, unexecuted")
+    parser.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT, metavar="SECONDS",
+                        help=f"fail the run when one cell takes longer (default {CELL_TIMEOUT})")
     args = parser.parse_args(argv)
     if args.smoke:
         for path in write_smoke(args.out):
@@ -278,14 +326,18 @@ def main(argv=None) -> int:
     if args.list:
         print(describe(args.chapter))
         return 0
+    _interrupt_on_termination()
     try:
-        target = run(args.chapter.resolve(), dict(args.param), args.out, html=args.html)
-    except (ValueError, TypeError) as err:  # bad parameters: nothing ran, nothing was written
+        target = run(args.chapter.resolve(), dict(args.param), args.out, html=args.html, cell_timeout=args.cell_timeout)
+    except (ValueError, TypeError) as err:  # bad parameters or --out: nothing ran, nothing was written
         print(f"error: {err}", file=sys.stderr)
         return 2
     except RerunFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as err:  # Ctrl-C or a signal: the kernel and temporary files are gone
+        print(f"error: {err or 'interrupted'}; the kernel was shut down and no result was written", file=sys.stderr)
+        return 130
     print(f"executed: {target}" + (f" and {target.with_suffix('.html')}" if args.html else ""))
     return 0
 

@@ -15,18 +15,19 @@ cluster); each job carries its own seed, so the tables do not depend on the numb
 from __future__ import annotations
 
 __all__ = ["DESIGNS", "DEFAULT_DESIGN_SETTINGS", "database", "run_database", "Study", "run_study", "contraction",
-           "exceedance", "estimate_global_delta", "rank_correlation"]
+           "exceedance", "estimate_global_delta", "rank_correlation", "fit_summary", "separation", "against_values",
+           "contraction_by_model"]
 
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from . import _checks, simulate, utility
-from .mechanism import synthesizer
-from .posterior import Sampler, _sampler
-from .parallel import map_jobs
-from .seeding import seeds
+from .. import _checks, simulate, utility
+from ..mechanism import synthesizer
+from ..posterior import Sampler, _sampler
+from ..parallel import map_jobs
+from ..seeding import seeds
 
 # Generating models: how a database is drawn, and which synthesizer family fits it.
 DESIGNS = {
@@ -235,11 +236,6 @@ def rank_correlation(deltas: pd.DataFrame, first: str = "LW", second: str = "Unw
         raise ValueError(f"no synthesizer {missing} in deltas; have {list(wide.columns)}")
     corr = wide.groupby(level=["model", "n"]).apply(lambda g: g[first].corr(g[second], method="spearman"))
     return corr.unstack("n")
-
-
-# --- issue 8: the asymptotic-DP chapter's per-design summaries (book/asymptotic_dp.md) -----------
-
-__all__ += ["fit_summary", "separation", "against_values", "contraction_by_model"]
 
 
 def fit_summary(deltas: pd.DataFrame) -> pd.DataFrame:

@@ -1,9 +1,10 @@
-"""ppmlib.alternatives: the designs, the winners at each epsilon and the claims, on hand-made scores."""
+"""ppmlib.studies.against_alternatives: the designs, the winners at each epsilon and the claims, on hand-made scores."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import alternatives, ce_like
+from ppmlib import ce_like
+from ppmlib.studies import against_alternatives as alternatives
 
 
 def hand_scores():

@@ -1,7 +1,7 @@
 """A small Sphinx extension for the book's HTML (listed in ``_config.yml``).
 
 It sets the substitution ``build_versions`` (a table of the software the book was built with,
-from :func:`ppmlib.provenance.versions`), shown on the landing page as ``{{ build_versions }}``.
+from :func:`ppmlib.book.provenance.versions`), shown on the landing page as ``{{ build_versions }}``.
 
 It also works around a duplicated script: sphinx-thebe adds its inline configuration script (``const THEBE_JS_URL = ...``) once per
 ``env-before-read-docs`` event, which fires more than once in a Jupyter Book build; the second

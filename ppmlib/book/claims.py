@@ -19,6 +19,11 @@ if TYPE_CHECKING:  # pandas is imported when a table is made, not with ppmlib
 class Claims:
     """A growing table of claims: rows of dicts with claim, paper, ours, holds and checked.
 
+    Attributes
+    ----------
+    rows : list of dict
+        The claims so far.
+
     Examples
     --------
     >>> claims = Claims()
@@ -35,13 +40,37 @@ class Claims:
     rows: list = field(default_factory=list)
 
     def add(self, claim: str, paper: str, ours: str, holds: bool, checked: bool = True) -> bool:
-        """Record one claim. ``checked=False`` marks a row reported honestly but not asserted."""
+        """Record one claim. ``checked=False`` marks a row reported honestly but not asserted.
+
+        Parameters
+        ----------
+        claim : str
+            What is claimed.
+        paper : str
+            The paper's (or the expected) value.
+        ours : str
+            Our value.
+        holds : bool
+            Whether it reproduces.
+        checked : bool
+            Assert it in :meth:`ppmlib.Claims.finish`.
+
+        Returns
+        -------
+        bool
+            ``holds``.
+        """
         self.rows.append({"claim": claim, "paper": paper, "ours": ours, "holds": bool(holds), "checked": checked})
         return bool(holds)
 
     def table(self) -> pd.DataFrame:
         """The claims as a DataFrame: claim, paper, ours, reproduced? ("yes", "NO", or a note that
-        the row was reported and not asserted)."""
+        the row was reported and not asserted).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
         df = pd.DataFrame(self.rows, columns=["claim", "paper", "ours", "holds", "checked"])
         df["reproduced?"] = [("yes" if h else "NO") + ("" if c else " (reported, not asserted)")
@@ -59,6 +88,21 @@ class Claims:
 
         The one call a chapter's closing claims cell makes: a rerun whose claims fail stops here
         with the list of claims that did not hold.
+
+        Parameters
+        ----------
+        check_claims : bool
+            Assert the checked claims.
+
+        Returns
+        -------
+        pandas.DataFrame
+            :meth:`ppmlib.Claims.table`.
+
+        Raises
+        ------
+        AssertionError
+            A checked claim does not hold (the message lists them).
         """
         if check_claims:
             self.check()

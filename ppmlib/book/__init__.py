@@ -1,0 +1,5 @@
+"""The book's own tooling, not part of the mechanism: ``rerun`` (a chapter with your parameters:
+``python -m ppmlib.book.rerun``), ``bookcache`` (the execution cache), ``bookcheck`` (the built HTML),
+``sphinx_ext`` and ``provenance`` (the versions on the landing page) and ``claims`` (the claims table
+every chapter ends with; :class:`ppmlib.Claims`).
+"""

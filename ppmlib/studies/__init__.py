@@ -1,0 +1,7 @@
+"""One module per chapter: the chapter's lineup of synthesizers, its tables, claims and figures.
+
+``vector_weighted``, ``reweighting`` (the reweighting and salary chapters), ``dp_definitions``,
+``attribute_risk``, ``privacy_audit``, ``asymptotic_dp`` and ``ce_income``. A study builds its
+synthesizers only through :mod:`ppmlib.lineup` (tests/test_one_lineup.py checks it); the algorithms
+live in the core modules of :mod:`ppmlib`, which never import a study.
+"""
