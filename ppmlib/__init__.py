@@ -20,6 +20,8 @@ The thin library behind the ppm-book chapters (the book's API page maps every mo
   Poisson-Gamma pseudo posterior in closed form (and :class:`ppmlib.exact.ConjugateSampler`, its
   exact draws in place of Stan's); :func:`example_fit`: a small shipped fit of stored Stan draws
 * :meth:`Fit.to_arviz`: any fit as an ArviZ ``InferenceData`` (ArviZ is optional)
+* :mod:`ppmlib.peers`: the synthesizers an agency would pick instead (a perturbed histogram,
+  OpenDP's AIM and MST, CART), one interface
 * :mod:`ppmlib.audit`: membership attacks and the confidence lower bound on epsilon they prove
 * :mod:`ppmlib.parallel`: independent jobs, serially, on local workers or on Dask
 * :mod:`ppmlib.studies`: one module per chapter (its lineup, tables, claims and figures), e.g.
@@ -62,7 +64,7 @@ __all__ = [
     "attribute_risk", "AttributeRisk", "design_matrix", "seeds", "Claims",
     # submodules
     "diagnostics", "example", "exact", "joint", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
-    "audit", "studies", "book", "synthesize", "report", "estimands",
+    "audit", "studies", "book", "synthesize", "report", "estimands", "peers",
 ]
 __version__ = "0.1.0"
 
@@ -71,7 +73,7 @@ __version__ = "0.1.0"
 # `import ppmlib.plots` all work as before. A module that imports pandas or matplotlib at its top
 # belongs in this set, not in an import above (tests/test_packaging.py checks `import ppmlib`).
 _ON_FIRST_USE = {"audit", "ce_like", "plots", "salary_like", "utility", "studies", "book", "synthesize", "report",
-                 "estimands"}
+                 "estimands", "peers"}
 # the two study functions the chapters and README call from the top (their modules load matplotlib)
 _STUDY_FUNCTIONS = {"matched_comparison": "studies.vector_weighted", "reweighting_comparison": "studies.reweighting"}
 # old module names the asymptotic-DP and CE income chapters import until they move to ppmlib.studies

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 __all__ = ["DEFAULT_OFFSETS", "AttributeRisk", "attribute_risk", "synthetic_log_lik", "log_weights", "risk_inputs",
            "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset",
-           "expected_risk"]
+           "expected_risk", "IdentificationRisk", "identification_risk"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -535,3 +535,139 @@ def expected_risk(by_dataset: dict, column: str = "mean P(true)", reference: str
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(column)
 
+
+# ---------------------------------------------------------------------------------------------
+# identification risk (Reiter and Mitra 2009; Hornby and Hu 2021)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IdentificationRisk:
+    """Identification risk of m partially synthetic datasets, one row of numbers per dataset.
+
+    Attributes
+    ----------
+    emr : (m,) expected match risk, sum over records with c_i > 0 of T_i / c_i
+    tmr : (m,) true match rate, the share of records with c_i T_i = 1 (a unique match that is right)
+    fmr : (m,) false match rate, the share of the unique matches (c_i = 1) that are wrong; NaN
+        when no record has a unique match
+    unique : (m,) s, the number of records with exactly one match
+    matches : (n, m) c_i, the number of synthetic records that match record i
+    own : (n, m) T_i, whether record i's own synthetic row is among its matches (1 when c_i = 0,
+        as the authors' package sets it; such a record adds nothing to any rate)
+    """
+    emr: np.ndarray
+    tmr: np.ndarray
+    fmr: np.ndarray
+    unique: np.ndarray
+    matches: np.ndarray
+    own: np.ndarray
+
+    def summary(self) -> dict:
+        """The rates averaged over the m datasets (FMR over the datasets where it is defined).
+
+        Returns
+        -------
+        dict
+            {"EMR", "TMR", "FMR", "unique matches"}: floats (FMR NaN when no dataset defines it).
+        """
+        fmr = self.fmr[np.isfinite(self.fmr)]
+        return {"EMR": float(self.emr.mean()), "TMR": float(self.tmr.mean()),
+                "FMR": float(fmr.mean()) if fmr.size else float("nan"), "unique matches": float(self.unique.mean())}
+
+
+def _match_counts(known: np.ndarray, values: np.ndarray, synthetic_known: np.ndarray, synthetic_values: np.ndarray,
+                  radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(c_i, T_i) for one synthetic dataset: key groups are matched exactly, values within radius_i."""
+    n = values.size
+    c, own = np.zeros(n, dtype=int), np.ones(n, dtype=int)
+    groups = {}
+    for k, key in enumerate(map(tuple, synthetic_known)):
+        groups.setdefault(key, []).append(k)
+    for i, key in enumerate(map(tuple, known)):
+        rows = groups.get(key)
+        if not rows:
+            continue
+        close = np.abs(synthetic_values[rows] - values[i]) < radius[i]
+        c[i] = int(close.sum())
+        if c[i]:
+            own[i] = int(bool(close[rows.index(i)])) if i in rows else 0
+    return c, own
+
+
+def identification_risk(confidential, synthetic, keys, synthesized: str, radius: float,
+                        relative: bool = True) -> IdentificationRisk:
+    """Identification risk of partially synthetic data (Reiter and Mitra 2009; Hornby and Hu 2021).
+
+    The intruder knows, for every confidential record i, its un-synthesized ``keys`` and its true
+    value y_i of the synthesized variable, and looks for it in a released dataset whose rows are
+    the confidential rows with that variable synthesized (row i of the release is record i's).
+    A synthetic record matches i when it has i's keys exactly and a synthesized value within the
+    radius: abs(z - y_i) < r_i with r_i = radius * abs(y_i) (``relative``) or r_i = radius, strictly,
+    as in the authors' R package IdentificationRiskCalculation. Then c_i is the number of matches,
+    T_i = 1 when row i's own synthetic record is among them, K_i = 1 when c_i T_i = 1 and
+    F_i = 1 when c_i (1 - T_i) = 1, and
+
+        EMR = sum_i T_i / c_i (over records with c_i > 0),  TMR = sum_i K_i / n,  FMR = sum_i F_i / s,
+
+    with s the number of records with c_i = 1. Each synthetic dataset is scored alone.
+
+    Parameters
+    ----------
+    confidential : pandas.DataFrame
+        The confidential records.
+    synthetic : DataFrame or list of DataFrame
+        One or m releases with the same rows (the keys as released, ``synthesized`` synthetic).
+    keys : list of str
+        The un-synthesized columns the intruder knows (matched exactly).
+    synthesized : str
+        The synthesized numeric column.
+    radius : float
+        The matching radius, relative (a share of abs(y_i)) or absolute.
+    relative : bool
+        See ``radius``.
+
+    Returns
+    -------
+    IdentificationRisk
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> data = pd.DataFrame({"g": ["a", "a", "b", "b"], "y": [10.0, 20.0, 30.0, 40.0]})
+    >>> release = pd.DataFrame({"g": ["a", "a", "b", "b"], "y": [11.0, 12.0, 31.0, 30.0]})
+    >>> risk = identification_risk(data, release, ["g"], "y", radius=0.25)
+    >>> risk.matches[:, 0].tolist(), risk.own[:, 0].tolist()
+    ([2, 0, 2, 1], [1, 1, 1, 0])
+    >>> risk.summary()
+    {'EMR': 1.0, 'TMR': 0.0, 'FMR': 1.0, 'unique matches': 1.0}
+    """
+    import pandas as pd
+    from .utility import _as_frames
+    if not isinstance(confidential, pd.DataFrame):
+        raise TypeError(f"confidential must be a DataFrame, got {type(confidential).__name__}")
+    frames = _as_frames(synthetic)
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    needed = [*keys, synthesized]
+    for name, frame in [("confidential", confidential), *((f"synthetic[{j}]", f) for j, f in enumerate(frames))]:
+        missing = [c for c in needed if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{name} lacks columns {missing}")
+        if len(frame) != len(confidential):
+            raise ValueError(f"{name} has {len(frame)} rows; a partially synthetic release has the "
+                             f"confidential data's {len(confidential)}, row for row")
+    radius = _checks.real(radius, "radius", low=0, low_open=True)
+    y = _checks.finite_array(confidential[synthesized].to_numpy(float), synthesized, ndim=1)
+    r = radius * np.abs(y) if relative else np.full(y.size, radius)
+    known = confidential[keys].astype(str).to_numpy()
+    per_set = [_match_counts(known, y, f[keys].astype(str).to_numpy(),
+                             _checks.finite_array(f[synthesized].to_numpy(float), synthesized, ndim=1), r)
+               for f in frames]
+    c = np.stack([p[0] for p in per_set], axis=1)
+    own = np.stack([p[1] for p in per_set], axis=1)
+    unique = (c == 1).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        emr = np.where(c > 0, own / np.maximum(c, 1), 0.0).sum(axis=0)
+        tmr = ((c * own) == 1).sum(axis=0) / y.size
+        fmr = np.where(unique > 0, ((c * (1 - own)) == 1).sum(axis=0) / np.maximum(unique, 1), np.nan)
+    return IdentificationRisk(emr, tmr, fmr, unique, c, own)

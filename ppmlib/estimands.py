@@ -12,10 +12,13 @@ Two kinds of estimand, each with the interval an analyst would report:
 
       q_bar = mean_j q_j,  b = var_j(q_j),  v_bar = mean_j v_j,  T = v_bar + b / m,
       t reference with (m - 1) (1 + v_bar / (b / m))^2 degrees of freedom.
+
+The least squares and the combining rules are :func:`ppmlib.utility.ols` and
+:func:`ppmlib.utility.combine`, which the agencies' measures (:func:`ppmlib.utility.ci_overlap`) use too.
 """
 from __future__ import annotations
 
-__all__ = ["ols", "combine", "analyst_design", "coefficient_table", "summary_table"]
+__all__ = ["analyst_design", "coefficient_table", "summary_table"]
 
 from typing import TYPE_CHECKING
 
@@ -23,83 +26,10 @@ import numpy as np
 from scipy import stats
 
 from . import _checks
+from .utility import combine, ols
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-def ols(y, X) -> tuple[np.ndarray, np.ndarray]:
-    """Least-squares coefficients of y (n,) on X (n, P) and their classical variances, both (P,).
-
-    Parameters
-    ----------
-    y : array_like, shape (n,)
-        The response.
-    X : array_like, shape (n, P)
-        The design, with more rows than columns (an intercept is a column of ones; none is added).
-
-    Returns
-    -------
-    beta : ndarray, shape (P,)
-        The coefficients.
-    variance : ndarray, shape (P,)
-        Their variances, s^2 diag((X'X)^-1) with s^2 = RSS / (n - P).
-
-    Raises
-    ------
-    ValueError
-        X has not one row per value of y, or not more rows than columns.
-
-    Examples
-    --------
-    >>> beta, var = ols([1.0, 2.0, 4.0], [[1, 0], [1, 1], [1, 2]])
-    >>> beta.round(4).tolist(), var.round(4).tolist()
-    ([0.8333, 1.5], [0.1389, 0.0833])
-    """
-    y = _checks.finite_array(y, "y", ndim=1)
-    X = _checks.finite_array(X, "X", ndim=2)
-    n, p = X.shape
-    if n != y.size or n <= p:
-        raise ValueError(f"X must have one row per value of y ({y.size}) and more rows than columns, got {X.shape}")
-    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
-    residual = y - X @ beta
-    sigma2 = residual @ residual / (n - p)
-    return beta, sigma2 * np.diag(np.linalg.inv(X.T @ X))
-
-
-def combine(estimates, variances, level: float = 0.95) -> dict:
-    """Reiter's (2003) combining rules for m partially synthetic datasets, per coefficient.
-
-    Parameters
-    ----------
-    estimates, variances : array_like, shape (m, P)
-        Each dataset's estimates q_j and their variances v_j.
-    level : float
-        Coverage of the interval.
-
-    Returns
-    -------
-    dict
-        ``estimate`` (q_bar), ``variance`` (T), ``df``, ``low`` and ``high``, each (P,).
-
-    Examples
-    --------
-    >>> r = combine([[1.0], [3.0]], [[0.5], [0.5]])
-    >>> float(r["estimate"][0]), float(r["variance"][0]), float(r["df"][0])
-    (2.0, 1.5, 2.25)
-    """
-    q = _checks.finite_array(estimates, "estimates", ndim=2)
-    v = _checks.finite_array(variances, "variances", ndim=2)
-    if q.shape != v.shape or q.shape[0] < 2:
-        raise ValueError(f"estimates and variances must both be (m, P) with m >= 2, got {q.shape} and {v.shape}")
-    level = _checks.real(level, "level", low=0, high=1, low_open=True, high_open=True)
-    m = q.shape[0]
-    q_bar, b, v_bar = q.mean(axis=0), q.var(axis=0, ddof=1), v.mean(axis=0)
-    T = v_bar + b / m
-    with np.errstate(divide="ignore"):
-        df = np.where(b > 0, (m - 1) * (1 + v_bar / (b / m)) ** 2, np.inf)
-    half = stats.t.ppf(0.5 + level / 2, df) * np.sqrt(T)
-    return {"estimate": q_bar, "variance": T, "df": df, "low": q_bar - half, "high": q_bar + half}
 
 
 def analyst_design(table: "pd.DataFrame", columns, squared=()) -> tuple[np.ndarray, tuple]:
@@ -175,8 +105,8 @@ def coefficient_table(y, X, terms, synthetic: dict, level: float = 0.95) -> "pd.
     for name, sets in synthetic.items():
         fits = [ols(row, X) for row in _checks.finite_array(sets, f"synthetic[{name!r}]", ndim=2)]
         r = combine([f[0] for f in fits], [f[1] for f in fits], level)
-        frames.append(pd.DataFrame({"term": terms, "source": name, "estimate": r["estimate"], "low": r["low"],
-                                    "high": r["high"]}))
+        frames.append(pd.DataFrame({"term": terms, "source": name, "estimate": r["estimate"], "low": r["lower"],
+                                    "high": r["upper"]}))
     return pd.concat(frames, ignore_index=True)
 
 

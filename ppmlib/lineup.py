@@ -27,6 +27,7 @@ from __future__ import annotations
 __all__ = ["Member", "Results", "Context", "Kind", "KINDS", "STANDARD", "ALIASES", "member", "lineup", "run",
            "execute"]
 
+import time
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
@@ -98,7 +99,8 @@ class Member:
 class Results(dict):
     """The synthesizers of a lineup after :func:`run`: name -> :class:`ppmlib.Synthesis`, in run order.
 
-    ``.lineup`` keeps the members (their labels, colours and descriptions) for tables and figures.
+    ``.lineup`` keeps the members (their labels, colours and descriptions) for tables and figures;
+    ``.seconds`` the wall time of each member's step (its calibration included), filled by :func:`run`.
 
     Parameters
     ----------
@@ -111,6 +113,7 @@ class Results(dict):
     def __init__(self, items=(), lineup: Sequence[Member] = ()):
         super().__init__(items)
         self.lineup = tuple(lineup)
+        self.seconds = {}
 
     @property
     def members(self) -> dict:
@@ -442,7 +445,9 @@ def execute(members, kinds: Mapping[str, Kind], model: str, y, shared: dict, *, 
         for spec, member_seed in zip(members, member_seeds):
             bar.set_postfix_str(spec.name)
             ctx = Context(model, y, shared, member_seed, done, progress)
+            start = time.perf_counter()
             done[spec.name] = kinds[spec.kind].step(spec, ctx)
+            done.seconds[spec.name] = time.perf_counter() - start
             bar.update(1)
     finally:
         bar.close()

@@ -25,6 +25,8 @@ from .lineup import ALIASES, STANDARD
 PALETTE = {"Data": "#4d4d4d", **{name: m.colour for name, m in STANDARD.items()}}
 PALETTE.update({label: PALETTE[name] for name, alias in ALIASES.items() for label in (alias, f"{name} ({alias})")})
 PALETTE["Capped"] = "#1f78b4"  # the fixed-cap weighting of the asymptotic-DP chapter
+# the peers of ppmlib.peers (the "Against the alternatives" chapter)
+PALETTE.update({"Histogram": "#666666", "AIM": "#1f78b4", "MST": "#a6cee3", "CART": "#17becf"})
 
 
 def _colour(name: str, i: int) -> str:

@@ -237,7 +237,8 @@ def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, 
                   sampler: Sampler | None = None, seed: int = 0, progress: bool = True) -> list[Synthesis]:
     """:func:`ppmlib.calibrate_lw_epsilon` for several targets, fitting the ends of ``c_range`` only once.
 
-    ``epsilons`` is a list of E targets; returns E Synthesis objects in the same order.
+    ``epsilons`` is a list of E targets; returns E Synthesis objects in the same order. ``X`` and
+    ``prior`` go to every fit (the regressions' design matrix and priors).
 
     Parameters
     ----------

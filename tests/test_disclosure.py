@@ -224,3 +224,46 @@ def test_expected_risk_means_and_welch_interval_by_hand():
     assert not lw["difference is real"]                                  # 3 -/+ 3.9 covers 0
     with pytest.raises(ValueError, match="reference 'SW' is not in by_dataset"):
         expected_risk(by, reference="SW")
+
+
+# --- issue 21: identification risk -------------------------------------------------------------
+
+def test_identification_risk_by_hand():
+    import pandas as pd
+
+    from ppmlib.disclosure import identification_risk
+    # keys g; relative radius 0.25 (strict, as the authors' package): r = 2.5, 5, 7.5, 10, 2.5
+    data = pd.DataFrame({"g": ["a", "a", "b", "b", "c"], "y": [10.0, 20.0, 30.0, 40.0, 10.0]})
+    first = pd.DataFrame({"g": data["g"], "y": [11.0, 12.0, 31.0, 30.0, 10.5]})
+    # record 0: a-values 11, 12 both within 2.5 -> c = 2, own (11) among them: T = 1
+    # record 1: 11, 12 are 9 and 8 from 20 > 5 -> c = 0 (T = 1 by convention, counts nowhere)
+    # record 2: b-values 31, 30 within 7.5 -> c = 2, T = 1
+    # record 3: 31 is 9 < 10 from 40, 30 is exactly 10 away: not strictly inside -> c = 1, own (30) not: F = 1
+    # record 4: c-value 10.5 within 2.5 -> c = 1, own: K = 1
+    second = pd.DataFrame({"g": data["g"], "y": [25.0, 19.0, 50.0, 50.0, 50.0]})
+    # record 1: 19 within 5, 25 not -> c = 1, own: K = 1; record 0: 19 and 25 are 9, 15 away -> 0; others 0
+    risk = identification_risk(data, [first, second], ["g"], "y", radius=0.25)
+    np.testing.assert_array_equal(risk.matches, [[2, 0], [0, 1], [2, 0], [1, 0], [1, 0]])
+    np.testing.assert_array_equal(risk.own[:, 0], [1, 1, 1, 0, 1])
+    np.testing.assert_allclose(risk.emr, [1 / 2 + 1 / 2 + 0 + 1, 1.0])
+    np.testing.assert_allclose(risk.tmr, [1 / 5, 1 / 5])
+    np.testing.assert_allclose(risk.fmr, [1 / 2, 0.0])       # unique matches: records 3 and 4; one wrong
+    np.testing.assert_array_equal(risk.unique, [2, 1])
+    assert risk.summary()["EMR"] == pytest.approx(1.5)
+    # an absolute radius of 1: 11 is exactly 1 from record 0 (not strictly inside), 30 is 0 from
+    # record 2 and 31 is 1 away (not inside), 10.5 is 0.5 from record 4
+    absolute = identification_risk(data, first, ["g"], "y", radius=1.0, relative=False)
+    assert absolute.matches[:, 0].tolist() == [0, 0, 1, 0, 1]
+
+
+def test_identification_risk_refuses_bad_input():
+    import pandas as pd
+
+    from ppmlib.disclosure import identification_risk
+    data = pd.DataFrame({"g": ["a", "b"], "y": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="rows"):
+        identification_risk(data, data.iloc[:1], ["g"], "y", radius=0.1)
+    with pytest.raises(ValueError, match=r"lacks columns \['h'\]"):
+        identification_risk(data, data, ["h"], "y", radius=0.1)
+    with pytest.raises(ValueError, match="radius"):
+        identification_risk(data, data, ["g"], "y", radius=0.0)

@@ -1,31 +1,20 @@
-"""The analyst's estimands: least squares, Reiter's combining rules, the tables of both."""
+"""The analyst's estimands: least squares (ppmlib.utility.ols) and the tables with Reiter's combining rules."""
 import numpy as np
 import pytest
 from scipy import stats
 
-from ppmlib import estimands
+from ppmlib import estimands, utility
 
 
 def test_ols_matches_polyfit_and_the_classical_variance():
     rng = np.random.default_rng(3)
     x = rng.normal(size=200)
     y = 1.5 - 0.7 * x + rng.normal(0, 0.3, 200)
-    beta, var = estimands.ols(y, np.column_stack([np.ones(200), x]))
+    beta, var = utility.ols(y, np.column_stack([np.ones(200), x]))
     np.testing.assert_allclose(beta, np.polyfit(x, y, 1)[::-1], rtol=1e-10)
     slope = stats.linregress(x, y)
     assert np.sqrt(var[1]) == pytest.approx(slope.stderr, rel=1e-10)
     assert np.sqrt(var[0]) == pytest.approx(slope.intercept_stderr, rel=1e-10)
-
-
-def test_combining_rules_by_hand():
-    # m = 3: q = 1, 2, 6 -> q_bar 3, b = 7, v_bar = 1; T = 1 + 7/3; df = 2 (1 + 1 / (7/3))^2
-    r = estimands.combine([[1.0], [2.0], [6.0]], [[0.5], [1.0], [1.5]])
-    T = 1 + 7 / 3
-    df = 2 * (1 + 1 / (7 / 3)) ** 2
-    assert r["estimate"][0] == 3.0 and r["variance"][0] == pytest.approx(T) and r["df"][0] == pytest.approx(df)
-    assert r["high"][0] == pytest.approx(3 + stats.t.ppf(0.975, df) * np.sqrt(T))
-    with pytest.raises(ValueError, match="m >= 2"):
-        estimands.combine([[1.0]], [[1.0]])
 
 
 def test_identical_synthetic_datasets_give_the_data_estimate_and_a_normal_interval():
@@ -37,7 +26,7 @@ def test_identical_synthetic_datasets_give_the_data_estimate_and_a_normal_interv
     np.testing.assert_allclose(copy["estimate"], data["estimate"], rtol=1e-12)
     # b = 0: T = v_bar and infinite degrees of freedom (the z interval), a little narrower than the t one
     half = (copy["high"] - copy["estimate"]).to_numpy()
-    _, var = estimands.ols(y, X)
+    _, var = utility.ols(y, X)
     np.testing.assert_allclose(half, stats.norm.ppf(0.975) * np.sqrt(var), rtol=1e-10)
 
 

@@ -14,13 +14,14 @@ import pytest
 MODULES = ["weights", "lipschitz", "diagnostics", "disclosure", "guarantee", "utility", "seeding",
            "release", "ce_like", "salary_like", "simulate", "exact", "audit", "parallel", "plots",
            "backends", "mechanism", "posterior", "reweighting", "models", "progress", "lineup", "design", "example",
+           "peers",
            # the book's tooling
            "book.rerun", "book.bookcheck", "book.provenance", "book.claims",
            # one study per chapter
            "studies.vector_weighted", "studies.reweighting", "studies.dp_definitions", "studies.attribute_risk",
-           "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income",
+           "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income", "studies.against_alternatives",
            # the own-data command and its report
-           "synthesize", "report", "estimands",
+           "synthesize", "report", "estimands", "peers",
            # several variables at once
            "joint", "studies.multivariate"]
 

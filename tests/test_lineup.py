@@ -103,3 +103,15 @@ def test_lw_matched_to_an_epsilon_on_a_regression_with_X_and_a_prior():
     lw = res["LW"]
     assert abs(lw.epsilon - 5.0) <= 2 * 0.1 and lw.calibration["target_epsilon"] == 5.0
     assert lw.fit.X.shape == (120, 2) and lw.name == "LW"
+
+
+def test_run_records_each_members_wall_time():
+    """run()'s wall times, here with LW calibrated to a target epsilon on the normal regression."""
+    rng = np.random.default_rng(8)
+    X = np.column_stack([np.ones(120), rng.integers(0, 2, 120)])
+    y = X @ [1.0, 0.5] + rng.normal(0, 0.3, 120)
+    res = lu.run(["Unweighted", lu.member("LW", match=3.0, tau=0.1)], "normal", y, X=X, m=2, sampler=TINY, seed=2,
+                 progress=False)
+    assert abs(res["LW"].epsilon - 3.0) <= 0.2
+    assert res["LW"].fit.X is not None and res["LW"].fit.X.shape == (120, 2)
+    assert set(res.seconds) == {"Unweighted", "LW"} and all(t > 0 for t in res.seconds.values())
