@@ -54,7 +54,8 @@ def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool
 FLAT = 0.1  # |slope| of Delta_i / Delta against alpha_i below which the relation counts as flat
 
 
-def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Claims | None = None) -> Claims:
+def claims(results: dict, long, *, tau: float, design: str = "mixture", cw_matched: bool = True,
+           into: Claims | None = None) -> Claims:
     """Check the 2025 paper's statements on one :func:`reweighting_comparison` and its utility table.
 
     ``design`` "mixture" checks section 2.2 and Appendix B (the NB mixture); "salary" checks
@@ -64,6 +65,9 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Cl
     (:meth:`ppmlib.Claims.add`). The utility claims use
     :func:`ppmlib.utility.standardized_gap` (root mean squared distance of the four statistics
     from the data's, in sds of the data's bootstrap distribution, summed; smaller is better).
+    ``cw_matched`` says whether CW was matched to LW's Delta (``reweighting_comparison(cw_match=True)``):
+    the paper's CW row of Table 1 is then at another epsilon than ours, and "CW overstates the 15th
+    percentile" is only reported.
     """
     from ..utility import centre, standardized_gap
 
@@ -100,10 +104,14 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", into: Cl
         data_hi = float(data_q15.quantile(0.975))
         medians = centre(long).loc["15th pct"]
         q15 = {k: float(medians[k]) for k in ("Data", "CW", "CW_final")}
-        # without the effect CW's median 15th percentile would be the data's own
-        out.add("CW overstates the data's 15th percentile", "CW 77.2–80.8 vs data 70.0–75.0 (App. B, Table 1)",
-                f"CW median {q15['CW']:.1f} vs data's upper 95% end {data_hi:.1f}",
-                lambda v: v > data_hi, value=q15["CW"], null=q15["Data"])
+        claim, paper = "CW overstates the data's 15th percentile", "CW 77.2–80.8 vs data 70.0–75.0 (App. B, Table 1)"
+        ours = f"CW median {q15['CW']:.1f} vs data's upper 95% end {data_hi:.1f}"
+        if cw_matched:
+            # at LW's epsilon CW's weights are far higher than those of the paper's CW (whose epsilon the
+            # paper does not state) and its 15th percentile stays near the data's: reported
+            out.add(claim, paper, ours + " (CW at LW's epsilon)", q15["CW"] > data_hi, checked=False)
+        else:  # without the effect CW's median 15th percentile would be the data's own
+            out.add(claim, paper, ours, lambda v: v > data_hi, value=q15["CW"], null=q15["Data"])
         d_cw, d_final = abs(q15["CW"] - q15["Data"]), abs(q15["CW_final"] - q15["Data"])
         out.add("CW_final moves the 15th percentile back toward the data", "CW_final 71.6–75.8 (Table 1)",
                 f"distance to data's {q15['Data']:.1f}: CW {d_cw:.1f} -> CW_final {d_final:.1f}",
