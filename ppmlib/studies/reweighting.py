@@ -66,8 +66,9 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", cw_match
     :func:`ppmlib.utility.standardized_gap` (root mean squared distance of the four statistics
     from the data's, in sds of the data's bootstrap distribution, summed; smaller is better).
     ``cw_matched`` says whether CW was matched to LW's Delta (``reweighting_comparison(cw_match=True)``):
-    the paper's CW row of Table 1 is then at another epsilon than ours, and "CW overstates the 15th
-    percentile" is only reported.
+    the paper's CW row of Table 1 and its "much higher utility" for CW_final are then statements
+    about another epsilon than ours, and "CW overstates the 15th percentile" and "gap cut by at
+    least 40%" are only reported.
     """
     from ..utility import centre, standardized_gap
 
@@ -120,11 +121,17 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", cw_match
                 f"gap reduction CW {cw_gain:.2f} vs LW {lw_gain:.2f} ({gap_text})",
                 lambda d: d > 0, value=cw_gain - lw_gain, null=0.0)
     else:
-        # "much higher": re-weighting cuts CW's distance from the data by at least 40%; without it the ratio is 1
-        out.add("CW_final has much higher utility than CW (gap cut by at least 40%)",
-                "'much higher utility ... across the board' (§3.2)",
-                f"gap CW_final / CW = {gaps['CW_final'] / gaps['CW']:.2f} ({gap_text})",
-                lambda v: v < 0.6, value=gaps["CW_final"] / gaps["CW"], null=1.0)
+        # "much higher": re-weighting cuts CW's distance from the data by at least 40% (0.41-0.51 over 10 seeds
+        # for the unmatched CW); without the effect the ratio is 1. Matched to LW's epsilon CW has far less to
+        # repair (0.79 at seed 2025), so the 40% is a claim about another epsilon: reported
+        ratio = gaps["CW_final"] / gaps["CW"]
+        claim, paper = "CW_final has much higher utility than CW (gap cut by at least 40%)", \
+            "'much higher utility ... across the board' (§3.2)"
+        ours = f"gap CW_final / CW = {ratio:.2f} ({gap_text})"
+        if cw_matched:
+            out.add(claim, paper, ours + " (CW at LW's epsilon)", ratio < 0.6, checked=False)
+        else:
+            out.add(claim, paper, ours, lambda v: v < 0.6, value=ratio, null=1.0)
     # reported, not asserted: the difference is of the order of the Monte Carlo noise (see the chapters)
     out.add("LW_final is at least as good as LW", "'minor utility improvement' (§2.2, §3.2)",
             f"gap LW {gaps['LW']:.2f} -> LW_final {gaps['LW_final']:.2f}", gaps["LW_final"] <= gaps["LW"],
