@@ -67,8 +67,8 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", cw_match
     from the data's, in sds of the data's bootstrap distribution, summed; smaller is better).
     ``cw_matched`` says whether CW was matched to LW's Delta (``reweighting_comparison(cw_match=True)``):
     the paper's CW row of Table 1 and its "much higher utility" for CW_final are then statements
-    about another epsilon than ours, and "CW overstates the 15th percentile" and "gap cut by at
-    least 40%" are only reported.
+    about another epsilon than ours, and "CW overstates the 15th percentile", "CW_final moves it
+    back" and "gap cut by at least 40%" are only reported.
     """
     from ..utility import centre, standardized_gap
 
@@ -114,9 +114,14 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", cw_match
         else:  # without the effect CW's median 15th percentile would be the data's own
             out.add(claim, paper, ours, lambda v: v > data_hi, value=q15["CW"], null=q15["Data"])
         d_cw, d_final = abs(q15["CW"] - q15["Data"]), abs(q15["CW_final"] - q15["Data"])
-        out.add("CW_final moves the 15th percentile back toward the data", "CW_final 71.6–75.8 (Table 1)",
-                f"distance to data's {q15['Data']:.1f}: CW {d_cw:.1f} -> CW_final {d_final:.1f}",
-                lambda v: v[1] < v[0], value=(d_cw, d_final), null=(d_cw, d_cw))
+        claim, ours = "CW_final moves the 15th percentile back toward the data", \
+            f"distance to data's {q15['Data']:.1f}: CW {d_cw:.1f} -> CW_final {d_final:.1f}"
+        if cw_matched:  # the matched CW's 15th percentile is at the data's already (0.0-1.0 away over 4 seeds)
+            out.add(claim, "CW_final 71.6–75.8 (Table 1)", ours + " (CW at LW's epsilon)", d_final < d_cw,
+                    checked=False)
+        else:
+            out.add(claim, "CW_final 71.6–75.8 (Table 1)", ours, lambda v: v[1] < v[0], value=(d_cw, d_final),
+                    null=(d_cw, d_cw))
         out.add("CW gains more utility from re-weighting than LW", "'more significant improvement for CW' (§2.2)",
                 f"gap reduction CW {cw_gain:.2f} vs LW {lw_gain:.2f} ({gap_text})",
                 lambda d: d > 0, value=cw_gain - lw_gain, null=0.0)
