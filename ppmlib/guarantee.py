@@ -142,7 +142,7 @@ def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: 
 def by_record_margins(check: LooCheck) -> tuple[float, float]:
     """How close the neighbours come to their own by-record bound, and to the smallest one.
 
-    The log ratio between x and x_-i differs by record i's term alone, so each neighbour stays
+    The log ratio between ``x`` and ``x_-i`` differs by record i's term alone, so each neighbour stays
     within its own 2 Delta_i. Without that (if the ratio did not depend on which record was
     removed) every neighbour would have to stay within the smallest 2 Delta_j. Records with
     Delta_i = 0 (weight 0, ratio exactly 0) are left out.

@@ -1,6 +1,6 @@
 """Lipschitz bounds of the weighted log-likelihood, estimated from posterior draws.
 
-Between a database x and its removal neighbour x_-i (x with record i removed) the weighted
+Between a database ``x`` and its removal neighbour ``x_-i`` (``x`` with record i removed) the weighted
 log-likelihood differs by one term, alpha_i f_theta(x_i),
 so the authors' leave-one-out double loop |sum_j f_j - sum_{j != i} f_j| is just |f_i|: one
 vectorised pass over the S x n matrix does it. The by-record bound of a fit with weights alpha is

@@ -60,7 +60,7 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", cw_match
 
     ``design`` "mixture" checks section 2.2 and Appendix B (the NB mixture); "salary" checks
     section 3.2. Both report that each re-weighting kept Delta within tau (by construction), and
-    check which records lost weight (those with Delta_i > k Delta, :func:`_weight_loss_claim`)
+    check which records lost weight (exactly those with Delta_i > k Delta)
     and that the bound-against-weight slope flattened. Asserted claims carry their effect
     (:meth:`ppmlib.Claims.add`). The utility claims use
     :func:`ppmlib.utility.standardized_gap` (root mean squared distance of the four statistics
