@@ -225,7 +225,8 @@ def _weighted(bounds: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 
 
 def lipschitz_bound(log_lik, weights=None, q: float = 1.0) -> float:
-    """Overall bound Delta = max_i Delta_i; each draw is then epsilon = 2 Delta DP (locally).
+    """Overall bound Delta = max_i Delta_i; each draw is then epsilon = 2 Delta DP (locally, against the
+    removal neighbours of the database).
 
     Parameters
     ----------
