@@ -37,16 +37,17 @@ def run(design: str, seed: int):
     claims = reweighting.claims(results, long, tau=TAU[design], design=design)
     if design == "mixture":  # the chapter's calibration section
         epsilons = sorted({*MIXTURE["epsilon_grid"], MIXTURE["target_epsilon"]})
-        curve = reweighting.epsilon_curve("negbin", y, results["Unweighted"], epsilons, tau=TAU[design],
+        curve = ppmlib.epsilon_curve("negbin", y, results["Unweighted"], epsilons, tau=TAU[design],
                                           max_iter=SIZES["max_iter"], seed=seed, progress=False,
                                           m=SIZES["m"], sampler=SIZES["sampler"])
         reweighting.epsilon_claims(reweighting.epsilon_table(y, curve, B=B, seed=seed), tau=TAU[design], into=claims)
     else:
-        chosen = reweighting.calibrate_lw_epsilon("negbin", y, results["Unweighted"], SALARY["target_epsilon"],
+        chosen = ppmlib.calibrate_lw_epsilon("negbin", y, results["Unweighted"], SALARY["target_epsilon"],
                                                   tau=TAU[design], max_iter=SIZES["max_iter"], seed=seed,
                                                   progress=False, m=SIZES["m"], sampler=SIZES["sampler"])
         miss = abs(chosen.epsilon - SALARY["target_epsilon"])
-        claims.add("LW calibrated to the chosen epsilon", "", f"miss {miss:.3f}", miss < 2 * TAU[design])
+        claims.add("LW calibrated to the chosen epsilon", "", f"miss {miss:.3f} (by construction)", miss < 2 * TAU[design],
+                   checked=False)
     return claims
 
 
@@ -63,7 +64,7 @@ def main(design: str, seeds: list[int]) -> bool:
             continue
         print(f"--- {design}, seed {seed} ({time.time() - start:.0f} s)")
         for _, row in table.iterrows():
-            print(f"  [{row['reproduced?']}] {row['claim']}: {row['ours']}")
+            print(f"  [{row['reproduced?']}] {row['claim']}: {row['ours']} | without the effect: {row['without the effect']}")
         ok &= all(row["holds"] for row in claims.rows if row["checked"])  # reported-only rows do not count
     print("ALL CHECKED CLAIMS HELD ON EVERY SEED" if ok else "SOME CHECKED CLAIM FAILED")
     return ok

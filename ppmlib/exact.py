@@ -5,7 +5,7 @@ posterior of counts y is again a Gamma:
 
     xi^alpha(lambda | y) = Gamma(a + sum_i alpha_i y_i,  b + sum_i alpha_i).
 
-Removing record i (a leave-one-out neighbour, the other records keeping their weights) subtracts
+Removing record i (the removal neighbour y[-i], the other records keeping their weights) subtracts
 (alpha_i y_i, alpha_i) from the two parameters, so the log density ratio between a database and
 each of its neighbours is available in closed form:
 
@@ -417,7 +417,8 @@ def log10_tail_mass_bound(lower: float, upper: float, y, weights=None, prior_sha
 def em_scalar_weight(epsilon: float, delta_u: float) -> float:
     """The utility scale a = epsilon / (2 Delta_u) that makes one EM draw epsilon-DP.
 
-    Delta_u is the utility's sensitivity between add/remove-one neighbours (CE paper, section 3.2).
+    Delta_u is the utility's global sensitivity: its largest change over every database and each of
+    its removal neighbours, i.e. over every add/remove pair (CE paper, section 3.2).
 
     Parameters
     ----------

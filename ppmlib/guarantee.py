@@ -9,7 +9,8 @@ the pseudo posterior mass there. The DP chapter reports both.
 """
 from __future__ import annotations
 
-__all__ = ["LooCheck", "loo_guarantee_check", "loo_check_table", "tail_exceedance", "gamma_draws_check"]
+__all__ = ["LooCheck", "loo_guarantee_check", "by_record_margins", "loo_check_table", "tail_exceedance",
+           "gamma_draws_check"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -136,6 +137,33 @@ def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: 
     return LooCheck(name, weights, lipschitz_bound(fitted.log_lik, weights), record_bounds(fitted.log_lik, weights),
                     grid, exact.max_abs_loo_log_ratio(grid, y, weights, **prior), (central[0], central[-1]),
                     exact.max_abs_loo_log_ratio(central, y, weights, **prior))
+
+
+def by_record_margins(check: LooCheck) -> tuple[float, float]:
+    """How close the neighbours come to their own by-record bound, and to the smallest one.
+
+    The log ratio between ``x`` and ``x_-i`` differs by record i's term alone, so each neighbour stays
+    within its own 2 Delta_i. Without that (if the ratio did not depend on which record was
+    removed) every neighbour would have to stay within the smallest 2 Delta_j. Records with
+    Delta_i = 0 (weight 0, ratio exactly 0) are left out.
+
+    Parameters
+    ----------
+    check : LooCheck
+        One mechanism's check (:func:`loo_guarantee_check`).
+
+    Returns
+    -------
+    (float, float)
+        max_i ratio_i / (2 Delta_i) and max_i ratio_i / (2 min_j Delta_j), over records with
+        Delta_i > 0: the first is at most 1 when the by-record bound holds, the second exceeds 1
+        when the by-record bounds differ enough to matter.
+    """
+    positive = check.record_bounds > 0
+    if not positive.any():
+        raise ValueError(f"{check.name}: no record has a positive bound Delta_i")
+    ratio, bounds = check.ratio[positive], check.record_bounds[positive]
+    return float((ratio / (2 * bounds)).max()), float(ratio.max() / (2 * bounds.min()))
 
 
 def loo_check_table(checks: dict, y) -> "pd.DataFrame":

@@ -1,11 +1,15 @@
 """Lipschitz bounds of the weighted log-likelihood, estimated from posterior draws.
 
-Between leave-one-out neighbours the weighted log-likelihood differs by one term, alpha_i f_theta(x_i),
+Between a database ``x`` and its removal neighbour ``x_-i`` (``x`` with record i removed) the weighted
+log-likelihood differs by one term, alpha_i f_theta(x_i),
 so the authors' leave-one-out double loop |sum_j f_j - sum_{j != i} f_j| is just |f_i|: one
 vectorised pass over the S x n matrix does it. The by-record bound of a fit with weights alpha is
 Delta_i = max_s abs(alpha_i f_s(x_i)), the overall bound Delta = max_i Delta_i, and each draw is
-epsilon = 2 Delta differentially private for this database under add/remove-one neighbours (CE paper,
-section 2.2; 2025 paper, Appendix A; 4 Delta under replace-one neighbours).
+epsilon = 2 Delta differentially private for this database against its removal neighbours, the n
+databases with one of its records removed (CE paper, section 2.2; 2025 paper, Appendix A). Adding an
+arbitrary record is not covered (its abs(f) is unbounded); under replace-one neighbours the same bound
+gives 4 Delta, provided it also bounds the replacing record's term (for instance on the neighbour's own
+draws). The weights are treated as fixed: weights computed from the data are outside the guarantee.
 
 Every function takes either that S x n matrix or a :class:`~ppmlib.Fit`. Given a Fit, nothing of
 size S x n is built: the log-likelihood is evaluated per distinct key (a count record's value) in
@@ -221,7 +225,8 @@ def _weighted(bounds: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 
 
 def lipschitz_bound(log_lik, weights=None, q: float = 1.0) -> float:
-    """Overall bound Delta = max_i Delta_i; each draw is then epsilon = 2 Delta DP (locally).
+    """Overall bound Delta = max_i Delta_i; each draw is then epsilon = 2 Delta DP (locally, against the
+    removal neighbours of the database).
 
     Parameters
     ----------
@@ -250,8 +255,9 @@ def lipschitz_bound(log_lik, weights=None, q: float = 1.0) -> float:
 def epsilon(delta: float) -> float:
     """Privacy budget of one draw (and of one synthetic dataset made from it): 2 Delta.
 
-    That is for add/remove-one neighbours; under replace-one neighbours the same draws are
-    4 Delta DP. Releasing m synthetic datasets costs m times this.
+    That is against the removal neighbours of the database (one of its records removed; adding an
+    arbitrary record is not covered); under replace-one neighbours it is 4 Delta, provided Delta
+    also bounds the replacing record's term. Releasing m synthetic datasets costs m times this.
 
     Parameters
     ----------

@@ -242,7 +242,8 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     The weights alpha come from the scheme; the alpha-weighted model is fitted; the optional
     truncation drops the draws whose largest abs(alpha_i f_s(x_i)) is above its q-quantile; the
     by-record bounds are Delta_i = max_s alpha_i abs(f_s(x_i)) over the kept draws, Delta their
-    maximum, and epsilon = 2 Delta for add/remove-one neighbours; one synthetic dataset is drawn
+    maximum, and epsilon = 2 Delta against the removal neighbours of y (y with one record removed;
+    weights treated as fixed; replace-one costs 4 Delta); one synthetic dataset is drawn
     from each of m kept draws (m datasets cost m epsilon in total).
 
     Parameters

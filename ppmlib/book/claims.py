@@ -1,23 +1,42 @@
 """Claims tables: each row a claim of the papers, the published value, ours, and whether it holds.
 
-A chapter adds rows as it computes, shows :meth:`Claims.table`, and calls :meth:`Claims.check`
-(unless its ``check_claims`` parameter is off) so that a rerun with new parameters fails loudly
-when a claim no longer holds.
+A chapter adds rows as it computes, shows :meth:`Claims.table`, and calls :meth:`Claims.finish`
+(asserting unless its ``check_claims`` parameter is off) so that a rerun with new parameters fails
+loudly when a claim no longer holds.
+
+A claim is asserted only if it has power: it is given as a predicate on the quantity it tests,
+with ``null``, the quantity as it would be without the effect the claim is about (equal
+weights, no difference, the paper's effect removed). The predicate must hold on ``value`` and
+fail on ``null``; a claim that also holds on ``null`` "survives its own negation" and is
+reported, never asserted.
 """
 from __future__ import annotations
 
 __all__ = ["Claims"]
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # pandas is imported when a table is made, not with ppmlib
     import pandas as pd
 
+NO_POWER = "reported, not asserted: it holds without the effect too"
+
+
+def _shown(x: Any) -> str:
+    """A null quantity for the table: numbers to 3 significant digits, tuples element by element."""
+    if isinstance(x, (tuple, list)):
+        return "(" + ", ".join(_shown(v) for v in x) + ")"
+    try:
+        return f"{float(x):.3g}"
+    except (TypeError, ValueError):
+        return str(x)
+
 
 @dataclass
 class Claims:
-    """A growing table of claims: rows of dicts with claim, paper, ours, holds and checked.
+    """A growing table of claims: rows of dicts with claim, paper, ours, holds, checked and, for a
+    claim given with its effect, null (the quantity without the effect) and power.
 
     Attributes
     ----------
@@ -27,11 +46,16 @@ class Claims:
     Examples
     --------
     >>> claims = Claims()
-    >>> claims.add("LW's Delta is below the unweighted one", "2020 paper, section 3.1", "3.2 < 11.0", 3.2 < 11.0)
+    >>> claims.add("LW's Delta is below the unweighted one", "2020 paper, section 3.1", "3.2 vs 11.0",
+    ...            lambda ratio: ratio < 0.6, value=3.2 / 11.0, null=1.0)
     True
     >>> claims.finish(check_claims=True)["reproduced?"].tolist()
     ['yes']
-    >>> claims.add("Delta below 1", "(ours)", "3.2", 3.2 < 1)
+    >>> claims.add("Delta below 20", "(ours)", "3.2", lambda d: d < 20, value=3.2, null=11.0)  # 11 passes too
+    True
+    >>> claims.rows[-1]["checked"], claims.rows[-1]["power"]
+    (False, False)
+    >>> claims.add("Delta below 1", "(ours)", "3.2", lambda d: d < 1, value=3.2, null=11.0)
     False
     >>> claims.finish(check_claims=True)
     Traceback (most recent call last):
@@ -39,8 +63,15 @@ class Claims:
     """
     rows: list = field(default_factory=list)
 
-    def add(self, claim: str, paper: str, ours: str, holds: bool, checked: bool = True) -> bool:
+    def add(self, claim: str, paper: str, ours: str, holds: bool | Callable[[Any], bool], checked: bool = True, *,
+            value: Any = None, null: Any = None) -> bool:
         """Record one claim. ``checked=False`` marks a row reported honestly but not asserted.
+
+        Give an asserted claim with its effect: ``holds`` a predicate, ``value`` the quantity it
+        tests and ``null`` that quantity without the effect. The claim holds if
+        ``holds(value)``; it has power if ``holds(null)`` is false. A claim without power is
+        recorded as reported, not asserted, whatever ``checked`` says. A plain bool ``holds``
+        declares no effect (use it for reported rows).
 
         Parameters
         ----------
@@ -49,33 +80,66 @@ class Claims:
         paper : str
             The paper's (or the expected) value.
         ours : str
-            Our value.
-        holds : bool
-            Whether it reproduces.
+            Our value, as the table shows it.
+        holds : bool or callable
+            Whether it reproduces, or the predicate that decides it from ``value``.
         checked : bool
-            Assert it in :meth:`ppmlib.Claims.finish`.
+            Assert it in :meth:`ppmlib.Claims.finish` (if it has power).
+        value : object, optional
+            The quantity ``holds`` tests (required with a predicate).
+        null : object, optional
+            The quantity without the effect, or perturbed by the effect's size (required with a
+            predicate).
 
         Returns
         -------
         bool
-            ``holds``.
+            Whether the claim holds.
+
+        Raises
+        ------
+        TypeError
+            A predicate without ``value`` or ``null``, or ``value``/``null`` with a plain bool.
         """
-        self.rows.append({"claim": claim, "paper": paper, "ours": ours, "holds": bool(holds), "checked": checked})
+        power = None
+        if callable(holds):
+            if value is None or null is None:
+                raise TypeError(f"claim {claim!r}: a predicate needs value= and null= (the quantity without the effect)")
+            power = not bool(holds(null))
+            holds = holds(value)
+            checked = checked and power
+        elif value is not None or null is not None:
+            raise TypeError(f"claim {claim!r}: value= and null= need holds to be a predicate, got {type(holds).__name__}")
+        self.rows.append({"claim": claim, "paper": paper, "ours": ours, "holds": bool(holds), "checked": checked,
+                          "null": null, "power": power})
         return bool(holds)
 
     def table(self) -> pd.DataFrame:
-        """The claims as a DataFrame: claim, paper, ours, reproduced? ("yes", "NO", or a note that
-        the row was reported and not asserted).
+        """The claims as a DataFrame: claim, paper, ours, without the effect (the null quantity and
+        whether the claim then fails), reproduced? ("yes", "NO", or a note that the row was
+        reported and not asserted, and why).
 
         Returns
         -------
         pandas.DataFrame
         """
         import pandas as pd
-        df = pd.DataFrame(self.rows, columns=["claim", "paper", "ours", "holds", "checked"])
-        df["reproduced?"] = [("yes" if h else "NO") + ("" if c else " (reported, not asserted)")
-                             for h, c in zip(df["holds"], df["checked"])]
-        return df[["claim", "paper", "ours", "reproduced?"]]
+
+        def null_text(row):
+            if row.get("power") is None:
+                return ""
+            return f"{_shown(row['null'])}: " + ("fails" if row["power"] else "holds too")
+
+        def verdict(row):
+            note = "" if row["checked"] else f" ({NO_POWER})" if row.get("power") is False else \
+                " (reported, not asserted)"
+            return ("yes" if row["holds"] else "NO") + note
+
+        df = pd.DataFrame({"claim": [r["claim"] for r in self.rows], "paper": [r["paper"] for r in self.rows],
+                           "ours": [r["ours"] for r in self.rows],
+                           "without the effect": [null_text(r) for r in self.rows],
+                           "reproduced?": [verdict(r) for r in self.rows]})
+        return df
 
     def check(self) -> None:
         """Raise AssertionError naming every checked claim that does not hold."""
@@ -87,7 +151,9 @@ class Claims:
         """The table, after asserting the checked claims when ``check_claims`` is true.
 
         The one call a chapter's closing claims cell makes: a rerun whose claims fail stops here
-        with the list of claims that did not hold.
+        with the list of claims that did not hold. Every run, smoke runs included, has already
+        tested each claim given with its effect for power (:meth:`ppmlib.Claims.add`) and shows
+        the verdict in the table.
 
         Parameters
         ----------

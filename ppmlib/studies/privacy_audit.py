@@ -277,7 +277,8 @@ def _worlds(y, i, y_prime, alpha, alpha_prime, mode, relation, replacement, prio
 
 
 def _guarantee(delta, y_prime, alpha_prime, relation, *, draws, seed, prior) -> tuple[float, str]:
-    """The epsilon the theorem gives one draw: 2 Delta (add/remove), or 4 Delta with Delta the
+    """The epsilon the theorem gives one draw: 2 Delta ("add/remove": D' is D with the target removed,
+    a removal neighbour of D, the direction the theorem covers), or 4 Delta with Delta the
     larger of D's and D''s bounds (replace-one: the weighted log-likelihood changes by two terms)."""
     if relation == "add/remove":
         return 2 * delta, "2Δ"

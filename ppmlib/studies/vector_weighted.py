@@ -3,9 +3,10 @@ one Delta, as a lineup of :mod:`ppmlib.lineup`'s standard members, and the numbe
 """
 from __future__ import annotations
 
-__all__ = ["matched_comparison", "matched_measures"]
+__all__ = ["matched_comparison", "matched_measures", "claims"]
 
 from .. import lineup
+from ..book.claims import Claims
 from ..models import family
 from ..posterior import Sampler
 
@@ -86,3 +87,72 @@ def matched_measures(results: dict) -> dict:
             "mean weight LW": float(lw.weights.mean()), "mean weight CW": float(cw.weights.mean()),
             "near-max share LW": near_max_share(lw.bounds), "near-max share CW": near_max_share(cw.bounds),
             "sd ratio SW / LW": float(results["SW"].location_draws.std() / lw.location_draws.std())}
+
+
+def claims(pois: dict, nb: dict, long_nb, *, delta_rtol: float, into: Claims | None = None) -> Claims:
+    """The 2020 paper's statements checked on the chapter's two matched comparisons.
+
+    Each asserted claim is given with its effect (:meth:`ppmlib.Claims.add`): the quantity it
+    tests and that quantity without the effect (no down-weighting, no difference between LW
+    and CW, SW as wide as LW). Claims that hold by construction, or whose band is as wide as
+    their spread over seeds, are reported, not asserted.
+
+    Parameters
+    ----------
+    pois, nb : dict
+        :func:`matched_comparison` results on the Poisson and the NB-mixture data.
+    long_nb : pandas.DataFrame
+        The mixture's :func:`ppmlib.utility.long_table`.
+    delta_rtol : float
+        The matching's relative tolerance on Delta.
+    into : ppmlib.Claims, optional
+        Add the rows to these claims.
+
+    Returns
+    -------
+    ppmlib.Claims
+    """
+    from ..utility import centre, tail_distortion
+
+    out = into if into is not None else Claims()
+    for label, results in (("Poisson", pois), ("NB mixture", nb)):
+        r = matched_measures(results)
+        ratio = r["weighted / unweighted Delta"]
+        out.add(f"{label}: every weighted Delta is far below the unweighted Delta",
+                "all three well below Unweighted (2020 paper, sections 3.1-3.2, Figs. 1a, 3b)",
+                f"max weighted / unweighted = {ratio:.2f}", lambda v: v < 0.6, value=ratio, null=1.0)
+        # the matching stops only within rtol (else it raises), so this row cannot fail: reported
+        out.add(f"{label}: LW, CW and SW share one Delta", "equal Delta by design (2020 paper, section 3)",
+                f"largest gap {100 * r['Delta gap to LW']:.1f}% (tolerance {100 * delta_rtol:.0f}%; by construction)",
+                r["Delta gap to LW"] <= delta_rtol, checked=False)
+        weights = r["mean weight LW"] - r["mean weight CW"]
+        out.add(f"{label}: at equal Delta LW keeps higher weights than CW",
+                "LW weights skewed towards 1, CW over-downweights (2020 paper, sections 3.1-3.2, Figs. 1b, 3a)",
+                f"mean weight LW {r['mean weight LW']:.3f} vs CW {r['mean weight CW']:.3f}",
+                lambda d: d > 0, value=weights, null=0.0)
+        near = r["near-max share LW"] - r["near-max share CW"]
+        out.add(f"{label}: at equal Delta LW has more by-record bounds near the maximum than CW",
+                "LW bounds concentrate near Delta (2020 paper, sections 3.1-3.2, Figs. 1a, 3b)",
+                f"share >= 0.9 Delta: LW {r['near-max share LW']:.3f} vs CW {r['near-max share CW']:.3f}",
+                lambda d: d > 0, value=near, null=0.0)
+        out.add(f"{label}: SW's posterior of the mean is wider than LW's",
+                "much wider credible interval (2020 paper, sections 3.1-3.2, Figs. 2b, 3e)",
+                f"sd ratio SW / LW = {r['sd ratio SW / LW']:.2f}", lambda v: v > 1.2, value=r["sd ratio SW / LW"],
+                null=1.0)
+    a_pois = pois["SW"].calibration["value"]
+    # reported: the band 0.30-0.45 is as wide as a's spread over seeds (0.32-0.43), so it tests nothing
+    out.add("Poisson: the matched SW scalar weight", "about 0.375 (2020 paper, section 3.1, Fig. 1b)",
+            f"a = {a_pois:.3f} (0.32-0.43 over seeds)", 0.30 <= a_pois <= 0.45, checked=False)
+    lw_tail, cw_tail = tail_distortion(long_nb, "LW"), tail_distortion(long_nb, "CW")
+    out.add("NB mixture: CW distorts the tails more than LW",
+            "CW's 15th/90th percentiles further from the data (2020 paper, section 3.2, Fig. 3c)",
+            f"|15th gap| + |90th gap|: LW {lw_tail:.1f} vs CW {cw_tail:.1f}", lambda d: d > 0,
+            value=cw_tail - lw_tail, null=0.0)
+    mid = centre(long_nb)
+    shorter = (mid.loc["15th pct", "LW"] >= mid.loc["15th pct", "Data"]
+               and mid.loc["90th pct", "LW"] <= mid.loc["90th pct", "Data"])
+    out.add("NB mixture: LW shortens both tails (15th pct up, 90th pct down)", "yes (2020 paper, section 3.2, Fig. 3c)",
+            f"15th: {mid.loc['15th pct', 'LW']:.1f} vs data {mid.loc['15th pct', 'Data']:.1f}; "
+            f"90th: {mid.loc['90th pct', 'LW']:.1f} vs data {mid.loc['90th pct', 'Data']:.1f}",
+            shorter, checked=False)
+    return out
