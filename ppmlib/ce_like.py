@@ -3,7 +3,8 @@
 The real CE public-use file cannot be fetched here, so ``data/ce_like.csv`` is made by
 :func:`generate`: 994 consumer units (as in the course slides) with the categorical variables of
 the CE paper's Table 1, the slides' UrbanRural and Race, a quarterly expenditure and a family
-income that is positive, right-skewed and correlated with expenditure. It is NOT real data: it
+income that is positive, right-skewed and correlated with expenditure, with a small share of
+tiny incomes ($1 to $1,000) like the CE's lower tail. It is NOT real data: it
 imitates the structure the book's methods care about, not any real household.
 
 ``python -m ppmlib.ce_like`` rewrites ``data/ce_like.csv`` (byte for byte the shipped file).
@@ -27,6 +28,12 @@ from ._shipped import shipped_file
 DATA_FILE = shipped_file("data", "ce_like.csv", must_exist=False)
 REGENERATE = "regenerate it with: python -m ppmlib.ce_like"
 DEFAULT_SEED = 20170101  # 2017 Q1, the quarter of the CE paper's sample
+# The CE's lower tail: a small share of units report a family income near zero (losses of the
+# self-employed, units living on savings), some of them zero or negative. Here TINY_SHARE of the
+# units get an income drawn log-uniformly between $1 and TINY_MAX dollars; incomes are floored at
+# $1 so that log income exists (log $1 = 0).
+TINY_SHARE = 0.01
+TINY_MAX = 1000.0
 
 # category: probability (shares loosely follow the CE interview survey)
 GENDER = {"Male": 0.47, "Female": 0.53}
@@ -79,8 +86,11 @@ def generate(n: int = 994, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     earner = (df["Earner"] == "Earner").to_numpy()
     log_income = (2.3 + 0.92 * log_exp + 0.5 * df["Education"].map(EDUCATION_EFFECT)
                   + np.where(earner, 0.25, -0.35) + 0.45 * rng.standard_t(5, n))
+    # the lower tail, drawn last so that every other value stays what it was without it
+    tiny = rng.uniform(size=n) < TINY_SHARE
+    log_income = np.where(tiny, rng.uniform(0.0, np.log(TINY_MAX), n), log_income)
     df["Expenditure"] = np.round(np.exp(log_exp)).astype(int)
-    df["Income"] = np.maximum(np.round(np.exp(log_income)), 1).astype(int)  # dollars, always positive
+    df["Income"] = np.maximum(np.round(np.exp(log_income)), 1).astype(int)  # dollars, at least $1
     return df
 
 

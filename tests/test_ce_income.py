@@ -37,7 +37,7 @@ def test_weighted_mixture_recovers_the_cluster_means():
     y = _two_clusters(300, 11)
     weights = np.random.default_rng(12).uniform(0.4, 1.0, y.size)   # a pseudo posterior, not alpha = 1
     fit = ppmlib.fit("mixture", y, weights=weights, sampler=ppmlib.Sampler(chains=2, draws=300, warmup=300),
-                     seed=13, prior={"K": 2, "dirichlet_concentration": 1.0, "prior_intercept_mean": 2.5, "prior_beta_sd": 5.0})
+                     seed=13, prior={"K": 2, "dirichlet_concentration": 1.0, "prior_centre_mean": 2.5, "prior_centre_sd": 5.0})
     # labels may switch between chains: sort each draw's intercepts before averaging
     means = np.sort(fit.draws["beta"][:, 0, :], axis=1).mean(axis=0)
     np.testing.assert_allclose(means, [0.0, 5.0], atol=0.15)
@@ -80,6 +80,25 @@ def test_pooled_quantile_matches_a_large_sample():
     q90 = family("mixture").pooled_quantile(draws, X, 0.9)
     big = family("mixture").predict(draws, np.repeat(X, 100000, axis=0), 300000, np.random.default_rng(1))
     np.testing.assert_allclose(q90, np.quantile(big, 0.9, axis=1), atol=0.02)
+
+
+@pytest.mark.parametrize("X, match", [
+    (np.column_stack([np.full(5, 2.0), np.arange(5.0)]), "must start with the intercept column"),
+    (np.column_stack([np.ones(5), [0, 1, 1, 0, 0], [1, 0, 0, 1, 1]]), "3 columns of rank 2"),
+])
+def test_mixture_needs_an_intercept_and_independent_columns(X, match):
+    # the program samples in a centred QR basis of X[:, 1:], which needs both
+    with pytest.raises(ValueError, match=match):
+        ppmlib.fit("mixture", np.zeros(5), X=X)
+
+
+def test_independent_columns_drops_the_nested_predictor_of_the_ce_design():
+    df = ppmlib.ce_like.load()
+    X = design_matrix(df, ["Urban", "UrbanType", "Earner"])
+    kept = ppmlib.design.independent_columns(X)
+    # rural units are exactly the rural urban type: Urban=Urban = 1 - UrbanType=Rural
+    assert kept.attrs["dropped"] == ["UrbanType=Rural"]
+    assert np.linalg.matrix_rank(kept.to_numpy()) == kept.shape[1] == X.shape[1] - 1
 
 
 def test_mixture_rejects_a_non_integer_number_of_components():

@@ -172,3 +172,22 @@ def test_truncation_drops_draws_above_quantile():
 def test_near_max_share_by_hand():
     assert ppmlib.near_max_share(np.array([1.0, 9.0, 9.5, 10.0])) == 0.75
     assert ppmlib.near_max_share(np.array([1.0, 9.0, 9.5, 10.0]), fraction=0.95) == 0.5
+
+
+def test_per_draw_maxima_and_quantile_bound_stream_like_the_matrix(fit):
+    # the streamed route (per distinct key, blocks of draws) gives the matrix's m_s and L*
+    rng = np.random.default_rng(8)
+    L = fit.log_lik
+    for label, w in weight_cases(fit.y.size, rng).items():
+        A = ppmlib.lipschitz.weighted_abs_log_lik(L, w)
+        np.testing.assert_array_equal(ppmlib.lipschitz.per_draw_maxima(fit, w), A.max(axis=1), err_msg=label)
+        by_hand = np.quantile(A.max(axis=1), 0.9)
+        assert ppmlib.lipschitz.quantile_bound(fit, w, 0.9) == by_hand
+        # the maximum over the kept draws never exceeds L*
+        assert ppmlib.lipschitz_bound(fit, w, 0.9) <= by_hand
+
+
+def test_quantile_bound_by_hand():
+    # m = [5, 4, 4.5]; the 0.75-quantile interpolates between 4.5 and 5: 4.5 + 0.5 * 0.5
+    assert ppmlib.lipschitz.quantile_bound(L, q=0.75) == pytest.approx(4.75, abs=1e-15)
+    assert ppmlib.lipschitz.quantile_bound(L) == 5.0
