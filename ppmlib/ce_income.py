@@ -1,37 +1,48 @@
 """The CE income application (CE paper, sections 3.1-4.3 and Appendix 6.1; the book's CE income chapter).
 
-Log family income is synthesized from categorical predictors by four synthesizers of one model
-(the finite mixture of regressions, or the normal regression as a baseline):
+Log family income is synthesized from categorical predictors by one model (the finite mixture of
+regressions, or the normal regression as a baseline) under the synthesizers of the book's lineup
+(:mod:`ppmlib.lineup`), each shown with the CE paper's name:
 
 * **Unweighted**: alpha = 1;
-* **DPweighted**: LW weights alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
+* **LW (DPweighted)**: alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
   max_s abs(f_s(y_i)) of the unweighted fit (:func:`ppmlib.lw_weights`);
-* **EMweighted**: one scalar weight a for every record (the exponential mechanism with the
-  log-likelihood as utility), a found by :func:`ppmlib.mechanism.match_sw` so that its Delta matches
-  DPweighted's;
-* **Countweighted**: CW weights alpha_i = clip(c (1 - IR_i) + g, 0, 1), IR_i the share of records whose
+* **LW_final**: LW re-weighted at equal Delta (the 2025 paper's Algorithm 1, :func:`ppmlib.reweight_to_tolerance`);
+* **SW (EMweighted)**: one scalar weight a for every record (the exponential mechanism with the
+  log-likelihood as utility), matched so that its Delta equals LW's;
+* **CW (Countweighted)**: alpha_i = clip(c (1 - IR_i) + g, 0, 1), IR_i the share of records whose
   log income lies outside a radius of record i's (:func:`ppmlib.cw_weights`), with its own Delta
-  (the CE paper does not match it).
+  (the CE paper does not match it). The radius follows a rule fixed before any result is seen:
+  a multiple of the standard deviation of log income (:func:`cw_radius`).
 
-:func:`four_synthesizers` runs them, :func:`truncation_sweep` the draw truncation of section 3.1,
-:func:`cg_sweep` the risk-utility map of section 4.3, :func:`barycenter_table` the paper's
-utility (the Wasserstein barycenter of the m datasets' resampling distributions) and
-:func:`claims` checks the paper's statements on the results.
+Two estimators of Delta: the maximum over all draws (q = 1; a rare draw's value, which grows
+with the number of draws), and the paper's L* (section 3.1): the q-quantile of the per-draw
+maxima m_s = max_i alpha_i abs(f_s(y_i)), with the draws above it dropped from synthesis and from
+the unweighted draws that set LW's risks (:func:`with_quantile_bound`).
+
+:func:`run` runs the lineup, :func:`truncation_sweep` the draw truncation of section 3.1,
+:func:`cg_sweep` the risk-utility map of section 4.3 (with replicate refits for each estimator's
+refit noise), :func:`barycenter_table` the paper's utility (the Wasserstein barycenter of the m
+datasets' resampling distributions) and :func:`claims` checks the paper's statements on the
+results, asserting only those computed from fits that pass the diagnostics gate.
 """
 from __future__ import annotations
 
-__all__ = ["NAMES", "PAPER_CG_DELTAS", "four_synthesizers", "barycenter", "barycenter_table",
-           "resampled_statistic", "dollars", "truncation_sweep", "truncation_table", "cg_sweep", "cg_table",
-           "cg_long", "model_table", "dominated_pairs", "claims"]
+__all__ = ["NAMES", "PAPER_CG_DELTAS", "cw_radius", "members", "run", "passes_gate", "with_quantile_bound",
+           "barycenter", "barycenter_table", "resampled_statistic", "dollars", "truncation_sweep", "truncation_table",
+           "cg_sweep", "cg_table", "cg_long", "model_table", "dominated_pairs", "claims"]
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _checks
+from . import lineup as _lineup
 from .claims import Claims
-from .lipschitz import epsilon, truncated_bounds
-from .mechanism import Synthesis, match_sw, synthesizer
+from .diagnostics import is_ok
+from .lipschitz import epsilon, kept_draws, quantile_bound, truncated_bounds
+from .mechanism import Synthesis, match_delta, synthesizer
 from .posterior import Sampler
 from .progress import progress_bar
 from .seeding import seeds
@@ -40,16 +51,39 @@ from .utility import STATISTICS, bootstrap, centre
 if TYPE_CHECKING:
     import pandas as pd
 
-NAMES = ("Unweighted", "DPweighted", "EMweighted", "Countweighted")
+#: The chapter's synthesizers, in the lineup's order (the paper's names are their aliases).
+NAMES = ("Unweighted", "LW", "LW_final", "SW", "CW")
 # the CE paper's Table 2: Delta of DPweighted on the real CE data for each (c, g)
 PAPER_CG_DELTAS = {(0.7, 0.0): 10.10, (0.6, 0.0): 8.16, (0.6, -0.1): 7.30, (0.5, 0.0): 6.09, (0.5, -0.1): 5.71}
 
 
-def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5,
-                      cw_c: float = 1.0, cw_g: float = 0.0, prior: dict | None = None, rtol: float = 0.05,
-                      max_iter: int = 12, m: int = 20, seed: int = 0, progress: bool = True,
-                      sampler: Sampler | None = None) -> dict:
-    """Unweighted, DPweighted, EMweighted and Countweighted on one data set (CE paper, section 4.2).
+def cw_radius(y, sds: float = 1.0) -> float:
+    """CW's radius on the log scale: ``sds`` standard deviations of log income.
+
+    A rule fixed before any synthesizer is run (it looks at the spread of the data, not at any
+    Delta or utility), so CW's place among the synthesizers is not tuned. Like every CW setting
+    it depends on the confidential data and is outside the guarantee.
+    """
+    y = _checks.finite_array(y, "y", ndim=1)
+    return float(_checks.real(sds, "sds", low=0, low_open=True) * y.std(ddof=1))
+
+
+def members(*, c: float = 0.7, g: float = 0.0, radius: float, tau: float = 0.1, rtol: float = 0.05,
+            max_iter: int = 12) -> tuple:
+    """The chapter's lineup: Unweighted, LW (DPweighted) at (c, g), LW_final (LW re-weighted to within
+    ``tau`` of its Delta), SW (EMweighted) matched to LW's Delta within ``rtol``, CW (Countweighted) at
+    ``radius`` (scale 1, shift 0)."""
+    return (_lineup.member("Unweighted"),
+            _lineup.member("LW", c=c, g=g, alias="DPweighted"),
+            _lineup.member("LW_final", tau=tau, max_iter=max_iter),
+            _lineup.member("SW", rtol=rtol, max_iter=max_iter, alias="EMweighted"),
+            _lineup.member("CW", radius=radius, alias="Countweighted"))
+
+
+def run(model: str, y, *, X=None, prior: dict | None = None, c: float = 0.7, g: float = 0.0, radius: float,
+        tau: float = 0.1, rtol: float = 0.05, max_iter: int = 12, m: int = 20, seed: int = 0, progress: bool = True,
+        sampler: Sampler | None = None) -> "_lineup.Results":
+    """The chapter's synthesizers (:func:`members`) on one data set (CE paper, section 4.2).
 
     Parameters
     ----------
@@ -57,33 +91,44 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
     y : (n,) log income
     X : (n, P) design matrix (see :func:`ppmlib.design_matrix`)
     prior : the family's prior settings (for the mixture: K, dirichlet_concentration, ...)
-    c, g : DPweighted's LW scale and shift
-    cw_radius, cw_c, cw_g : Countweighted's radius on the log scale (a ball of incomes within a
-        factor exp(+-radius) of the record's), scale and shift
-    rtol, max_iter : how closely EMweighted's Delta must match DPweighted's, in how many refits
-    m, seed : synthetic datasets per synthesizer; one seed for everything
-    sampler : the NUTS settings (:class:`ppmlib.Sampler`), passed on to every :func:`ppmlib.synthesizer`
+    c, g : LW's scale and shift
+    radius : CW's radius on the log scale (:func:`cw_radius`)
+    tau : LW_final's tolerance on Delta; rtol, max_iter : how closely SW's Delta must match LW's, in how many refits
+    m, seed : synthetic datasets per synthesizer; one seed for everything (member j gets ``ppmlib.seeds(seed, 5)[j]``)
+    sampler : the NUTS settings (:class:`ppmlib.Sampler`) of every fit
 
     Returns
     -------
-    dict
-        ``{name: Synthesis}`` in the order Unweighted, DPweighted, EMweighted, Countweighted; each holds
-        (m, n) synthetic log incomes.
+    ppmlib.lineup.Results
+        name -> Synthesis in the order of :data:`NAMES`; ``.labels`` shows the paper's aliases.
     """
-    run = dict(X=X, prior=prior, m=m, sampler=sampler)
-    s = seeds(seed, 4)
-    bar = progress_bar(total=4, desc="four synthesizers", enabled=progress)
-    unweighted = synthesizer(model, y, "unweighted", seed=s[0], name="Unweighted", **run)
-    bar.update(1)
-    dp = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=s[1], name="DPweighted", **run)
-    bar.update(1)
-    em = match_sw(model, y, dp.delta, unweighted.delta, seed=s[2], rtol=rtol, max_iter=max_iter, progress=False,
-                  name="EMweighted", **run)
-    bar.update(1)
-    cw = synthesizer(model, y, "cw", radius=cw_radius, c=cw_c, g=cw_g, seed=s[3], name="Countweighted", **run)
-    bar.update(1)
-    bar.close()
-    return dict(zip(NAMES, (unweighted, dp, em, cw)))
+    return _lineup.run(members(c=c, g=g, radius=radius, tau=tau, rtol=rtol, max_iter=max_iter), model, y, X=X,
+                       prior=prior, m=m, sampler=sampler, seed=seed, progress=progress)
+
+
+def passes_gate(*results: Synthesis) -> bool:
+    """True when every fit passes the diagnostics gate (:func:`ppmlib.diagnostics.is_ok`): claims
+    computed from a fit that fails it are reported, not asserted."""
+    return all(is_ok(r.diagnostics) for r in results)
+
+
+def with_quantile_bound(result: Synthesis, q: float, *, seed=0) -> Synthesis:
+    """The CE paper's estimator on a fit made with every draw kept (section 3.1).
+
+    Delta is L*, the q-quantile of the per-draw maxima m_s (:func:`ppmlib.lipschitz.quantile_bound`);
+    the draws with m_s > L* are dropped from the fit, the by-record bounds and the synthetic
+    data (m datasets redrawn from the kept draws with ``seed``). The by-record bounds over the
+    kept draws are at most L*. Returns a new Synthesis; ``settings`` record q and "estimator": "L*".
+    """
+    if result.settings.get("q", 1.0) != 1.0:
+        raise ValueError("with_quantile_bound needs a result made with q = 1 (all draws kept); truncate once")
+    q = _checks.quantile_level(q)
+    keep, bounds = truncated_bounds(result.fit, result.weights, q)
+    delta = quantile_bound(result.fit, result.weights, q)
+    kept = result.fit.subset(keep)
+    m = min(result.synthetic.shape[0], kept.n_draws)
+    return replace(result, settings={**result.settings, "q": q, "estimator": "L*"}, fit=kept, bounds=bounds,
+                   delta=delta, epsilon=epsilon(delta), synthetic=kept.synthesize(m, seed))
 
 
 def resampled_statistic(datasets, statistic: str, B: int, seed) -> np.ndarray:
@@ -141,96 +186,124 @@ def truncation_sweep(result: Synthesis, q_values, *, m: int, seed: int = 0) -> d
     """Delta and synthetic data of one weighted fit with its draws truncated at each q (section 3.1).
 
     For each q: per draw m_s = max_i alpha_i abs(f_s(x_i)); the draws with m_s above the
-    q-quantile are dropped from the bound and from synthesis; the weights stay those of
+    q-quantile L* are dropped from the bound and from synthesis; the weights stay those of
     ``result`` (made with q = 1), so only the truncation changes.
 
-    Returns ``{q: {"delta": ..., "kept": number of draws, "synthetic": (m, n)}}``.
+    Returns ``{q: {"delta": max over the kept draws, "L*": the quantile itself, "kept": number of
+    draws, "synthetic": (m, n)}}``.
     """
     if result.settings.get("q", 1.0) != 1.0:
         raise ValueError("truncation_sweep needs a result made with q = 1 (all draws kept)")
     out = {}
     for q, stream in zip(q_values, seeds(seed, len(q_values))):
         q = _checks.quantile_level(q)
-        keep, bounds = truncated_bounds(result.fit, result.weights, q)  # abs(alpha f) built once for both
-        kept = result.fit.subset(keep)
-        out[q] = {"delta": float(bounds.max()), "kept": kept.n_draws,
-                  "synthetic": kept.synthesize(min(m, kept.n_draws), stream)}
+        truncated = with_quantile_bound(result, q, seed=stream)
+        out[q] = {"delta": float(truncated.bounds.max()), "L*": truncated.delta, "kept": truncated.fit.n_draws,
+                  "synthetic": truncated.synthetic[:m]}
     return out
 
 
 def truncation_table(sweep: dict, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
-    """One row per q: Delta, epsilon, draws kept, and the barycenter's median mean and 90th
-    percentile of income in dollars beside the data's."""
+    """One row per q: Delta (the maximum over the kept draws, and the paper's L*), epsilon = 2 L*, draws
+    kept, and the barycenter's median mean and 90th percentile of income in dollars beside the data's."""
     import pandas as pd
 
     long = barycenter_table(data, {q: np.exp(v["synthetic"]) for q, v in sweep.items()}, B=B, seed=seed)
-    centre = long.groupby(["statistic", "source"])["value"].median()
-    rows = [{"q": q, "Delta": v["delta"], "epsilon": epsilon(v["delta"]), "draws kept": v["kept"],
-             "mean income": centre[("mean", q)], "90th pct income": centre[("90th pct", q)]} for q, v in sweep.items()]
+    medians = long.groupby(["statistic", "source"])["value"].median()
+    rows = [{"q": q, "Delta (max over kept draws)": v["delta"], "L* (paper's Delta)": v["L*"],
+             "epsilon = 2 L*": epsilon(v["L*"]), "draws kept": v["kept"], "mean income": medians[("mean", q)],
+             "90th pct income": medians[("90th pct", q)]} for q, v in sweep.items()]
     table = pd.DataFrame(rows).set_index("q")
-    table.attrs["data"] = {"mean income": centre[("mean", "Data")], "90th pct income": centre[("90th pct", "Data")]}
+    table.attrs["data"] = {"mean income": medians[("mean", "Data")], "90th pct income": medians[("90th pct", "Data")]}
     return table
 
 
-def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, X=None, prior: dict | None = None,
-             done: dict | None = None, rtol: float = 0.05, max_iter: int = 12, m: int = 20, seed: int = 0,
-             progress: bool = True, sampler: Sampler | None = None) -> list:
-    """The risk-utility map (CE paper, section 4.3): DPweighted at each (c, g), and EMweighted
-    matched to its Delta.
+ESTIMATORS = ("L*", "max")
 
-    ``unweighted`` is the unweighted Synthesis whose log-likelihood sets the LW risks. ``done``
-    (optional) is a :func:`four_synthesizers` result: its DPweighted and EMweighted are reused for
-    the configuration equal to DPweighted's own (c, g) instead of being refitted. Returns a list
-    of ``{"c", "g", "DPweighted": Synthesis, "EMweighted": Synthesis}``, in the given order.
-    ``sampler`` (the NUTS settings, a :class:`ppmlib.Sampler`) is passed on to :func:`ppmlib.synthesizer`.
+
+def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, estimator: str = "L*", q: float = 0.95,
+             replicates: int = 3, X=None, prior: dict | None = None, rtol: float = 0.1, max_iter: int = 12,
+             m: int = 20, seed: int = 0, progress: bool = True, sampler: Sampler | None = None) -> list:
+    """The risk-utility map (CE paper, section 4.3): LW at each (c, g), SW matched to its Delta,
+    and ``replicates`` more LW refits (other seeds, same weights) for the refit noise of Delta.
+
+    ``estimator`` "L*" (the paper's, the default): LW's risks come from the unweighted draws
+    truncated at q, and Delta is L*, the q-quantile of the per-draw maxima of the LW fit (its draws
+    above L* dropped, :func:`with_quantile_bound`); SW is matched on its own L*. "max": every draw
+    is kept and Delta is their maximum. Each replicate refit reports both estimators from the
+    same draws. ``unweighted`` is the unweighted Synthesis, made with q = 1.
+
+    Returns a list of ``{"c", "g", "LW": Synthesis, "SW": Synthesis, "replicates": [(max, L*), ...]}``
+    in the given order. ``sampler`` (a :class:`ppmlib.Sampler`) is passed on to :func:`ppmlib.synthesizer`.
     """
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+    q = _checks.quantile_level(q)
+    replicates = _checks.integer(replicates, "replicates", low=0)
+    paper = estimator == "L*"
     run = dict(X=X, prior=prior, m=m, sampler=sampler)
-    reuse = {}
-    if done is not None:
-        reuse[(float(done["DPweighted"].settings["c"]), float(done["DPweighted"].settings["g"]))] = done
+    # the paper's R code truncates the unweighted draws that set LW's risks too (once)
+    base = unweighted.fit.subset(kept_draws(unweighted.fit, None, q)) if paper else unweighted.fit
+
+    def finish(result, stream):
+        return with_quantile_bound(result, q, seed=stream) if paper else result
+
     out = []
     configs = [tuple(map(float, cg)) for cg in cg_configs]
-    for (c, g), (s_dp, s_em) in progress_bar(list(zip(configs, np.reshape(seeds(seed, 2 * len(configs)), (-1, 2)))),
-                                             desc="(c, g) configurations", enabled=progress):
-        if (c, g) in reuse:
-            out.append({"c": c, "g": g, "DPweighted": reuse[(c, g)]["DPweighted"],
-                        "EMweighted": reuse[(c, g)]["EMweighted"]})
-            continue
-        dp = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=int(s_dp), name="DPweighted", **run)
-        em = match_sw(model, y, dp.delta, unweighted.delta, seed=int(s_em), rtol=rtol, max_iter=max_iter,
-                      progress=False, name="EMweighted", **run)
-        out.append({"c": c, "g": g, "DPweighted": dp, "EMweighted": em})
+    streams = np.reshape(seeds(seed, (3 + replicates) * len(configs)), (len(configs), -1))
+    for (c, g), (s_lw, s_sw, s_final, *s_rep) in progress_bar(list(zip(configs, streams)), desc="(c, g) configurations",
+                                                             enabled=progress):
+        lw = finish(synthesizer(model, y, "lw", base=base, c=c, g=g, seed=int(s_lw), name="LW", **run), int(s_final))
+        sw = match_delta(lambda a: finish(synthesizer(model, y, "sw", a=a, seed=int(s_sw), name="SW", **run),
+                                          int(s_final)),
+                         lw.delta, float(np.clip(lw.delta / unweighted.delta, 1e-3, 1.0)), 0.0, 1.0, parameter="a",
+                         rtol=rtol, max_iter=max_iter, progress=False)
+        refits = [synthesizer(model, y, "lw", base=base, c=c, g=g, seed=int(s), **{**run, "m": 1}) for s in s_rep]
+        out.append({"c": c, "g": g, "LW": lw, "SW": sw,
+                    "replicates": [(r.delta, quantile_bound(r.fit, r.weights, q)) for r in refits]})
     return out
 
 
 def cg_table(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
-    """One row per (c, g): DPweighted's Delta and epsilon beside the paper's Table 2, EMweighted's
-    matched a and Delta, and both synthesizers' barycenter median of the 90th percentile (dollars)."""
+    """One row per (c, g): LW's Delta and epsilon beside the paper's Table 2, the range of each
+    estimator over the map's fit and its replicate refits, SW's matched a and Delta, both
+    synthesizers' barycenter median of the 90th percentile (dollars), and whether every fit of the
+    row passed the diagnostics gate."""
     import pandas as pd
 
     rows = []
     for row, stream in zip(sweep, seeds(seed, len(sweep))):
-        dp, em = row["DPweighted"], row["EMweighted"]
-        long = barycenter_table(data, {"DP": np.exp(dp.synthetic), "EM": np.exp(em.synthetic)},
+        lw, sw = row["LW"], row["SW"]
+        long = barycenter_table(data, {"LW": np.exp(lw.synthetic), "SW": np.exp(sw.synthetic)},
                                 statistics=("90th pct",), B=B, seed=stream)
         p90 = long.groupby("source")["value"].median()
         paper = PAPER_CG_DELTAS.get((row["c"], row["g"]), np.nan)
-        rows.append({"c": row["c"], "g": row["g"], "Delta DPweighted": dp.delta, "epsilon = 2 Delta": dp.epsilon,
-                     "paper's Delta (real CE)": paper, "paper's epsilon": 2 * paper,
-                     "EMweighted a": em.calibration["value"], "Delta EMweighted": em.delta,
-                     "90th pct DPweighted": p90["DP"], "90th pct EMweighted": p90["EM"], "90th pct data": p90["Data"]})
+        refits = np.array(row["replicates"]).reshape(-1, 2)
+        # the map's own fit is one more draw of the map's estimator
+        own = lw.delta if lw.settings.get("estimator") == "L*" else None
+        l_star = np.append(refits[:, 1], own) if own is not None else refits[:, 1]
+        maxima = refits[:, 0] if own is not None else np.append(refits[:, 0], lw.delta)
+        rows.append({"c": row["c"], "g": row["g"], "Delta LW": lw.delta, "epsilon = 2 Delta": lw.epsilon,
+                     "paper's Delta (real CE)": paper, "L* over refits": _span(l_star),
+                     "max over refits": _span(maxima), "SW a": sw.calibration["value"], "Delta SW": sw.delta,
+                     "90th pct LW": p90["LW"], "90th pct SW": p90["SW"], "90th pct data": p90["Data"],
+                     "gate": "ok" if passes_gate(lw, sw) else "CHECK"})
     return pd.DataFrame(rows)
 
 
+def _span(values) -> str:
+    values = np.asarray(values, float)
+    return f"{values.min():.2f}-{values.max():.2f} ({values.size})" if values.size else ""
+
+
 def cg_long(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
-    """Long table of the 90th percentile's barycenter for every (c, g) and synthesizer, with a
-    column ``config`` ("(c, g)"), for the overlapping violins of Fig. 5."""
+    """Long table of the 90th percentile's barycenter for every (c, g) and synthesizer (LW, SW), with
+    a column ``config`` ("(c, g)"), for the overlapping violins of Fig. 5."""
     import pandas as pd
 
     frames = []
     for row, stream in zip(sweep, seeds(seed, len(sweep))):
-        long = barycenter_table(data, {"DPweighted": np.exp(row["DPweighted"].synthetic),
-                                       "EMweighted": np.exp(row["EMweighted"].synthetic)},
+        long = barycenter_table(data, {"LW": np.exp(row["LW"].synthetic), "SW": np.exp(row["SW"].synthetic)},
                                 statistics=("90th pct",), B=B, seed=stream)
         frames.append(long[long["source"] != "Data"].assign(config=f"({row['c']:g}, {row['g']:g})"))
     return pd.concat(frames, ignore_index=True)
@@ -248,43 +321,53 @@ def dominated_pairs(configs) -> list:
             if i != j and (ci, gi) != (cj, gj) and gi >= gj and ci + gi >= cj + gj]
 
 
-def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rtol: float,
+def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rtol: float, tau: float,
            truncation_tol: float = 0.15, into: Claims | None = None) -> Claims:
     """The CE paper's statements (sections 3.1, 4.2, 4.3) checked on this chapter's results.
 
-    ``results`` from :func:`four_synthesizers`; ``long`` the barycenter table of their incomes
-    in dollars (with "Data"); ``trunc`` from :func:`truncation_table`; ``cg`` from :func:`cg_table`
-    (columns c, g, Delta DPweighted, and the 90th percentiles). ``rtol`` is the EM matching
-    tolerance; ``truncation_tol`` the largest relative change of Delta that counts as "little
-    different", asserted at the mildest truncation (the largest q below 1).
+    ``results`` from :func:`run`; ``long`` the barycenter table of their incomes in dollars (with
+    "Data"); ``trunc`` from :func:`truncation_table`; ``cg`` from :func:`cg_table`. ``rtol`` is SW's
+    matching tolerance, ``tau`` LW_final's; ``truncation_tol`` the largest relative change of Delta
+    that counts as "little different", asserted at the mildest truncation (the largest q below 1).
+    A claim is asserted only when every fit it is computed from passes the diagnostics gate
+    (:func:`passes_gate`); otherwise it is reported.
     """
     c = into if into is not None else Claims()
     d = {k: r.delta for k, r in results.items()}
-    ratio = d["Unweighted"] / max(d[k] for k in NAMES[1:])
-    c.add("Unweighted's Delta far above the three weighted synthesizers'",
-          "sec. 4.2, Fig. 2: Unweighted clearly highest", f"Unweighted / largest weighted = {ratio:.1f}", ratio > 2)
-    c.add("Countweighted's Delta above DPweighted's", "sec. 4.2, Fig. 2: CW 'only slightly higher' than DPweighted",
-          f"{d['Countweighted']:.2f} vs {d['DPweighted']:.2f}", d["Countweighted"] > d["DPweighted"])
-    gap = abs(d["EMweighted"] / d["DPweighted"] - 1)
-    c.add("EMweighted's Delta equals DPweighted's (matched)", "sec. 4.2: EM set to DPweighted's Delta",
-          f"gap {100 * gap:.1f}% (tolerance {100 * rtol:.0f}%)", gap <= rtol)
+    gate = {k: passes_gate(r) for k, r in results.items()}
+
+    def add(claim, paper, ours, holds, names, checked=True):
+        c.add(claim, paper, ours, holds, checked=checked and all(gate[n] for n in names))
+
+    weighted = ("LW", "SW", "CW")
+    ratio = d["Unweighted"] / max(d[k] for k in weighted)
+    add("Unweighted's Delta far above the weighted synthesizers'", "sec. 4.2, Fig. 2: Unweighted clearly highest",
+        f"Unweighted / largest weighted = {ratio:.1f}", ratio > 2, ("Unweighted",) + weighted)
+    add("Countweighted's Delta above DPweighted's", "sec. 4.2, Fig. 2: CW 'only slightly higher' than DPweighted",
+        f"{d['CW']:.2f} vs {d['LW']:.2f}", d["CW"] > d["LW"], ("CW", "LW"))
+    gap = abs(d["SW"] / d["LW"] - 1)
+    add("EMweighted's Delta equals DPweighted's (matched)", "sec. 4.2: EM set to DPweighted's Delta",
+        f"gap {100 * gap:.1f}% (tolerance {100 * rtol:.0f}%)", gap <= rtol, ("SW", "LW"))
+    add("LW_final's Delta within tau of LW's (re-weighting at equal privacy)", "2025 paper, Algorithm 1",
+        f"{d['LW_final']:.2f} vs {d['LW']:.2f} (tau {tau:g})", abs(d["LW_final"] - d["LW"]) < tau, ("LW_final", "LW"))
     p90 = centre(long).loc["90th pct"]
     err = {k: abs(float(p90[k]) - float(p90["Data"])) for k in NAMES}
-    c.add("EMweighted further from the data's 90th percentile than DPweighted",
-          "sec. 4.2, Fig. 4: DPweighted better than EMweighted",
-          f"|gap| EM ${err['EMweighted']:,.0f} vs DP ${err['DPweighted']:,.0f}", err["EMweighted"] > err["DPweighted"])
-    c.add("Countweighted further from the data's 90th percentile than DPweighted",
-          "sec. 4.2, Fig. 4: CW's utility worse, 'especially … the 90th quantile'",
-          f"|gap| CW ${err['Countweighted']:,.0f} vs DP ${err['DPweighted']:,.0f}",
-          err["Countweighted"] > err["DPweighted"])
-    deltas = cg["Delta DPweighted"].to_numpy()
+    add("EMweighted further from the data's 90th percentile than DPweighted",
+        "sec. 4.2, Fig. 4: DPweighted better than EMweighted",
+        f"|gap| EM ${err['SW']:,.0f} vs DP ${err['LW']:,.0f}", err["SW"] > err["LW"], ("SW", "LW"))
+    add("Countweighted further from the data's 90th percentile than DPweighted",
+        "sec. 4.2, Fig. 4: CW's utility worse, 'especially … the 90th quantile'",
+        f"|gap| CW ${err['CW']:,.0f} vs DP ${err['LW']:,.0f}", err["CW"] > err["LW"], ("CW", "LW"), checked=False)
+    deltas = cg["Delta LW"].to_numpy()
     configs = list(zip(cg["c"], cg["g"]))
+    map_ok = bool((cg["gate"] == "ok").all())
     # one knob at a time: lowering c at a fixed g, or g at a fixed c, lowers every record's weight
     pairs = [(i, j) for i, j in dominated_pairs(configs) if configs[i][0] == configs[j][0] or configs[i][1] == configs[j][1]]
     ordered = [deltas[i] > deltas[j] for i, j in pairs]
     c.add("Delta falls when the scale c falls at a fixed shift g, or g falls at a fixed c",
           "sec. 4.3, Table 2: Delta falls with the scale c and the shift g",
-          f"{sum(ordered)} of {len(pairs)} pairs: " + ", ".join(f"{v:.2f}" for v in deltas), all(ordered))
+          f"{sum(ordered)} of {len(pairs)} pairs: " + ", ".join(f"{v:.2f}" for v in deltas), all(ordered),
+          checked=map_ok)
     c.add("Delta decreases along the paper's (c, g) sequence, in its order",
           "sec. 4.3, Table 2: 10.10, 8.16, 7.30, 6.09, 5.71", ", ".join(f"{v:.2f}" for v in deltas),
           bool(np.all(np.diff(deltas) < 0)), checked=False)
@@ -292,19 +375,18 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
         ours, paper = deltas[-1] / deltas[0], PAPER_CG_DELTAS[(0.5, -0.1)] / PAPER_CG_DELTAS[(0.7, 0.0)]
         c.add("epsilon falls by about half over the (c, g) range (ratio last / first)",
               f"sec. 4.3: 'a halving', {paper:.2f}", f"{ours:.2f}", 0.35 <= ours <= 0.75, checked=False)
-    if "90th pct EMweighted" in cg:
-        worse = (cg["90th pct EMweighted"] - cg["90th pct data"]).abs() > (cg["90th pct DPweighted"] - cg["90th pct data"]).abs()
-        c.add("EMweighted further from the data's 90th percentile than DPweighted at every (c, g)",
-              "sec. 4.3, Fig. 5: DPweighted deteriorates much less", f"{int(worse.sum())} of {len(worse)} configurations",
-              bool(worse.all()), checked=False)
-    base = trunc["Delta"].loc[1.0] if 1.0 in trunc.index else trunc["Delta"].iloc[0]
-    change = (1 - trunc["Delta"] / base).abs()
+    worse = (cg["90th pct SW"] - cg["90th pct data"]).abs() > (cg["90th pct LW"] - cg["90th pct data"]).abs()
+    c.add("EMweighted further from the data's 90th percentile than DPweighted at every (c, g)",
+          "sec. 4.3, Fig. 5: DPweighted deteriorates much less", f"{int(worse.sum())} of {len(worse)} configurations",
+          bool(worse.all()), checked=False)
+    base = trunc["Delta (max over kept draws)"].loc[1.0] if 1.0 in trunc.index else trunc["Delta (max over kept draws)"].iloc[0]
+    change = (1 - trunc["L* (paper's Delta)"] / base).abs()
     mildest = max((q for q in trunc.index if q < 1), default=None)
     if mildest is not None:
-        c.add(f"truncating draws at q = {mildest:g} changes Delta by less than {100 * truncation_tol:.0f}%",
-              "sec. 3.1: the truncated bound is 'little different'",
-              "change " + ", ".join(f"{100 * change[q]:.1f}% at q = {q:g}" for q in trunc.index if q < 1),
-              change[mildest] < truncation_tol)
+        add(f"truncating draws at q = {mildest:g} changes Delta (L*) by less than {100 * truncation_tol:.0f}%",
+            "sec. 3.1: the truncated bound is 'little different'",
+            "change " + ", ".join(f"{100 * change[q]:.1f}% at q = {q:g}" for q in trunc.index if q < 1),
+            change[mildest] < truncation_tol, ("LW",))
     return c
 
 
@@ -312,16 +394,17 @@ def model_table(by_model: dict, data, *, B: int = 200, seed=0) -> "pd.DataFrame"
     """The mixture against the normal regression: for each model and synthesizer, Delta, epsilon
     and the barycenter medians of the mean and 90th percentile of income (dollars) beside the data's.
 
-    ``by_model`` maps a model name to a :func:`four_synthesizers` result.
+    ``by_model`` maps a model name to a :func:`run` result.
     """
     import pandas as pd
 
     rows = []
     for (model, results), stream in zip(by_model.items(), seeds(seed, len(by_model))):
         long = barycenter_table(data, dollars(results), B=B, seed=stream)
-        centre = long.groupby(["statistic", "source"])["value"].median()
+        medians = long.groupby(["statistic", "source"])["value"].median()
         for name, r in results.items():
             rows.append({"model": model, "synthesizer": name, "Delta": r.delta, "epsilon": r.epsilon,
-                         "mean income": centre[("mean", name)], "90th pct income": centre[("90th pct", name)],
-                         "data: mean": centre[("mean", "Data")], "data: 90th pct": centre[("90th pct", "Data")]})
+                         "mean income": medians[("mean", name)], "90th pct income": medians[("90th pct", name)],
+                         "data: mean": medians[("mean", "Data")], "data: 90th pct": medians[("90th pct", "Data")],
+                         "gate": "ok" if passes_gate(r) else "CHECK"})
     return pd.DataFrame(rows).set_index(["model", "synthesizer"])

@@ -221,7 +221,7 @@ class Mixture(Normal):
     # on the log-income scale; a nearly empty component is drawn almost from its prior, so the
     # prior keeps it at plausible incomes (exp() of a wild prior draw would be an absurd income)
     default_prior = {"K": 3, "dirichlet_concentration": 0.5, "prior_centre_mean": 11.0, "prior_centre_sd": 1.0,
-                     "prior_spread_sd": 1.0, "prior_sigma_mean": 1.0}
+                     "prior_spread_sd": 1.0, "prior_sigma_mean": 1.0, "shared_slopes": 1}
 
     def check_X(self, X, n):
         X = super().check_X(X, n)
@@ -242,6 +242,9 @@ class Mixture(Normal):
         for key in ("dirichlet_concentration", "prior_centre_sd", "prior_spread_sd", "prior_sigma_mean"):
             if prior[key] <= 0:
                 raise ValueError(f"prior[{key!r}] must be positive, got {prior[key]!r}")
+        if prior["shared_slopes"] not in (0, 1):
+            raise ValueError(f"prior['shared_slopes'] must be 0 or 1, got {prior['shared_slopes']!r}")
+        prior = {**prior, "shared_slopes": int(prior["shared_slopes"])}
         # Family's data, not Normal's: here K is the number of components and P the design's columns
         return {**Family.stan_data(self, y, X, weights, {**prior, "K": int(K)}, emit_log_lik),
                 "P": X.shape[1], "X": X}

@@ -54,6 +54,7 @@ data {
   real<lower=0> prior_centre_sd;
   real<lower=0> prior_spread_sd;
   real<lower=0> prior_sigma_mean;
+  int<lower=0, upper=1> shared_slopes;  // 1: one theta for all components (they differ in centre and scale)
   int<lower=0, upper=1> emit_log_lik;
 }
 transformed data {
@@ -75,15 +76,15 @@ transformed data {
 }
 parameters {
   simplex[K] mixing;          // the mixture weights pi_k
-  ordered[K] centre;          // component k's mean log income over the records
-  matrix[J, K] theta;         // component k's coefficients on the QR columns
-  vector<lower=0>[K] sigma;
+  vector[K] centre;           // component k's mean log income over the records
+  matrix[J, shared_slopes ? 1 : K] theta;   // column k: component k's coefficients on the QR columns
+  positive_ordered[K] sigma;  // the components' scales, smallest first
 }
 model {
   matrix[n, K] mu = rep_matrix(centre', n);
   vector[K] log_pi = log(mixing);
   vector[n] log_mix;
-  if (J > 0) mu += Q * theta;
+  if (J > 0) mu += shared_slopes ? rep_matrix(Q * theta[:, 1], K) : Q * theta;
   mixing ~ dirichlet(rep_vector(dirichlet_concentration, K));
   centre ~ normal(prior_centre_mean, prior_centre_sd);
   to_vector(theta) ~ normal(0, theta_sd);
@@ -100,7 +101,7 @@ generated quantities {
   matrix[P, K] beta;          // column k holds component k's coefficients on the columns of X
   vector[emit_log_lik ? n : 0] log_lik;
   if (J > 0) {
-    beta[2:P] = R_inverse * theta;
+    beta[2:P] = shared_slopes ? rep_matrix(R_inverse * theta[:, 1], K) : R_inverse * theta;
     beta[1] = centre' - column_means * beta[2:P];
   } else {
     beta[1] = centre';

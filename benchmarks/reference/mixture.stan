@@ -1,5 +1,3 @@
-// The FIRST mixture program the book shipped (kept for benchmarks/bench_mixture.py only; ppmlib runs stan/mixture.stan).
-// Unordered labels, the raw one-hot design, independent normal priors on the coefficients.
 // Weighted (pseudo posterior) finite mixture of normal regressions, for log income.
 //
 //   y_i ~ sum_k pi_k Normal(X_i beta_k, sigma_k),   k = 1..K (K is data: an upper bound on the
