@@ -156,3 +156,51 @@ def test_dominated_pairs_are_the_configurations_with_ordered_weights():
     for i, j in pairs:                                   # the definition, checked on a grid of risks
         (ci, gi), (cj, gj) = configs[i], configs[j]
         assert np.all(ppmlib.risk_to_weight(r, ci, gi) >= ppmlib.risk_to_weight(r, cj, gj))
+
+
+# --- the chapter's estimators and rules, on a fit made by hand (no Stan) -------------------------
+
+def _hand_synthesis(weights):
+    from ppmlib.mechanism import Synthesis
+    from ppmlib.posterior import Fit
+    rng = np.random.default_rng(2)
+    n, S = 6, 5
+    X = np.ones((n, 1))
+    y = np.array([0.0, 1.0, 2.0, -1.0, 4.0, 0.5])
+    draws = {"beta": rng.normal(0.5, 0.3, size=(S, 1)), "sigma": rng.uniform(0.8, 1.5, S)}
+    fit = Fit(family("normal"), y, X, weights, draws, {}, 1, "by hand", None)
+    bounds = ppmlib.record_bounds(fit, weights)
+    return Synthesis("LW", "custom", {"q": 1.0}, weights, fit, bounds, float(bounds.max()), 2 * float(bounds.max()),
+                     fit.synthesize(3, 0))
+
+
+def test_with_quantile_bound_is_the_papers_l_star_by_hand():
+    w = np.array([1.0, 0.5, 0.2, 1.0, 0.1, 0.0])
+    result = _hand_synthesis(w)
+    A = np.abs(result.fit.log_lik) * w                 # S x n, alpha |f|
+    m_s = A.max(axis=1)
+    l_star = np.quantile(m_s, 0.6)
+    got = ce_income.with_quantile_bound(result, 0.6, seed=4)
+    assert got.delta == pytest.approx(l_star, rel=1e-14) and got.epsilon == pytest.approx(2 * l_star, rel=1e-14)
+    keep = m_s <= l_star
+    assert got.fit.n_draws == keep.sum() < result.fit.n_draws
+    np.testing.assert_allclose(got.bounds, A[keep].max(axis=0), rtol=1e-14)
+    assert got.bounds.max() <= got.delta                # the kept draws' maximum never exceeds L*
+    assert got.synthetic.shape == (3, 6) and got.settings["estimator"] == "L*"
+    np.testing.assert_array_equal(got.synthetic, ce_income.with_quantile_bound(result, 0.6, seed=4).synthetic)
+    with pytest.raises(ValueError, match="q = 1"):
+        ce_income.with_quantile_bound(got, 0.6)         # truncate once
+
+
+def test_cw_radius_is_sds_times_the_standard_deviation():
+    y = np.array([1.0, 2.0, 4.0, 7.0])
+    assert ce_income.cw_radius(y, 1.5) == pytest.approx(1.5 * np.std(y, ddof=1), rel=1e-14)
+    with pytest.raises(ValueError, match="sds"):
+        ce_income.cw_radius(y, 0.0)
+
+
+def test_the_lineup_shows_the_papers_names():
+    names = [m.name for m in ce_income.members(radius=1.0)]
+    labels = [m.label for m in ce_income.members(radius=1.0)]
+    assert tuple(names) == ce_income.NAMES
+    assert labels == ["Unweighted", "LW (DPweighted)", "LW_final", "SW (EMweighted)", "CW (Countweighted)"]
