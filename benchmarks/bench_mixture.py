@@ -14,7 +14,8 @@ For each: wall time of the warm fit (the program compiled and loaded by an untim
 the NUTS tree depth (mean, max, share of iterations at the limit 10), step size, divergences,
 R-hat and bulk/tail ESS of the label-invariant quantities (``Mixture.diagnostic_draws``: the
 log-likelihood's sum, the predictive mean and the pooled predictive 90th percentile) and ESS per
-second (the smallest ESS over wall time). Run:
+second (the smallest ESS over wall time) and per 1000 leapfrog steps (gradient evaluations: a measure
+of sampling efficiency that does not depend on how loaded the machine is). Run:
 
     .venv/bin/python benchmarks/bench_mixture.py [first|current ...] [--seed S] [--predictors two|ten]
 
@@ -82,15 +83,18 @@ def run(name: str, y, X_full, X_independent, seed: int) -> dict:
             "share at depth 10": float(np.mean(depth >= 10)), "step size": float(np.median(out.sampler["stepsize__"])),
             "leapfrog steps": int(out.sampler["n_leapfrog__"].sum()), "divergences": diag["divergences"],
             "max R-hat": diag["max_rhat"], "min bulk ESS": diag["min_ess_bulk"], "min tail ESS": diag["min_ess_tail"],
-            "ESS/s": ess / seconds}
+            "ESS/s": ess / seconds, "ESS per 1000 leapfrog steps": 1000 * ess / int(out.sampler["n_leapfrog__"].sum())}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("programs", nargs="*", choices=[*PROGRAMS, []], help="default: both")
+    parser.add_argument("programs", nargs="*", help=f"any of {list(PROGRAMS)} (default: all)")
     parser.add_argument("--seed", type=int, default=2017)
     parser.add_argument("--predictors", choices=("ten", "two"), default="ten")
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.programs) - set(PROGRAMS))
+    if unknown:
+        parser.error(f"unknown programs {unknown}; choose from {list(PROGRAMS)}")
     df = ppmlib.ce_like.load()
     y = np.log(df["Income"].to_numpy(float))
     X = ppmlib.design_matrix(df, TABLE_1 if args.predictors == "ten" else TWO)
