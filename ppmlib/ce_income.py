@@ -2,7 +2,7 @@
 
 Log family income is synthesized from categorical predictors by one model (the finite mixture of
 regressions, or the normal regression as a baseline) under the synthesizers of the book's lineup
-(:mod:`ppmlib.lineup`), each shown with the CE paper's name:
+(``ppmlib.lineup``), each shown with the CE paper's name:
 
 * **Unweighted**: alpha = 1;
 * **LW (DPweighted)**: alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
@@ -100,7 +100,7 @@ def run(model: str, y, *, X=None, prior: dict | None = None, c: float = 0.7, g: 
     Returns
     -------
     ppmlib.lineup.Results
-        name -> Synthesis in the order of :data:`NAMES`; ``.labels`` shows the paper's aliases.
+        name -> Synthesis in the order of ``NAMES``; ``.labels`` shows the paper's aliases.
     """
     return _lineup.run(members(c=c, g=g, radius=radius, tau=tau, rtol=rtol, max_iter=max_iter), model, y, X=X,
                        prior=prior, m=m, sampler=sampler, seed=seed, progress=progress)

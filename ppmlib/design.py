@@ -98,7 +98,7 @@ def independent_columns(X: "pd.DataFrame", *, tol: float = 1e-9) -> "pd.DataFram
     Parameters
     ----------
     X : pandas.DataFrame, shape (n, P)
-        A design matrix, e.g. from :func:`design_matrix`.
+        A design matrix, e.g. from :func:`ppmlib.design_matrix`.
     tol : float
         A column is dependent when its residual after projecting on the kept columns has a norm
         below ``tol`` times its own norm (or it is all zeros).

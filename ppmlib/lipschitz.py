@@ -195,7 +195,7 @@ def per_draw_maxima(log_lik, weights=None) -> np.ndarray:
     """m_s = max_i abs(alpha_i f_s(x_i)) for every draw, shape (S,) (CE paper, section 3.1).
 
     ``log_lik`` is the S x n matrix or the Fit (then streamed in blocks of draws); a record with
-    weight 0 contributes 0. The maximum of m over the draws is :func:`lipschitz_bound` with q = 1.
+    weight 0 contributes 0. The maximum of m over the draws is :func:`ppmlib.lipschitz_bound` with q = 1.
 
     Examples
     --------
@@ -220,7 +220,7 @@ def quantile_bound(log_lik, weights=None, q: float = 1.0) -> float:
     """The CE paper's Lipschitz bound L*: the q-quantile of the per-draw maxima m_s (section 3.1).
 
     The paper drops the draws with m_s > L* (from synthesis too) and takes L* itself as Delta.
-    The maximum of the by-record bounds over the kept draws (:func:`lipschitz_bound` with the same
+    The maximum of the by-record bounds over the kept draws (:func:`ppmlib.lipschitz_bound` with the same
     q) is at most L*: with numpy's interpolated quantile the two differ by less than one gap
     between neighbouring m_s. L* moves less between refits than the maximum over all draws
     (q = 1), which is a rare draw's value and grows with the number of draws.
