@@ -97,3 +97,14 @@ def test_exact_twin_agrees_with_stan_and_lw_final_runs_in_the_study():
     assert len(twin) == 9
     # the two routes draw from the same pseudo posterior: the bounds agree up to Monte Carlo error
     np.testing.assert_allclose(twin["Stan"], twin["exact"], rtol=0.08)
+
+
+def test_twin_agreement_by_hand():
+    # LW: Stan / exact = 1.02, 0.99, 1.0 (median 1.0); LW_final: 1.1, 1.0 (median 1.05); worst 10% off
+    twin = pd.DataFrame({"synthesizer": ["LW", "LW", "LW", "LW_final", "LW_final"],
+                         "Stan": [3.06, 2.97, 4.0, 3.3, 2.0], "exact": [3.0, 3.0, 4.0, 3.0, 2.0]})
+    median_off, worst = montecarlo.twin_agreement(twin)
+    assert median_off == pytest.approx(0.05) and worst == pytest.approx(0.1)
+    # mismatched: LW's exact bounds rolled to 4, 3, 3 -> 0.765, 0.99, 1.333; LW_final's to 2, 3 -> 1.65, 0.667
+    median_off, worst = montecarlo.twin_agreement(twin, mismatched=True)
+    assert median_off == pytest.approx(abs((1.65 + 2.0 / 3.0) / 2 - 1)) and worst == pytest.approx(0.65)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 __all__ = ["DESIGNS", "DEFAULT_DESIGN_SETTINGS", "SYNTHESIZERS", "EXACT_SYNTHESIZERS", "database", "run_database",
            "Study", "run_study", "contraction", "exceedance", "estimate_global_delta", "rank_correlation",
-           "exact_database", "run_exact_study", "exact_twin", "share_above", "with_formula",
+           "exact_database", "run_exact_study", "exact_twin", "twin_agreement", "share_above", "with_formula",
            "fit_summary", "separation", "against_values", "contraction_by_model"]
 
 from dataclasses import dataclass, field
@@ -513,6 +513,30 @@ def exact_twin(study: Study, draws: int = 4000) -> pd.DataFrame:
         rows += [{"n": size, "r": r, "synthesizer": name, "Stan": delta, "exact": exact_rows[name]}
                  for name, delta in zip(group["synthesizer"], group["delta"])]
     return pd.DataFrame(rows)
+
+
+def twin_agreement(twin: pd.DataFrame, mismatched: bool = False) -> tuple[float, float]:
+    """How far an :func:`exact_twin` table's Stan bounds sit from the exact ones.
+
+    Parameters
+    ----------
+    twin : pandas.DataFrame
+        :func:`exact_twin`'s table (synthesizer, Stan, exact).
+    mismatched : bool
+        Hold each Stan bound against the exact bound of the previous database of its synthesizer
+        (the first against the last): the agreement a comparison would show if it did not pair the same
+        databases.
+
+    Returns
+    -------
+    tuple of float
+        The largest |median - 1| of Stan / exact over the synthesizers, and the largest
+        |Stan / exact - 1| over the rows.
+    """
+    exact = twin.groupby("synthesizer")["exact"].transform(lambda e: np.roll(e.to_numpy(), 1)) if mismatched \
+        else twin["exact"]
+    ratio = twin["Stan"] / exact
+    return float((ratio.groupby(twin["synthesizer"]).median() - 1).abs().max()), float((ratio - 1).abs().max())
 
 
 def share_above(deltas: pd.DataFrame, value: float, by=("model", "synthesizer", "n")) -> pd.DataFrame:
