@@ -282,7 +282,7 @@ def test_cw_and_lw_final_release_their_own_synthesizer(csv, tmp_path):
 
 @pytest.mark.stan
 def test_the_real_wages_chapter_runs_on_a_csv_written_here(tmp_path):
-    from ppmlib import rerun
+    from ppmlib.book import rerun
     path = tmp_path / "mine.csv"
     wages(150, seed=5).to_csv(path, index=False)
     params = {**rerun.smoke_parameters()["real_wages.md"], "data": str(path), "column": "salary",
