@@ -236,7 +236,8 @@ def test_command_writes_release_and_report_on_a_csv(tmp_path, capsys):
     assert len(html.find_all("img")) == 4                                         # bounds, histogram, two estimands
     confidential = wages()["salary"]
     assert str(confidential.max()) not in text and str(confidential.min()) not in text  # ranks, never values
-    assert "Not yet in this report: pMSE" in text
+    measures = [t for head, t in tables.items() if "S_pMSE logit" in head]   # grade is categorical: risk too
+    assert len(measures) == 1 and "EMR" in measures[0].find("thead").get_text()
 
 
 @pytest.mark.stan
