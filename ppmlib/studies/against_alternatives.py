@@ -5,7 +5,7 @@ agencies' measures.
 :func:`ppm_grid` runs the mechanism's side through ``ppmlib.lineup``: the unweighted
 synthesizer once, LW at the two ends of its scale range (its reachable epsilons), then, at every
 epsilon of the grid, LW calibrated to it and LW_final re-weighted from it where LW reaches it, and
-SW (the exponential mechanism, which reaches any epsilon) everywhere. :func:`ppmlib.peers.run`
+SW (the exponential mechanism) at every epsilon up to the unweighted fit's. :func:`ppmlib.peers.run`
 runs the peers. :func:`score` turns every set of m releases into one row of measures; :func:`claims`
 checks the chapter's statements.
 """
@@ -180,7 +180,8 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
 
     Returns (results, reachable): ``results`` maps (name, epsilon) to (Synthesis, seconds) for
     "Unweighted" (epsilon None), "LW" and "LW_final" at the epsilons LW reaches with c in
-    ``c_range`` (g = 0) and "SW" at every epsilon; ``reachable`` is LW's (lowest, highest) epsilon.
+    ``c_range`` (g = 0) and "SW" at every epsilon up to the unweighted fit's (within ``sw_rtol``;
+    above it the unweighted synthesizer already costs less); ``reachable`` is LW's (lowest, highest) epsilon.
     Each epsilon is per synthetic dataset. The Unweighted fit keeps one seed in every lineup (a
     repeated seeded fit comes from httpstan's cache on PyStan), and so does every LW fit.
     """
@@ -201,8 +202,10 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
             members += [Member("LW", "lw", base="Unweighted", match=eps, settings={"tau": tau, "c_range": tuple(c_range)}),
                         Member("LW_final", "final", base="LW", settings={"tau": tau})]
             member_seeds += [s[1], s[4 + 3 * j]]
-        members.append(Member("SW", "sw", base="Unweighted", match=eps, settings={"rtol": sw_rtol}))
-        member_seeds.append(s[5 + 3 * j])
+        # SW tempers the unweighted fit: it reaches any epsilon up to the unweighted one's, no higher
+        if eps / 2 <= ends["Unweighted"].delta * (1 + sw_rtol):
+            members.append(Member("SW", "sw", base="Unweighted", match=eps, settings={"rtol": sw_rtol}))
+            member_seeds.append(s[5 + 3 * j])
         done = run_lineup(members, design.model, design.y, seed=member_seeds, **shared)
         for name in list(done)[1:]:
             results[(name, eps)] = (done[name], done.seconds[name])
