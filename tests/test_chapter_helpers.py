@@ -176,7 +176,8 @@ def deltas():
     for n, lw, un in ((250, [1.0, 3.0], [10.0, 20.0]), (4000, [2.0, 3.0], [10.0, 14.0])):
         for name, values in (("LW", lw), ("Unweighted", un)):
             rows += [{"model": "Poisson", "synthesizer": name, "n": n, "r": r, "delta": d, "max_rhat": 1.0 + r / 100,
-                      "min_ess_bulk": 1000.0 - r, "divergences": r} for r, d in enumerate(values)]
+                      "min_ess_bulk": 1000.0 - r, "min_ess_tail": 800.0 - r, "divergences": r,
+                      "ok": (r, n) == (0, 250) or name == "Unweighted"} for r, d in enumerate(values)]
     return pd.DataFrame(rows)
 
 
@@ -211,6 +212,13 @@ def test_contraction_by_model_by_hand(deltas):
 def test_fit_summary_by_hand(deltas):
     row = montecarlo.fit_summary(deltas).loc[("Poisson", "LW")]
     assert (row["fits"], row["worst_rhat"], row["smallest_bulk_ess"], row["divergences"]) == (4, 1.01, 999.0, 2)
+    assert (row["smallest_tail_ess"], row["failing"]) == (799.0, 3)   # every LW fit but (r = 0, n = 250)
+
+
+def test_passes_gate_by_model(deltas):
+    two_models = pd.concat([deltas, deltas[deltas["synthesizer"] == "Unweighted"].assign(model="NB mixture")])
+    # Poisson fails (its LW fits at r = 1 do), the NB mixture's fits all pass
+    assert montecarlo.passes_gate(two_models) == {"NB mixture": True, "Poisson": False}
 
 
 # --- audit: the calibration over trial counts ---------------------------------------------------

@@ -109,3 +109,15 @@ def test_twin_agreement_by_hand():
     # LW_final's to 2, 3 -> 1.53, 0.667 (median 1.098); worst 53% off
     median_off, worst = montecarlo.twin_agreement(twin, mismatched=True)
     assert median_off == pytest.approx((1.53 + 2.0 / 3.0) / 2 - 1) and worst == pytest.approx(0.53)
+
+
+def test_formula_agreement_by_hand():
+    # n = 1: Delta / formula = 1, 1, 0.909 (median 1), ranks agree (Spearman 1);
+    # n = 2: 0.909, 0.909, 0.6 (median 0.909), ranks (1, 3, 2) against (1, 2, 3): Spearman 1 - 6 * 2 / 24 = 0.5
+    rows = pd.DataFrame({"n": [1, 1, 1, 2, 2, 2], "delta": [1.0, 2.0, 3.0, 2.0, 4.0, 3.0],
+                         "formula": [1.0, 2.0, 3.3, 2.2, 4.4, 5.0]})
+    off, rank = montecarlo.formula_agreement(rows)
+    assert off == pytest.approx(1 - 2 / 2.2) and rank == pytest.approx(0.5)
+    # mismatched: formulas rolled to 3.3, 1, 2 (median ratio 1.5, Spearman -0.5) and 5, 2.2, 4.4 (Spearman -1)
+    off, rank = montecarlo.formula_agreement(rows, mismatched=True)
+    assert off == pytest.approx(0.5) and rank == pytest.approx(-1.0)

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 __all__ = ["DESIGNS", "DEFAULT_DESIGN_SETTINGS", "SYNTHESIZERS", "EXACT_SYNTHESIZERS", "database", "run_database",
            "Study", "run_study", "contraction", "exceedance", "estimate_global_delta", "rank_correlation",
-           "exact_database", "run_exact_study", "exact_twin", "twin_agreement", "share_above", "with_formula",
-           "fit_summary", "separation", "against_values", "contraction_by_model"]
+           "exact_database", "run_exact_study", "exact_twin", "twin_agreement", "formula_agreement", "share_above", "with_formula",
+           "fit_summary", "passes_gate", "separation", "against_values", "contraction_by_model"]
 
 from dataclasses import dataclass, field
 
@@ -35,6 +35,7 @@ import pandas as pd
 
 from .. import _checks, exact, lineup, simulate, utility
 from ..mechanism import CalibrationError, match_delta
+from ..diagnostics import is_ok
 from ..posterior import Sampler, _sampler
 from ..parallel import map_jobs
 from ..reweighting import saturation_k
@@ -108,7 +109,8 @@ def run_database(job: dict) -> dict:
         deltas.append({**key, "synthesizer": name, "delta": result.delta, "epsilon": result.epsilon,
                        "share down-weighted": float(np.mean(result.weights < 1)), "converged": True,
                        "k": result.settings.get("k", np.nan),
-                       "max_rhat": d["max_rhat"], "min_ess_bulk": d["min_ess_bulk"], "divergences": d["divergences"]})
+                       "max_rhat": d["max_rhat"], "min_ess_bulk": d["min_ess_bulk"], "min_ess_tail": d["min_ess_tail"],
+                       "divergences": d["divergences"], "ok": is_ok(d)})
         estimands.loc[name] = utility.statistics(result.synthetic).mean()
     long = estimands.rename_axis("source").reset_index().melt(id_vars="source", var_name="statistic")
     key.pop("seed"), key.pop("f_min"), key.pop("f_max")
@@ -295,10 +297,28 @@ def rank_correlation(deltas: pd.DataFrame, first: str = "LW", second: str = "Unw
 
 def fit_summary(deltas: pd.DataFrame) -> pd.DataFrame:
     """The fits' diagnostics per (model, synthesizer): number of fits, worst R-hat, smallest bulk
-    ESS and the total of divergent transitions, over every database and size in ``deltas``."""
-    return deltas.groupby(["model", "synthesizer"]).agg(
+    and tail ESS, the total of divergent transitions, and the number of fits that fail the
+    diagnostics gate (:func:`ppmlib.diagnostics.is_ok`), over every database and size in ``deltas``."""
+    return deltas.assign(failing=~deltas["ok"].astype(bool)).groupby(["model", "synthesizer"]).agg(
         fits=("delta", "size"), worst_rhat=("max_rhat", "max"), smallest_bulk_ess=("min_ess_bulk", "min"),
-        divergences=("divergences", "sum"))
+        smallest_tail_ess=("min_ess_tail", "min"), divergences=("divergences", "sum"), failing=("failing", "sum"))
+
+
+def passes_gate(deltas: pd.DataFrame) -> dict:
+    """Whether every fit of each model in ``deltas`` passes the diagnostics gate
+    (:func:`ppmlib.diagnostics.is_ok`): a claim computed from a model's fits is asserted only then.
+
+    Parameters
+    ----------
+    deltas : pandas.DataFrame
+        A Stan study's deltas (model, ok).
+
+    Returns
+    -------
+    dict
+        model label -> bool.
+    """
+    return {model: bool(ok.astype(bool).all()) for model, ok in deltas.groupby("model")["ok"]}
 
 
 def _bounds_of(deltas: pd.DataFrame, model: str, name: str) -> pd.Series:
@@ -533,10 +553,43 @@ def twin_agreement(twin: pd.DataFrame, mismatched: bool = False) -> tuple[float,
         The largest |median - 1| of Stan / exact over the synthesizers, and the largest
         |Stan / exact - 1| over the rows.
     """
-    exact = twin.groupby("synthesizer")["exact"].transform(lambda e: np.roll(e.to_numpy(), 1)) if mismatched \
-        else twin["exact"]
+    exact = _rolled(twin["exact"], twin["synthesizer"]) if mismatched else twin["exact"]
     ratio = twin["Stan"] / exact
     return float((ratio.groupby(twin["synthesizer"]).median() - 1).abs().max()), float((ratio - 1).abs().max())
+
+
+def _rolled(values: pd.Series, groups) -> pd.Series:
+    """Each value replaced by the previous one of its group (the first by the last): a pairing that
+    keeps every group's values but breaks the link between a row and its own database."""
+    return values.groupby(groups).transform(lambda v: np.roll(v.to_numpy(), 1))
+
+
+def formula_agreement(rows: pd.DataFrame, by=("n",), mismatched: bool = False) -> tuple[float, float]:
+    """How closely LW's local Delta follows its closed form (:func:`with_formula` rows), per group.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        :func:`with_formula`'s rows of one model (delta, formula and the columns ``by``).
+    by : sequence of str
+        The groups (databases of one size, one route): the rank correlation is taken within each,
+        so that the drift of both quantities with n does not make it.
+    mismatched : bool
+        Hold each Delta against the closed form of the previous database of its group: the
+        agreement if Delta were not tied to its own database's extremes.
+
+    Returns
+    -------
+    tuple of float
+        The largest |median - 1| of Delta / formula over the groups, and the smallest Spearman
+        correlation of Delta with the formula within a group.
+    """
+    groups = [rows[b] for b in by]
+    formula = _rolled(rows["formula"], groups) if mismatched else rows["formula"]
+    off = (rows["delta"] / formula).groupby(groups).median().sub(1).abs().max()
+    ranks = pd.DataFrame({"delta": rows["delta"], "formula": formula}).groupby(groups).apply(
+        lambda d: d["delta"].corr(d["formula"], method="spearman"))
+    return float(off), float(ranks.min())
 
 
 def share_above(deltas: pd.DataFrame, value: float, by=("model", "synthesizer", "n")) -> pd.DataFrame:
