@@ -177,7 +177,7 @@ def deltas():
         for name, values in (("LW", lw), ("Unweighted", un)):
             rows += [{"model": "Poisson", "synthesizer": name, "n": n, "r": r, "delta": d, "max_rhat": 1.0 + r / 100,
                       "min_ess_bulk": 1000.0 - r, "min_ess_tail": 800.0 - r, "divergences": r,
-                      "ok": (r, n) == (0, 250) or name == "Unweighted"} for r, d in enumerate(values)]
+                      "ok": (r, n) == (0, 250) or name == "Unweighted", "converged": True} for r, d in enumerate(values)]
     return pd.DataFrame(rows)
 
 
@@ -215,10 +215,16 @@ def test_fit_summary_by_hand(deltas):
     assert (row["smallest_tail_ess"], row["failing"]) == (799.0, 3)   # every LW fit but (r = 0, n = 250)
 
 
-def test_passes_gate_by_model(deltas):
-    two_models = pd.concat([deltas, deltas[deltas["synthesizer"] == "Unweighted"].assign(model="NB mixture")])
-    # Poisson fails (its LW fits at r = 1 do), the NB mixture's fits all pass
-    assert montecarlo.passes_gate(two_models) == {"NB mixture": True, "Poisson": False}
+def test_passing_keeps_the_databases_whose_every_fit_passes(deltas):
+    # LW fails the gate at (n, r) = (250, 1), (4000, 0), (4000, 1); a re-weighting without a fit excludes nothing
+    no_fit = pd.DataFrame([{"model": "Poisson", "synthesizer": "LW_final", "n": 250, "r": 0, "delta": np.nan,
+                            "converged": False}])
+    kept = montecarlo.passing(pd.concat([deltas, no_fit], ignore_index=True))
+    assert sorted(zip(kept["n"], kept["r"], kept["synthesizer"])) == [(250, 0, "LW"), (250, 0, "LW_final"),
+                                                                      (250, 0, "Unweighted")]
+    estimands = pd.DataFrame({"model": "Poisson", "n": [250, 250, 4000], "r": [0, 1, 0], "value": [1.0, 2.0, 3.0]})
+    study = montecarlo.Study(deltas, estimands, {}).passing()
+    assert study.estimands["value"].tolist() == [1.0] and len(study.deltas) == 2
 
 
 # --- audit: the calibration over trial counts ---------------------------------------------------

@@ -26,7 +26,7 @@ from __future__ import annotations
 __all__ = ["DESIGNS", "DEFAULT_DESIGN_SETTINGS", "SYNTHESIZERS", "EXACT_SYNTHESIZERS", "database", "run_database",
            "Study", "run_study", "contraction", "exceedance", "estimate_global_delta", "rank_correlation",
            "exact_database", "run_exact_study", "exact_twin", "twin_agreement", "formula_agreement", "share_above", "with_formula",
-           "fit_summary", "passes_gate", "separation", "against_values", "contraction_by_model"]
+           "fit_summary", "passing", "separation", "against_values", "contraction_by_model"]
 
 from dataclasses import dataclass, field
 
@@ -138,6 +138,13 @@ class Study:
     def at(self, n: int) -> "Study":
         """The rows for databases of size n."""
         return Study(self.deltas[self.deltas["n"] == n], self.estimands[self.estimands["n"] == n], self.settings)
+
+    def passing(self) -> "Study":
+        """The databases whose every fit passes the diagnostics gate (:func:`passing`)."""
+        deltas = passing(self.deltas)
+        keys = ["model", "n", "r"]
+        kept = self.estimands.merge(deltas[keys].drop_duplicates(), on=keys)
+        return Study(deltas, kept, self.settings)
 
 
 def _synthesizer_names(names, argument: str, available=SYNTHESIZERS) -> list:
@@ -304,21 +311,24 @@ def fit_summary(deltas: pd.DataFrame) -> pd.DataFrame:
         smallest_tail_ess=("min_ess_tail", "min"), divergences=("divergences", "sum"), failing=("failing", "sum"))
 
 
-def passes_gate(deltas: pd.DataFrame) -> dict:
-    """Whether every fit of each model in ``deltas`` passes the diagnostics gate
-    (:func:`ppmlib.diagnostics.is_ok`): a claim computed from a model's fits is asserted only then.
+def passing(deltas: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the databases whose every fit passes the diagnostics gate
+    (:func:`ppmlib.diagnostics.is_ok`): the claims computed from Stan fits use only these.
 
     Parameters
     ----------
     deltas : pandas.DataFrame
-        A Stan study's deltas (model, ok).
+        A Stan study's deltas (model, n, r, ok); a re-weighting that did not converge (no fit) does
+        not exclude its database.
 
     Returns
     -------
-    dict
-        model label -> bool.
+    pandas.DataFrame
+        The rows of the databases (model, n, r) none of whose fits fails the gate.
     """
-    return {model: bool(ok.astype(bool).all()) for model, ok in deltas.groupby("model")["ok"]}
+    failed = deltas["converged"].astype(bool) & ~deltas["ok"].fillna(False).astype(bool)
+    bad = failed.groupby([deltas["model"], deltas["n"], deltas["r"]]).transform("any")
+    return deltas[~bad]
 
 
 def _bounds_of(deltas: pd.DataFrame, model: str, name: str) -> pd.Series:
