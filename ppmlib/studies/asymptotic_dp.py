@@ -305,7 +305,19 @@ def rank_correlation(deltas: pd.DataFrame, first: str = "LW", second: str = "Unw
 def fit_summary(deltas: pd.DataFrame) -> pd.DataFrame:
     """The fits' diagnostics per (model, synthesizer): number of fits, worst R-hat, smallest bulk
     and tail ESS, the total of divergent transitions, and the number of fits that fail the
-    diagnostics gate (:func:`ppmlib.diagnostics.is_ok`), over every database and size in ``deltas``."""
+    diagnostics gate (:func:`ppmlib.diagnostics.is_ok`), over every database and size in ``deltas``.
+
+    Parameters
+    ----------
+    deltas : pandas.DataFrame
+        A Stan study's deltas (max_rhat, min_ess_bulk, min_ess_tail, divergences, ok).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (model, synthesizer): fits, worst_rhat, smallest_bulk_ess, smallest_tail_ess,
+        divergences, failing.
+    """
     return deltas.assign(failing=~deltas["ok"].astype(bool)).groupby(["model", "synthesizer"]).agg(
         fits=("delta", "size"), worst_rhat=("max_rhat", "max"), smallest_bulk_ess=("min_ess_bulk", "min"),
         smallest_tail_ess=("min_ess_tail", "min"), divergences=("divergences", "sum"), failing=("failing", "sum"))
