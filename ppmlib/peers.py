@@ -82,7 +82,21 @@ class Table:
         return (*(len(v) for v in self.keys.values()), len(self.edges) - 1)
 
     def check(self, data: pd.DataFrame) -> None:
-        """Refuse data without the table's columns, or with a key value outside its levels."""
+        """Refuse data without the table's columns, or with a key value outside its levels.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            The confidential records: every key of the table and its ``column`` (finite).
+
+        Raises
+        ------
+        TypeError
+            ``data`` is not a DataFrame.
+        ValueError
+            A column is missing, a key holds a value outside its levels (counted, never shown), or
+            the column holds a missing or infinite value.
+        """
         if not isinstance(data, pd.DataFrame):
             raise TypeError(f"data must be a DataFrame, got {type(data).__name__}")
         missing = [c for c in (*self.keys, self.column) if c not in data.columns]
@@ -95,16 +109,49 @@ class Table:
         _checks.finite_array(data[self.column].to_numpy(float), self.column, ndim=1)
 
     def key_codes(self, data: pd.DataFrame) -> tuple:
-        """For each key, every record's level index (a tuple of (n,) integer arrays)."""
+        """For each key, every record's level index.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            Records with the keys (checked by :meth:`check`).
+
+        Returns
+        -------
+        tuple of ndarray
+            One (n,) integer array per key, in the order of ``keys``.
+        """
         return tuple(pd.Categorical(data[k].astype(str), categories=list(map(str, levels))).codes.astype(int)
                      for k, levels in self.keys.items())
 
     def bins(self, values) -> np.ndarray:
-        """The bin index of every value, (n,); outside values go to the end bins."""
+        """The bin index of every value; outside values go to the end bins.
+
+        Parameters
+        ----------
+        values : array_like, shape (n,)
+            Values of the column.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+            Integers from 0 to the number of bins - 1.
+        """
         return np.searchsorted(np.asarray(self.edges[1:-1]), np.asarray(values, float), side="left")
 
     def counts(self, data: pd.DataFrame) -> np.ndarray:
-        """The confidential joint table keys x bins (the histogram's true counts)."""
+        """The confidential joint table keys x bins (the histogram's true counts).
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            The confidential records (checked by :meth:`check`).
+
+        Returns
+        -------
+        ndarray
+            Counts of :attr:`shape`, summing to n.
+        """
         table = np.zeros(self.shape)
         np.add.at(table, (*self.key_codes(data), self.bins(data[self.column])), 1.0)
         return table
@@ -112,8 +159,23 @@ class Table:
     def draw(self, data: pd.DataFrame, joint: np.ndarray, m: int, rng: np.random.Generator) -> list:
         """m releases: the keys as they are, the column drawn from joint's bins given each record's keys.
 
-        ``joint`` is a non-negative table of :attr:`shape`; a key combination it gives no mass
-        falls back to the bins' marginal.
+        A key combination ``joint`` gives no mass falls back to the bins' marginal.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            The records whose keys are released as they are.
+        joint : array_like
+            A non-negative table of :attr:`shape` with some mass (negative cells count as 0).
+        m : int
+            Releases.
+        rng : numpy.random.Generator
+            Draws the bins and the values within them.
+
+        Returns
+        -------
+        list of pandas.DataFrame
+            m releases, ``data`` with the column replaced (a uniform value in the drawn bin).
         """
         joint = np.clip(np.asarray(joint, float), 0, None)
         if joint.shape != self.shape or joint.sum() <= 0:
@@ -177,6 +239,18 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     OpenDP's conversion (``make_zCDP_to_approxDP`` with ``make_fix_delta``) is applied to a
     Gaussian mechanism whose scale is searched until it meets (epsilon, delta); rho is that
     mechanism's zCDP loss. It is at least the classical rho of epsilon = rho + 2 sqrt(rho log(1/delta)).
+
+    Parameters
+    ----------
+    epsilon : float
+        The target epsilon (positive).
+    delta : float
+        The target delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        rho.
 
     Examples
     --------
@@ -269,6 +343,16 @@ def mst(data: pd.DataFrame, table: Table, epsilon: float, *, m: int = 20, seed=0
     The same promise as :func:`aim` (rho-zCDP, reported as (epsilon, delta)-DP at ``delta``). MST
     measures the one-way marginals, picks a maximum spanning tree of two-way marginals with the
     exponential mechanism, measures those, and fits a graphical model; releases as in :func:`aim`.
+
+    Parameters
+    ----------
+    data, table, epsilon, m, seed, delta, iters
+        As for :func:`aim`.
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        m partially synthetic releases.
     """
     import opendp.prelude as dp
     return _mbi(data, table, epsilon, m, seed, delta, dp.mbi.MST(oneway="unkeyed", estimator=_estimator(iters)))
@@ -284,6 +368,20 @@ def cart(data: pd.DataFrame, table: Table, epsilon=None, *, m: int = 20, seed=0,
     synthesized before it; with one synthesized variable that is this one step. ``epsilon`` is
     ignored (there is none). Every synthetic value is a confidential value moved to another record
     of the same leaf: a utility reference, not something to publish as it is.
+
+    Parameters
+    ----------
+    data, table, m, seed
+        As for :func:`histogram`.
+    epsilon : None
+        Ignored.
+    min_leaf : int
+        The smallest leaf of the tree.
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        m releases, each value a confidential one of the same leaf.
     """
     from sklearn.tree import DecisionTreeRegressor
     _, m, rng = _release_args(data, table, None, m, seed)
@@ -310,7 +408,21 @@ def unweighted(data: pd.DataFrame, table: Table, epsilon=None, *, model: str = "
     """The unweighted synthesizer (the posterior predictive; no formal privacy) as a peer: a reference.
 
     ``model`` "normal" regresses the column on the keys (:func:`ppmlib.design_matrix`); the count
-    models ("poisson", "negbin") use no keys. ``epsilon`` is ignored.
+    models ("poisson", "negbin") use no keys.
+
+    Parameters
+    ----------
+    data, table, epsilon, m, seed
+        As for :func:`cart`.
+    model : str
+        "normal", "poisson" or "negbin".
+    sampler : ppmlib.Sampler, optional
+        The NUTS settings of the fit.
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        m releases drawn from the posterior predictive (:func:`frames_of`).
     """
     from .design import design_matrix
     from .mechanism import synthesizer
@@ -323,7 +435,24 @@ def unweighted(data: pd.DataFrame, table: Table, epsilon=None, *, model: str = "
 
 def frames_of(synthetic, data: pd.DataFrame, column: str, transform: Callable | None = None) -> list:
     """(m, n) synthetic values (a ``Synthesis.synthetic``) as m releases: ``data`` with ``column``
-    replaced by each row (after ``transform``, e.g. ``np.exp``)."""
+    replaced by each row (after ``transform``, e.g. ``np.exp``).
+
+    Parameters
+    ----------
+    synthetic : array_like, shape (m, n)
+        Synthetic values of ``column``, one row per dataset.
+    data : pandas.DataFrame
+        The n records whose other columns are released as they are.
+    column : str
+        The synthesized column (added when ``data`` lacks it).
+    transform : callable, optional
+        Applied to each row before it replaces the column.
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        m frames with a fresh index 0..n-1.
+    """
     synthetic = _checks.finite_array(synthetic, "synthetic", ndim=2)
     if synthetic.shape[1] != len(data):
         raise ValueError(f"synthetic has {synthetic.shape[1]} values per dataset; data has {len(data)} rows")
@@ -340,9 +469,34 @@ def run(names, data: pd.DataFrame, table: Table, epsilons, *, m: int = 20, seed=
         progress: bool = False) -> dict:
     """Every named peer at every epsilon (once for those without one): {(name, epsilon): (releases, seconds)}.
 
-    A peer that needs keys (AIM, MST) is skipped for a table without any. ``settings`` maps a name to keyword arguments of its function (``{"AIM": {"iters": 100}}``);
-    the peer at the j-th (name, epsilon) pair gets the j-th of ``ppmlib.seeds(seed, ...)``. A peer
-    without an epsilon is keyed by epsilon None.
+    A peer that needs keys (AIM, MST) is skipped for a table without any. The peer at the j-th
+    (name, epsilon) pair gets the j-th of ``ppmlib.seeds(seed, ...)``.
+
+    Parameters
+    ----------
+    names : list of str
+        Peers of :data:`PEERS`.
+    data, table, m
+        As for :func:`histogram`.
+    epsilons : list of float
+        The epsilon grid, for the peers that take one.
+    seed : int
+        The root of every peer's seed.
+    settings : dict, optional
+        A name -> keyword arguments of its function (``{"AIM": {"iters": 100}}``).
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    dict
+        (name, epsilon) -> (list of m releases, wall seconds); a peer without an epsilon is keyed
+        by epsilon None.
+
+    Raises
+    ------
+    ValueError
+        An unknown name in ``names`` or ``settings``.
     """
     from .progress import progress_bar
     from .seeding import seeds

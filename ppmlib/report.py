@@ -1,5 +1,5 @@
 """The tables of a synthesis report: what was released, what it costs, what drives the cost, how
-well the fits converged, the analyst's estimands and the disclosure risk.
+well the fits converged, the analyst's estimands, the disclosure risk and the agencies' measures (pMSE, identification risk).
 
 One place for them, called by the report notebook that ``python -m ppmlib.synthesize`` executes
 (``ppmlib/synthesis_report.md``) and by the book's chapter on real wages, so the command's report
@@ -11,7 +11,7 @@ Records appear by rank only (rank 1 = largest bound), never with their values.
 from __future__ import annotations
 
 __all__ = ["privacy_statement", "overview", "drivers", "diagnostics", "diagnostics_warning", "utility",
-           "coefficients", "attribute_risk", "MEASURES_TO_COME"]
+           "coefficients", "attribute_risk", "measures"]
 
 from typing import TYPE_CHECKING
 
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
 
     from .lineup import Results
     from .synthesize import Prepared
-
-#: Measures the book adds in issue 21 (pMSE, identification risk), shown as "to come" until then.
-MEASURES_TO_COME = ("pMSE of a propensity model (utility.pmse)", "identification risk (disclosure.identification_risk)")
-
 
 def privacy_statement(synthesis, n: int) -> str:
     """What the released synthesizer's epsilon promises, exactly, as one Markdown paragraph.
@@ -267,4 +263,47 @@ def attribute_risk(results: "Results", prepared: "Prepared", H: int = 50) -> "pd
         mu, sigma = risk_inputs(r.fit, min(H, r.fit.n_draws))
         risk = estimate(prepared.y, r.synthetic[0], mu, sigma, weights=r.weights)
         rows[name] = risk_summary(risk, sigma, r.fit.draws["sigma"])
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def measures(results: "Results", prepared: "Prepared", radius: float = 0.05) -> "pd.DataFrame":
+    """The agencies' measures of every synthesizer: S_pMSE (logit) and, when the model has
+    categorical predictors, the identification risk.
+
+    Each synthetic dataset is the data's table with the column replaced by its synthetic values in
+    the column's units (:func:`ppmlib.peers.frames_of`). S_pMSE comes from
+    :func:`ppmlib.utility.pmse` (a logistic propensity model on the predictors and the column,
+    averaged over the m datasets); EMR, TMR and FMR from
+    :func:`ppmlib.disclosure.identification_risk` (an intruder who knows a record's predictors,
+    matched exactly, and its value, matched within ``radius`` of it). Only these summaries are
+    shown, never a value.
+
+    Parameters
+    ----------
+    results, prepared
+        The synthesizers (each with m synthetic datasets) and their data, as for :func:`drivers`.
+    radius : float
+        The identification risk's matching radius, relative: a share of the record's own value.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by synthesizer: ``S_pMSE logit`` and, with categorical predictors, ``EMR``, ``TMR``
+        and ``FMR``.
+    """
+    import pandas as pd
+
+    from .disclosure import identification_risk
+    from .peers import frames_of
+    from .utility import pmse
+    column, predictors = prepared.column, list(prepared.predictors)
+    data = prepared.table[[*predictors, column]].reset_index(drop=True)
+    categorical = [p for p in predictors if not pd.api.types.is_numeric_dtype(data[p])]
+    rows = {}
+    for name, r in results.items():
+        releases = frames_of(prepared.original_units(r.synthetic), data, column)
+        rows[name] = {"S_pMSE logit": pmse(data, releases).summary()["S_pMSE"]}
+        if categorical:
+            risk = identification_risk(data, releases, predictors, column, radius=radius).summary()
+            rows[name].update({key: risk[key] for key in ("EMR", "TMR", "FMR")})
     return pd.DataFrame.from_dict(rows, orient="index")

@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from ppmlib import ce_like
+from ppmlib.synthesize import load_table
 from ppmlib.studies import against_alternatives as alternatives
 
 
@@ -45,6 +46,17 @@ def test_designs():
     assert ce.table.shape == (2, 8, 30) and ce.X.shape == (994, 1 + 1 + 7)
     assert ce.table.edges[0] == 7.0 and ce.table.edges[-1] == pytest.approx(14.5)
     assert [e.label for e in ce.estimands(10, 0)] == ["mean ($)", "90th pct ($)", "OLS log income ~ Earner + Education"]
+    wages = alternatives.wage_design("cps1988", n=500, seed=1)
+    assert wages.table.shape == (4, 2, 26) and wages.X.shape == (500, 1 + 3 + 1) and wages.dollars
+    assert wages.table.column == "log wage" and (wages.y > 3.5).all() and (wages.y < 10.0).all()
+    cps = load_table("cps1988")   # a sample of the file's records: each log wage is one of the file's
+    assert np.isin(np.round(np.exp(wages.y), 6), np.round(cps["wage"].to_numpy(), 6)).all()
+    assert alternatives.wage_design("cps1988", n=500, seed=1).y.tolist() == wages.y.tolist()   # seeded
+    assert len(alternatives.wage_design(cps.head(30), n=2000).data) == 30
+    with pytest.raises(ValueError, match=r"wage has 1 values <= 0"):
+        alternatives.wage_design(cps.head(30).assign(wage=lambda f: f["wage"].where(f.index != 3, 0.0)))
+    with pytest.raises(ValueError, match=r"lack columns \['union'\]"):
+        alternatives.wage_design(cps.head(30), ["region", "union"])
     count = alternatives.count_design(np.array([0, 5, 12, 399, 500]), high=400, width=10)
     assert count.table.integer and count.table.keys == {} and count.table.edges[:2] == (-0.5, 9.5)
     assert count.table.bins([0, 9, 10, 400, 500]).tolist() == [0, 0, 1, 40, 40]

@@ -46,7 +46,7 @@ def test_no_example_is_skipped(name):
 # the core: every public function and class documents its arguments and what it returns (numpydoc)
 CORE = ["models", "posterior", "backends", "lipschitz", "weights", "mechanism", "exact", "release", "utility",
         "disclosure", "design", "diagnostics", "simulate", "seeding", "parallel", "reweighting", "guarantee", "book.claims",
-        "progress", "lineup", "example", "joint", "synthesize", "report", "estimands"]
+        "progress", "lineup", "example", "joint", "synthesize", "report", "estimands", "peers"]
 
 
 def _returns_a_value(function) -> bool:

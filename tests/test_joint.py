@@ -272,6 +272,27 @@ def test_interval_widths_are_the_central_quantile_ranges():
     assert multivariate.interval_widths(long, level=0.5).loc["slope", "A"] == pytest.approx(50.0)
 
 
+def test_pair_pmse_scores_both_columns_together_and_sees_a_lost_dependence():
+    from ppmlib.studies import multivariate
+    from ppmlib.utility import pmse
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=600)
+    data = pd.DataFrame({"log_expenditure": x, "log_income": x + rng.normal(0, 0.3, 600), "other": 1.0})
+
+    def synthesis(pairs):      # (m, n, 2) in the order of multivariate.VARIABLES
+        synthetic = np.stack(pairs)
+        return SimpleNamespace(synthetic=synthetic, synthetic_of=lambda v: synthetic[:, :, multivariate.VARIABLES.index(v)])
+    kept = [(x2 := rng.normal(size=600), x2 + rng.normal(0, 0.3, 600)) for _ in range(2)]
+    # the same margins, the dependence lost: income shuffled against expenditure
+    lost = [(x, rng.permutation(data["log_income"].to_numpy())) for _ in range(2)]
+    results = {"kept": synthesis([np.column_stack(p) for p in kept]), "lost": synthesis([np.column_stack(p) for p in lost])}
+    table = multivariate.pair_pmse(data, results)
+    direct = pmse(data[["log_expenditure", "log_income"]],
+                  [pd.DataFrame({"log_expenditure": e, "log_income": i}) for e, i in lost], interactions=True)
+    assert table.loc["lost", "S_pMSE"] == pytest.approx(direct.summary()["S_pMSE"], rel=1e-12)
+    assert table.loc["kept", "S_pMSE"] < 3 < 30 < table.loc["lost", "S_pMSE"]
+
+
 def test_the_chapter_asserts_estimates_only_when_every_fit_passes_the_diagnostics_gate():
     from ppmlib.studies import multivariate
 

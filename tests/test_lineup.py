@@ -79,7 +79,8 @@ def test_matched_comparison_through_the_runner_is_the_2020_loop_to_the_last_bit(
 
 @pytest.mark.stan
 def test_reweighting_comparison_through_the_runner_keeps_every_seed():
-    """The 2025 study's five synthesizers as reweighting_comparison ran them before it was a lineup."""
+    """The 2025 study's five synthesizers as reweighting_comparison ran them before it was a lineup
+    (CW at its policy radius, unmatched: the matched default is tested in test_reweighting)."""
     y = ppmlib.simulate.nb_mixture(120, (100, 100), (5, 20), (0.2, 0.8), seed=6)
     s = ppmlib.seeds(8, 5)
     run = dict(m=3, sampler=TINY)
@@ -89,7 +90,8 @@ def test_reweighting_comparison_through_the_runner_keeps_every_seed():
     again = dict(tau=0.3, progress=False, **run)
     old = {"Unweighted": u, "LW": lw, "LW_final": ppmlib.reweight_to_tolerance("negbin", y, lw, seed=s[3], **again),
            "CW": cw, "CW_final": ppmlib.reweight_to_tolerance("negbin", y, cw, seed=s[4], **again)}
-    new = ppmlib.reweighting_comparison("negbin", y, cw_radius=20.0, lw_c=0.9, tau=0.3, seed=8, progress=False, **run)
+    new = ppmlib.reweighting_comparison("negbin", y, cw_radius=20.0, lw_c=0.9, tau=0.3, seed=8,
+                                       cw_match=False, progress=False, **run)
     assert_same_results(new, old)
 
 
@@ -127,3 +129,13 @@ def test_run_records_each_members_wall_time():
     assert abs(res["LW"].epsilon - 3.0) <= 0.2
     assert res["LW"].fit.X is not None and res["LW"].fit.X.shape == (120, 2)
     assert set(res.seconds) == {"Unweighted", "LW"} and all(t > 0 for t in res.seconds.values())
+
+
+@pytest.mark.stan
+def test_reweighting_comparison_matches_cw_to_lw_by_default():
+    """The default CW is matched to LW's Delta (one epsilon for the four weighted synthesizers)."""
+    y = ppmlib.simulate.nb_mixture(120, (100, 100), (5, 20), (0.2, 0.8), seed=6)
+    res = ppmlib.reweighting_comparison("negbin", y, cw_radius=20.0, lw_c=0.9, tau=0.3, seed=8, cw_rtol=0.05,
+                                        m=3, sampler=TINY, progress=False)
+    assert res["CW"].settings["g"] > 0.0                                   # the match moved CW's floor
+    assert abs(res["CW"].delta / res["LW"].delta - 1.0) <= 0.05

@@ -50,3 +50,32 @@ def test_diagnostics_warning_names_the_failing_fits_only():
     assert report.diagnostics_warning(results).startswith("WARNING: the fits of LW fail")
     assert report.diagnostics(results)["passes"].tolist() == ["yes", "NO"]
     assert report.diagnostics_warning({"Unweighted": results["Unweighted"]}) is None
+
+
+def test_measures_are_the_direct_pmse_and_identification_risk_of_the_releases(prepared):
+    from ppmlib.disclosure import identification_risk
+    from ppmlib.utility import pmse
+    rng = np.random.default_rng(4)
+    near = prepared.y + rng.normal(0, 0.01, (3, prepared.n))       # log scale, as the fits draw
+    far = prepared.y + 1.0 + rng.normal(0, 0.01, (3, prepared.n))   # e times the truth: never within 10%
+    results = {"near": fake(np.ones(prepared.n), np.ones(prepared.n)), "far": fake(np.ones(prepared.n), np.ones(prepared.n))}
+    results["near"].synthetic, results["far"].synthetic = near, far
+    table = report.measures(results, prepared, radius=0.1)
+    data = prepared.table[["region", "wage"]].reset_index(drop=True)
+    for name, synthetic in (("near", near), ("far", far)):
+        releases = [data.assign(wage=np.exp(row)) for row in synthetic]      # in dollars, the column's units
+        assert table.loc[name, "S_pMSE logit"] == pytest.approx(pmse(data, releases).summary()["S_pMSE"], rel=1e-12)
+        risk = identification_risk(data, releases, ["region"], "wage", radius=0.1).summary()
+        assert table.loc[name, ["EMR", "TMR", "FMR"]].tolist() == pytest.approx([risk["EMR"], risk["TMR"], risk["FMR"]])
+    # within 1% of the truth every record is found among its cell's matches; a shift of e^1 finds none
+    assert table.loc["near", "EMR"] > table.loc["far", "EMR"] == 0
+    for value in prepared.values:
+        assert value not in table.to_numpy()
+
+
+def test_measures_leave_out_identification_risk_without_categorical_predictors():
+    counts = prepare(pd.DataFrame({"visits": np.arange(40) % 7}), "visits", "negbin")
+    results = {"X": fake(np.ones(40), np.ones(40))}
+    results["X"].synthetic = np.tile(counts.y, (2, 1)).astype(float)        # the data itself: nothing to tell apart
+    table = report.measures(results, counts)
+    assert list(table.columns) == ["S_pMSE logit"] and table.loc["X", "S_pMSE logit"] == pytest.approx(0, abs=1e-9)

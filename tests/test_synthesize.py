@@ -236,7 +236,8 @@ def test_command_writes_release_and_report_on_a_csv(tmp_path, capsys):
     assert len(html.find_all("img")) == 4                                         # bounds, histogram, two estimands
     confidential = wages()["salary"]
     assert str(confidential.max()) not in text and str(confidential.min()) not in text  # ranks, never values
-    assert "Not yet in this report: pMSE" in text
+    measures = [t for head, t in tables.items() if "S_pMSE logit" in head]   # grade is categorical: risk too
+    assert len(measures) == 1 and "EMR" in measures[0].find("thead").get_text()
 
 
 @pytest.mark.stan
@@ -282,7 +283,7 @@ def test_cw_and_lw_final_release_their_own_synthesizer(csv, tmp_path):
 
 @pytest.mark.stan
 def test_the_real_wages_chapter_runs_on_a_csv_written_here(tmp_path):
-    from ppmlib import rerun
+    from ppmlib.book import rerun
     path = tmp_path / "mine.csv"
     wages(150, seed=5).to_csv(path, index=False)
     params = {**rerun.smoke_parameters()["real_wages.md"], "data": str(path), "column": "salary",
@@ -295,4 +296,5 @@ def test_the_real_wages_chapter_runs_on_a_csv_written_here(tmp_path):
                      for c in cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "150 records (0 dropped for missing values); design: (Intercept), grade=b, grade=c, age" in text
     assert "LW at eps 6" in text and "median P(true)" in text          # the lineup and the normal model's risk
+    assert "S_pMSE logit" in text and "EMR" in text                    # the agencies' measures (grade is categorical)
     assert not [o for c in cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]

@@ -5,13 +5,13 @@ agencies' measures.
 :func:`ppm_grid` runs the mechanism's side through ``ppmlib.lineup``: the unweighted
 synthesizer once, LW at the two ends of its scale range (its reachable epsilons), then, at every
 epsilon of the grid, LW calibrated to it and LW_final re-weighted from it where LW reaches it, and
-SW (the exponential mechanism, which reaches any epsilon) everywhere. :func:`ppmlib.peers.run`
+SW (the exponential mechanism) at every epsilon up to the unweighted fit's. :func:`ppmlib.peers.run`
 runs the peers. :func:`score` turns every set of m releases into one row of measures; :func:`claims`
 checks the chapter's statements.
 """
 from __future__ import annotations
 
-__all__ = ["Design", "ce_design", "count_design", "ppm_grid", "score", "score_all", "winners", "claims",
+__all__ = ["Design", "log_design", "ce_design", "wage_design", "count_design", "ppm_grid", "score", "score_all", "winners", "claims",
            "measures_table", "measures_by_epsilon"]
 
 from dataclasses import dataclass, field
@@ -72,23 +72,96 @@ class Design:
         return out
 
 
-def ce_design(df: pd.DataFrame, predictors, *, low: float = 7.0, high: float = 14.5, width: float = 0.25,
-              radius: float = 0.05, name: str = "CE-like") -> Design:
-    """Log income on categorical predictors (the CE chapter's design) as a :class:`Design`.
+def log_design(df: pd.DataFrame, column: str, predictors, *, low: float, high: float, width: float,
+               radius: float = 0.05, name: str, label: str | None = None) -> Design:
+    """A positive column, on the log scale, regressed on categorical predictors, as a :class:`Design`.
 
     The keys are the predictors with the levels found in the data (public code lists in a real
-    survey); the bins of log income run from ``low`` to ``high`` in steps of ``width``, fixed in
-    advance (7 to 14.5: about 1,100 to 2 million dollars; incomes outside are counted in the end
-    bins). The mechanism's model is the normal regression on the keys' one-hot design.
+    survey); the bins of the log column run from ``low`` to ``high`` in steps of ``width``, fixed in
+    advance (values outside are counted in the end bins). The mechanism's model is the normal
+    regression on the keys' one-hot design; means, quantiles and the risk radius are judged in
+    the column's units (``dollars``).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The confidential records: ``column`` (positive) and the predictors.
+    column : str
+        The synthesized column, in its own units.
+    predictors : list of str
+        The keys, treated as categorical (their values as strings).
+    low, high, width : float
+        The peers' bin edges on the log scale.
+    radius : float
+        The identification-risk radius, relative to the record's value.
+    name : str
+        The design's name in the chapter's tables.
+    label : str, optional
+        The log column's name (default "log <column>").
+
+    Returns
+    -------
+    Design
     """
     from ..design import design_matrix
     predictors = list(predictors)
+    label = label or f"log {column}"
+    missing = [c for c in [column, *predictors] if c not in df.columns]
+    if missing:
+        raise ValueError(f"the data lack columns {missing}; they have {list(df.columns)}")
+    values = _checks.finite_array(df[column].to_numpy(float), column)
+    if (values <= 0).any():   # the count, never the values
+        raise ValueError(f"{column} has {int((values <= 0).sum())} values <= 0: its log is undefined")
     keys = {p: sorted(pd.unique(df[p].astype(str))) for p in predictors}
-    data = pd.DataFrame({**{p: df[p].astype(str) for p in predictors},
-                         "log income": np.log(_checks.finite_array(df["Income"].to_numpy(float), "Income"))})
-    table = Table(keys=keys, column="log income", edges=tuple(np.arange(low, high + width / 2, width)))
+    data = pd.DataFrame({**{p: df[p].astype(str) for p in predictors}, label: np.log(values)})
+    table = Table(keys=keys, column=label, edges=tuple(np.arange(low, high + width / 2, width)))
     X = design_matrix(data, predictors, levels=keys).to_numpy()
     return Design(name, data, table, "normal", dollars=True, radius=radius, X=X)
+
+
+def ce_design(df: pd.DataFrame, predictors, *, low: float = 7.0, high: float = 14.5, width: float = 0.25,
+              radius: float = 0.05, name: str = "CE-like") -> Design:
+    """Log income on categorical predictors (the CE chapter's design): :func:`log_design` of the
+    CE-like sample's Income, its log bins from 7 to 14.5 (about 1,100 to 2 million dollars)."""
+    return log_design(df, "Income", predictors, low=low, high=high, width=width, radius=radius, name=name,
+                      label="log income")
+
+
+def wage_design(source, predictors=("region", "parttime"), *, column: str = "wage", n: int | None = 2000,
+                low: float = 3.5, high: float = 10.0, width: float = 0.25, radius: float = 0.05, seed=0,
+                name: str = "Wages") -> Design:
+    """Log wage on categorical predictors of a real wage file (the own-data chapter's data) as a
+    :class:`Design`: :func:`log_design` of the file loaded by :func:`ppmlib.synthesize.load_table`.
+
+    The default bins of log weekly wage run from 3.5 to 10 (about 33 to 22,000 dollars: the
+    CPS 1988 file's wages lie within); set them for another file before looking at its values.
+
+    Parameters
+    ----------
+    source : str, PathLike or pandas.DataFrame
+        "cps1988" or a CSV or Parquet path (:func:`ppmlib.synthesize.load_table`).
+    predictors : list of str
+        The keys (categorical; numeric columns would be matched value by value).
+    column : str
+        The wage column (positive).
+    n : int or None
+        A seeded random sample of n records (every fit and peer costs time in n); None keeps all.
+    low, high, width, radius, name
+        As for :func:`log_design`.
+    seed : int
+        Seeds the sample.
+
+    Returns
+    -------
+    Design
+    """
+    from ..synthesize import load_table
+    table = load_table(source)
+    if n is not None:
+        n = _checks.integer(n, "n", low=1)
+        if n < len(table):
+            table = table.sample(n=n, random_state=np.random.default_rng(seed)).reset_index(drop=True)
+    return log_design(table, column, predictors, low=low, high=high, width=width, radius=radius, name=name)
 
 
 def count_design(y, *, high: int = 400, width: int = 10, model: str = "negbin", radius: float = 0.05,
@@ -107,7 +180,8 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
 
     Returns (results, reachable): ``results`` maps (name, epsilon) to (Synthesis, seconds) for
     "Unweighted" (epsilon None), "LW" and "LW_final" at the epsilons LW reaches with c in
-    ``c_range`` (g = 0) and "SW" at every epsilon; ``reachable`` is LW's (lowest, highest) epsilon.
+    ``c_range`` (g = 0) and "SW" at every epsilon up to the unweighted fit's (within ``sw_rtol``;
+    above it the unweighted synthesizer already costs less); ``reachable`` is LW's (lowest, highest) epsilon.
     Each epsilon is per synthetic dataset. The Unweighted fit keeps one seed in every lineup (a
     repeated seeded fit comes from httpstan's cache on PyStan), and so does every LW fit.
     """
@@ -128,8 +202,10 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
             members += [Member("LW", "lw", base="Unweighted", match=eps, settings={"tau": tau, "c_range": tuple(c_range)}),
                         Member("LW_final", "final", base="LW", settings={"tau": tau})]
             member_seeds += [s[1], s[4 + 3 * j]]
-        members.append(Member("SW", "sw", base="Unweighted", match=eps, settings={"rtol": sw_rtol}))
-        member_seeds.append(s[5 + 3 * j])
+        # SW tempers the unweighted fit: it reaches any epsilon up to the unweighted one's, no higher
+        if eps / 2 <= ends["Unweighted"].delta * (1 + sw_rtol):
+            members.append(Member("SW", "sw", base="Unweighted", match=eps, settings={"rtol": sw_rtol}))
+            member_seeds.append(s[5 + 3 * j])
         done = run_lineup(members, design.model, design.y, seed=member_seeds, **shared)
         for name in list(done)[1:]:
             results[(name, eps)] = (done[name], done.seconds[name])

@@ -12,13 +12,13 @@ income | log expenditure, predictors):
 * **LW per variable, equal stated epsilon**: the same scheme with c matched so that its *composed*
   Delta equals LW joint's Delta: what that user must do to *state* LW joint's epsilon.
 
-:func:`comparison` runs them, :func:`privacy_table`, :func:`utility_table` and :func:`risk_table`
+:func:`comparison` runs them, :func:`privacy_table`, :func:`utility_table`, :func:`pair_pmse` and :func:`risk_table`
 summarise them, and :func:`claims` checks the chapter's statements.
 """
 from __future__ import annotations
 
 __all__ = ["NAMES", "VARIABLES", "ce_pair", "ce_conditionals", "comparison", "privacy_table", "univariate_long",
-           "pair_long", "utility_table", "interval_widths", "risk_table", "claims",
+           "pair_long", "utility_table", "interval_widths", "pair_pmse", "risk_table", "claims",
            "joint_bounds", "joint_epsilons", "joint_utility"]
 
 from typing import TYPE_CHECKING
@@ -156,6 +156,35 @@ def interval_widths(long: "pd.DataFrame", level: float = 0.95) -> "pd.DataFrame"
     grouped = long.groupby(["statistic", "source"], sort=False)["value"]
     tail = (1 - level) / 2
     return (grouped.quantile(1 - tail) - grouped.quantile(tail)).unstack("source")
+
+
+def pair_pmse(data: "pd.DataFrame", results: dict) -> "pd.DataFrame":
+    """pMSE and S_pMSE of the pair (log expenditure, log income), per synthesizer.
+
+    :func:`ppmlib.utility.pmse` with a logit on both columns and their product (so that it sees the
+    dependence, not only the two margins), each of the m synthetic datasets scored alone and averaged.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The confidential records with both :data:`VARIABLES` (:func:`ce_pair`).
+    results : dict
+        Name -> :class:`ppmlib.joint.JointSynthesis` (:func:`comparison`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by synthesizer: pMSE and S_pMSE.
+    """
+    import pandas as pd
+
+    from ..utility import pmse
+    pair = data[list(VARIABLES)].reset_index(drop=True)
+    rows = {}
+    for name, r in results.items():
+        releases = [pd.DataFrame({v: r.synthetic_of(v)[l] for v in VARIABLES}) for l in range(r.synthetic.shape[0])]
+        rows[name] = pmse(pair, releases, interactions=True).summary()
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("synthesizer")
 
 
 def risk_table(results: dict, *, H: int = 100, datasets: int = 1) -> "pd.DataFrame":
