@@ -2,7 +2,7 @@
 
 Log family income is synthesized from categorical predictors by the book's standard synthesizers
 (:mod:`ppmlib.lineup`) of one model (the finite mixture of regressions, or the normal regression as
-a baseline), shown with the CE paper's names for them (:data:`LABELS`, e.g. "LW (DPweighted)"):
+a baseline), shown with the CE paper's names for them (``LABELS``, e.g. "LW (DPweighted)"):
 
 * **Unweighted**: alpha = 1;
 * **LW (DPweighted)**: alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
@@ -66,7 +66,7 @@ def ce_lineup(*, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5, cw_c: f
     Returns
     -------
     tuple of ppmlib.lineup.Member
-        In :data:`NAMES`' order, with the CE paper's aliases.
+        In ``NAMES``' order, with the CE paper's aliases.
     """
     return ("Unweighted", _lw(c, g), _sw(rtol, max_iter),
             lineup.member("CW", radius=cw_radius, c=cw_c, g=cw_g, alias=lineup.ALIASES["CW"]),
@@ -97,7 +97,7 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
     Returns
     -------
     ppmlib.lineup.Results
-        ``{name: Synthesis}`` in the order of :data:`NAMES`; each holds (m, n) synthetic log incomes;
+        ``{name: Synthesis}`` in the order of ``NAMES``; each holds (m, n) synthetic log incomes;
         ``.labels`` gives the names with the CE paper's aliases.
     """
     members = ce_lineup(c=c, g=g, cw_radius=cw_radius, cw_c=cw_c, cw_g=cw_g, rtol=rtol, max_iter=max_iter, tau=tau)
@@ -156,9 +156,9 @@ def dollars(results: dict) -> dict:
 
 
 def utility_long(data, results: dict, *, statistics=("mean", "90th pct"), B: int = 200, seed=0) -> "pd.DataFrame":
-    """:func:`barycenter_table` of a :func:`four_synthesizers` result, its sources labelled by :data:`LABELS`.
+    """:func:`barycenter_table` of a :func:`four_synthesizers` result, its sources labelled by ``LABELS``.
 
-    The CE paper's four synthesizers (:data:`PAPER_NAMES`) take the resampling streams of
+    The CE paper's four synthesizers (``PAPER_NAMES``) take the resampling streams of
     ``barycenter_table(data, ..., seed=seed)``; any other member (LW_final) takes streams of its own
     (from ``ppmlib.seeds(seed, 2)[1]``), so adding it leaves the four's numbers as they were.
 
@@ -262,7 +262,7 @@ def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, X=None, prior:
 def cg_table(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
     """One row per (c, g): LW's Delta and epsilon beside the paper's Table 2, SW's matched a and
     Delta, and both synthesizers' barycenter median of the 90th percentile (dollars); columns
-    named with :data:`LABELS`."""
+    named with ``LABELS``."""
     import pandas as pd
 
     lw, sw = LABELS["LW"], LABELS["SW"]
@@ -281,7 +281,7 @@ def cg_table(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
 
 def cg_long(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
     """Long table of the 90th percentile's barycenter for every (c, g) and synthesizer (sources
-    labelled by :data:`LABELS`), with a column ``config`` ("(c, g)"), for the overlapping violins of Fig. 5."""
+    labelled by ``LABELS``), with a column ``config`` ("(c, g)"), for the overlapping violins of Fig. 5."""
     import pandas as pd
 
     frames = []
@@ -311,7 +311,7 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
     Each asserted claim names the quantity it tests and that quantity without the effect it is
     about (:meth:`ppmlib.Claims.add`); a claim is asserted only when every fit it is computed from
     passes the diagnostics gate (:func:`ppmlib.diagnostics.is_ok`), otherwise it is reported. The
-    paper's statements are about its four synthesizers (:data:`PAPER_NAMES`); LW_final's utility
+    paper's statements are about its four synthesizers (``PAPER_NAMES``); LW_final's utility
     beside LW's, SW's matching (it holds by construction), the paper's full (c, g) order and the
     truncation's "little different" (it holds without any truncation too) are reported.
 
