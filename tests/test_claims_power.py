@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # chapter -> the study modules whose claims it shows
 CHAPTERS = {"vector_weighted.md": ["vector_weighted.py"], "reweighting.md": ["reweighting.py"],
             "salary.md": ["reweighting.py"], "dp_definitions.md": ["dp_definitions.py"],
-            "privacy_audit.md": ["privacy_audit.py"]}
+            "privacy_audit.md": ["privacy_audit.py"], "ce_income.md": ["ce_income.py"]}
 
 
 def test_a_claim_with_power_is_asserted():
