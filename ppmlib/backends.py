@@ -33,6 +33,7 @@ import io
 import logging
 import os
 import re
+import secrets
 import sys
 import tempfile
 import warnings
@@ -411,9 +412,10 @@ def _chain_after_chain(arr: np.ndarray, chains: int) -> np.ndarray:
 
 # What httpstan leaves on disk, and ppmlib's policy. httpstan stores every seeded fit in its cache
 # (one file per chain, readable by anyone, draws of the unweighted posterior of confidential data
-# included) to serve a repeated (program, data, seed) from it; but the fit's name hashes the data
-# dict in an order that follows Python's hash seed, so another process never finds it again. ppmlib
-# keeps no fit: each chain's file is written 0600 and deleted once the draws are read. Each chain's
+# included) to serve a repeated (program, data, seed) from it. ppmlib keeps no fit: each chain's
+# file is written 0600 and deleted once the draws are read, and each process salts the fit's name,
+# since processes that share a hash seed (Dask's workers all get PYTHONHASHSEED=6640) compute the
+# same name for the same request, and one would delete the fit another is reading. Each chain's
 # Unix socket goes into a private folder of this process (emptied after every fit, removed at exit;
 # folders of processes that died are removed by the next one); a compile runs in a temporary working
 # folder, since setuptools writes build/ into the current one. Compiled models stay cached in
@@ -433,9 +435,10 @@ class _HttpstanHousekeeping:
         self.fit_names: list[str] = []
         self.socket_folder = _private_socket_folder()
         name_fit = httpstan.fits.calculate_fit_name
+        salt = secrets.token_hex(4)  # this process's own names (see the comment above)
 
         def recorded(function, model_name, kwargs):
-            name = name_fit(function, model_name, kwargs)
+            name = name_fit(function, model_name, kwargs) + salt
             self.fit_names.append(name)
             return name
 

@@ -347,11 +347,13 @@ def lineup(*members) -> tuple:
     return tuple(member(m) if isinstance(m, str) else m for m in members)
 
 
-def _check(members: tuple, kinds: Mapping) -> None:
-    seen = set()
+def _check(members: tuple, kinds: Mapping, given: Mapping = MappingProxyType({})) -> None:
+    seen = set(given)
     for m in members:
         if not isinstance(m, Member):
             raise TypeError(f"a lineup holds Member objects or standard names, got {type(m).__name__}")
+        if m.name in given:
+            raise ValueError(f"{m.name!r} is one of the given (already run) members; a member cannot take its name")
         if m.name in seen:
             raise ValueError(f"two members are called {m.name!r}; names must be unique")
         if m.kind not in kinds:
@@ -374,7 +376,7 @@ def _check(members: tuple, kinds: Mapping) -> None:
 
 
 def run(members, model: str, y, *, X=None, prior: dict | None = None, q: float = 1.0, m: int = 20,
-        sampler: Sampler | None = None, seed=0, progress: bool = True) -> Results:
+        sampler: Sampler | None = None, seed=0, progress: bool = True, given: Mapping | None = None) -> Results:
     """Run a lineup on one data set: every member in order, each seeing the ones before it.
 
     Parameters
@@ -386,6 +388,10 @@ def run(members, model: str, y, *, X=None, prior: dict | None = None, q: float =
         One integer (member j gets the j-th of ``ppmlib.seeds(seed, len(members))``), or one seed per member.
     progress : bool
         A progress bar over the members (and the calibration loops' own bars).
+    given : mapping str -> Synthesis, optional
+        Members already run elsewhere (on the same data and settings), by name: the lineup's members
+        may be built on or matched to them as to earlier members (``given={"Unweighted": u}`` lets a
+        lineup of refits share one unweighted fit). They are not run again and not in the Results.
 
     Returns
     -------
@@ -399,11 +405,11 @@ def run(members, model: str, y, *, X=None, prior: dict | None = None, q: float =
         earlier member, or a member that cannot be matched.
     """
     shared = dict(X=X, prior=prior, q=q, m=m, sampler=_sampler(sampler))
-    return execute(members, KINDS, model, y, shared, seed=seed, progress=progress)
+    return execute(members, KINDS, model, y, shared, seed=seed, progress=progress, given=given)
 
 
 def execute(members, kinds: Mapping[str, Kind], model: str, y, shared: dict, *, seed=0,
-            progress: bool = True) -> Results:
+            progress: bool = True, given: Mapping | None = None) -> Results:
     """Run a lineup with the given kinds of step: the runner behind :func:`run`, for any study.
 
     Parameters
@@ -415,7 +421,7 @@ def execute(members, kinds: Mapping[str, Kind], model: str, y, shared: dict, *, 
     model, y : the model family and the data, passed to every step in its :class:`Context`
     shared : dict
         Keywords every step sees as ``Context.run``.
-    seed, progress : as for :func:`run`
+    seed, progress, given : as for :func:`run`
 
     Returns
     -------
@@ -432,14 +438,15 @@ def execute(members, kinds: Mapping[str, Kind], model: str, y, shared: dict, *, 
     ({'Unweighted': 7, 'LW': 8}, 'LW')
     """
     members = lineup(*members)
-    _check(members, kinds)
+    given = dict(given or {})
+    _check(members, kinds, given)
     if isinstance(seed, (list, tuple)):
         member_seeds = [_checks.seed(s) for s in seed]
         if len(member_seeds) != len(members):
             raise ValueError(f"seed lists {len(member_seeds)} seeds for {len(members)} members")
     else:
         member_seeds = _split_seed(seed, len(members))
-    done = Results(lineup=members)
+    done = Results(given, lineup=members)  # the given members are seen like earlier ones ...
     bar = progress_bar(total=len(members), desc="lineup", enabled=progress)
     try:
         for spec, member_seed in zip(members, member_seeds):
@@ -451,4 +458,6 @@ def execute(members, kinds: Mapping[str, Kind], model: str, y, shared: dict, *, 
             bar.update(1)
     finally:
         bar.close()
+    for name in given:  # ... but were not run here
+        del done[name]
     return done

@@ -475,7 +475,7 @@ def run(names, data: pd.DataFrame, table: Table, epsilons, *, m: int = 20, seed=
     Parameters
     ----------
     names : list of str
-        Peers of :data:`PEERS`.
+        Peers of ``PEERS``.
     data, table, m
         As for :func:`histogram`.
     epsilons : list of float

@@ -282,16 +282,21 @@ def delta_against_formula(rows, title: str = r"LW's local $\Delta$ against its c
 # CE income chapter (issue 10) ------------------------------------------------------------------
 
 def ce_bounds(results: dict, title: str = "By-record Lipschitz bounds (bar: the maximum, Δ)"):
-    """The CE paper's Fig. 2: violins of each synthesizer's by-record bounds, its Delta in the legend."""
+    """The CE paper's Fig. 2: violins of each synthesizer's by-record bounds, its Delta in the legend.
+
+    Each synthesizer is shown by its label (``results.labels`` of a :class:`ppmlib.lineup.Results`,
+    e.g. "LW (DPweighted)"), else by its name.
+    """
+    labels = getattr(results, "labels", {})
     fig, ax = plt.subplots(figsize=(8, 4))
     parts = ax.violinplot([r.bounds for r in results.values()], showmedians=True, showextrema=False)
     for i, (name, body) in enumerate(zip(results, parts["bodies"])):
-        colour = _colour(name, i)
-        body.set_facecolor(colour)
+        body.set_facecolor(_colour(name, i))
         body.set_alpha(0.6)
-        body.set_label(f"{name}: Δ = {results[name].delta:.2f}")
+        body.set_label(f"{labels.get(name, name)}: Δ = {results[name].delta:.2f}")
         ax.hlines(results[name].delta, i + 0.75, i + 1.25, color="black", lw=1.5)
-    ax.set_xticks(range(1, len(results) + 1), list(results))
+    ax.set_xticks(range(1, len(results) + 1), [labels.get(name, name) for name in results])
+    ax.tick_params(axis="x", labelrotation=15)
     ax.set_ylabel(r"$\Delta_{\alpha, x_i}$")
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
@@ -314,9 +319,9 @@ def ce_utility(long, statistics=("mean", "90th pct"), suptitle: str = "Income in
     return fig
 
 
-def cg_violins(long, cg_long, title: str = "90th percentile of income: DPweighted against EMweighted at equal Δ"):
-    """The CE paper's Fig. 5: the data and Unweighted, then for each (c, g) the DPweighted and the
-    EMweighted violins of the 90th percentile overlapping at one position."""
+def cg_violins(long, cg_long, title: str = "90th percentile of income: LW (DPweighted) against SW (EMweighted) at equal Δ"):
+    """The CE paper's Fig. 5: the data and Unweighted, then for each (c, g) the violins of the 90th
+    percentile of the synthesizers in ``cg_long`` (LW and SW, by their labels) overlapping at one position."""
     fig, ax = plt.subplots(figsize=(10, 4.5))
     p90 = long[long["statistic"] == "90th pct"]
     fixed = [s for s in ("Data", "Unweighted") if s in set(p90["source"])]
@@ -327,11 +332,11 @@ def cg_violins(long, cg_long, title: str = "90th percentile of income: DPweighte
         body.set_alpha(0.6)
     configs = list(dict.fromkeys(cg_long["config"]))
     for j, config in enumerate(configs):
-        for source in ("DPweighted", "EMweighted"):
+        for source in dict.fromkeys(cg_long["source"]):
             values = cg_long.loc[(cg_long["config"] == config) & (cg_long["source"] == source), "value"]
             body = ax.violinplot([values], positions=[len(fixed) + j + 1], showmedians=True,
                                  showextrema=False)["bodies"][0]
-            body.set_facecolor(PALETTE[source])
+            body.set_facecolor(_colour(source, j))
             body.set_alpha(0.45)
             if j == 0:
                 body.set_label(source)

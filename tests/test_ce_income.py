@@ -137,3 +137,57 @@ def test_dominated_pairs_are_the_configurations_with_ordered_weights():
     for i, j in pairs:                                   # the definition, checked on a grid of risks
         (ci, gi), (cj, gj) = configs[i], configs[j]
         assert np.all(ppmlib.risk_to_weight(r, ci, gi) >= ppmlib.risk_to_weight(r, cj, gj))
+
+
+# --- the claims: their nulls and the diagnostics gate -------------------------------------------
+
+GOOD = {"max_rhat": 1.001, "min_ess_bulk": 800.0, "min_ess_tail": 700.0, "divergences": 0}
+BAD = {**GOOD, "min_ess_tail": 120.0}
+
+
+def _claim_inputs(cw_diag=GOOD):
+    from types import SimpleNamespace
+    deltas = {"Unweighted": 12.0, "LW": 3.0, "SW": 3.1, "CW": 4.0, "LW_final": 3.05}
+    results = {k: SimpleNamespace(delta=v, diagnostics=cw_diag if k == "CW" else GOOD) for k, v in deltas.items()}
+    p90 = {"Data": 100.0, "Unweighted": 101.0, "LW": 98.0, "SW": 90.0, "CW": 95.0, "LW_final": 99.0}
+    long = pd.DataFrame([{"source": ce_income.LABELS.get(k, k), "statistic": "90th pct", "value": v + e}
+                         for k, v in p90.items() for e in (-1.0, 0.0, 1.0)])
+    trunc = pd.DataFrame({"Delta": [3.0, 2.85]}, index=pd.Index([1.0, 0.9], name="q"))
+    lw, sw = ce_income.LABELS["LW"], ce_income.LABELS["SW"]
+    cg = pd.DataFrame({"c": [0.7, 0.5], "g": [0.0, 0.0], f"Delta {lw}": [3.0, 2.2],
+                       f"90th pct {lw}": [98.0, 96.0], f"90th pct {sw}": [90.0, 85.0], "90th pct data": [100.0, 100.0]})
+    sweep = [{"LW": results["LW"]}, {"LW": SimpleNamespace(diagnostics=GOOD)}]
+    return results, long, trunc, cg, sweep
+
+
+def test_claims_state_their_nulls_and_assert_only_with_power():
+    results, long, trunc, cg, sweep = _claim_inputs()
+    claims = ce_income.claims(results, long, trunc, cg, rtol=0.05, truncation_tol=0.15, sweep=sweep)
+    rows = {r["claim"]: r for r in claims.rows}
+    ratio = rows["Unweighted's Delta far above the three weighted synthesizers'"]
+    assert (ratio["holds"], ratio["checked"], ratio["power"], ratio["null"]) == (True, True, True, 1.0)  # 12 / 4 = 3
+    cw = rows[f"{ce_income.LABELS['CW']} further from the data's 90th percentile than {ce_income.LABELS['LW']}"]
+    assert (cw["holds"], cw["checked"], cw["null"]) == (True, True, 0.0)   # |95 - 100| - |98 - 100| = 3 > 0
+    fall = rows["Delta falls when the scale c falls at a fixed shift g, or g falls at a fixed c"]
+    assert (fall["holds"], fall["checked"]) == (True, True) and "smallest fall 0.80" in fall["ours"]
+    # "little different" holds without any truncation too: reported, with its null shown
+    trunc_row = rows["truncating draws at q = 0.9 changes Delta by less than 15%"]
+    assert (trunc_row["holds"], trunc_row["checked"], trunc_row["power"]) == (True, False, False)
+    matched = rows[f"{ce_income.LABELS['SW']}'s Delta equals {ce_income.LABELS['LW']}'s (matched)"]
+    assert matched["checked"] is False    # by construction
+    assert rows["every fit passes the diagnostics gate"]["ours"] == "yes"
+    claims.finish(check_claims=True)
+
+
+def test_claims_on_a_fit_that_fails_the_gate_are_reported():
+    results, long, trunc, cg, sweep = _claim_inputs(cw_diag=BAD)
+    claims = ce_income.claims(results, long, trunc, cg, rtol=0.05, sweep=sweep)
+    checked = {r["claim"]: r["checked"] for r in claims.rows}
+    lw, cw = ce_income.LABELS["LW"], ce_income.LABELS["CW"]
+    assert not checked[f"{cw}'s Delta above {lw}'s"]
+    assert not checked["Unweighted's Delta far above the three weighted synthesizers'"]   # CW is one of the three
+    assert checked[f"{ce_income.LABELS['SW']} further from the data's 90th percentile than {lw}"]  # SW and LW pass
+    assert claims.rows[0]["ours"].startswith(f"no: {cw}")
+    # without the map's fits the map's claim is reported
+    assert not {r["claim"]: r["checked"] for r in ce_income.claims(results, long, trunc, cg, rtol=0.05).rows}[
+        "Delta falls when the scale c falls at a fixed shift g, or g falls at a fixed c"]

@@ -22,3 +22,12 @@ def test_claims_finish_asserts_only_when_asked():
     assert list(c.finish(False)["reproduced?"]) == ["yes", "NO"]
     with pytest.raises(AssertionError, match="claims not reproduced: fails"):
         c.finish(True)
+
+
+def test_the_claims_table_shows_every_sentence_in_full():
+    sentence = "LW's local bounds lie far below the Unweighted ones at every size of database we tried"
+    c = ppmlib.Claims()
+    c.add(sentence, "App. D", "LW 95th pct 2.10 < Unweighted 5th pct 3.40 over two hundred databases", True)
+    table = c.finish(False)
+    assert sentence in table._repr_html_() and sentence in repr(table)   # pandas alone cuts at 50 characters
+    assert type(table[["claim"]]).__name__ == "DataFrame"                # a slice is an ordinary frame

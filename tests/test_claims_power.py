@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = {"vector_weighted.md": ["vector_weighted.py"], "reweighting.md": ["reweighting.py"],
             "salary.md": ["reweighting.py"], "dp_definitions.md": ["dp_definitions.py"],
             "privacy_audit.md": ["privacy_audit.py"], "asymptotic_dp.md": ["asymptotic_dp.py"],
-            "attribute_risk.md": ["attribute_risk.py"]}
+            "attribute_risk.md": ["attribute_risk.py"], "ce_income.md": ["ce_income.py"]}
 
 
 def test_a_claim_with_power_is_asserted():

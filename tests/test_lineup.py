@@ -38,6 +38,18 @@ def test_unknown_standard_name_lists_the_choices():
         lu.member("DPweighted")
 
 
+def test_given_members_are_seen_as_earlier_ones_but_not_run_or_returned():
+    # each step reports its base's value and its own seed, so the output shows what the step saw
+    echo = {"unweighted": lu.Kind(lambda m, ctx: ("ran", ctx.seed)),
+            "lw": lu.Kind(lambda m, ctx: (ctx.done[m.base], ctx.seed), needs_base=True)}
+    out = lu.execute(["LW"], echo, "poisson", [1, 2], {}, seed=[8], progress=False, given={"Unweighted": "u"})
+    assert dict(out) == {"LW": ("u", 8)} and list(out.seconds) == ["LW"]
+    with pytest.raises(ValueError, match="built on 'Unweighted', which is not an earlier member"):
+        lu.execute(["LW"], echo, "poisson", [1, 2], {}, progress=False)
+    with pytest.raises(ValueError, match="'Unweighted' is one of the given"):
+        lu.execute(["Unweighted"], echo, "poisson", [1, 2], {}, progress=False, given={"Unweighted": "u"})
+
+
 # --- the runner against the studies' own loops ----------------------------------------------
 
 def assert_same_results(new, old):

@@ -27,7 +27,7 @@ NOT_LINEUPS = {("ppmlib.studies.asymptotic_dp", "exact_database"):
                "its k search is the root finder on exact Delta, as in the audit, with no Synthesis built"}
 
 # studies being moved onto the runner on their own branches (issue 19); strict: remove the mark once they are
-MIGRATING = {"ppmlib.studies.ce_income": "helper ce22 moves ce_income onto ppmlib.lineup"}
+MIGRATING = {}
 
 STUDY_MODULES = sorted(f"ppmlib.studies.{p.stem}" for p in (ROOT / "ppmlib" / "studies").glob("*.py")
                        if not p.stem.startswith("_"))

@@ -175,3 +175,21 @@ def test_connect_timeout_must_be_positive():
 
 def test_a_real_scheduler_address_still_answers(client):
     assert map_jobs(slow_square, range(4), client=client.scheduler.address, progress=False, connect_timeout=20) == [0, 1, 4, 9]
+
+
+def seeded_fit_name(_=None):
+    """The name httpstan would store a seeded fit under in this worker (ppmlib's housekeeping on)."""
+    import httpstan.fits
+    if backends._HOUSEKEEPING is None:
+        backends._HOUSEKEEPING = backends._HttpstanHousekeeping()
+    name = httpstan.fits.calculate_fit_name("hmc_nuts_diag_e_adapt", "models/abc", {"random_seed": 1})
+    backends._HOUSEKEEPING.fit_names.clear()
+    return name
+
+
+@pytest.mark.stan
+def test_workers_never_share_a_seeded_fit_name(client):
+    # Dask gives every worker the same hash seed, so httpstan alone names one request alike in all
+    # of them, and a worker that deletes its fit deletes the one another worker is still reading
+    names = list(client.run(seeded_fit_name).values())
+    assert len(names) == 2 and names[0] != names[1]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 __all__ = ["Claims"]
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -139,7 +140,7 @@ class Claims:
                            "ours": [r["ours"] for r in self.rows],
                            "without the effect": [null_text(r) for r in self.rows],
                            "reproduced?": [verdict(r) for r in self.rows]})
-        return df
+        return _full_width_table()(df)
 
     def check(self) -> None:
         """Raise AssertionError naming every checked claim that does not hold."""
@@ -173,3 +174,25 @@ class Claims:
         if check_claims:
             self.check()
         return self.table()
+
+
+@functools.cache
+def _full_width_table() -> type:
+    """A DataFrame type that shows its cells in full: pandas cuts every cell at 50 characters
+    (``display.max_colwidth``), which would cut a claim's sentence in the book's tables."""
+    import pandas as pd
+
+    class ClaimsTable(pd.DataFrame):
+        @property
+        def _constructor(self):
+            return pd.DataFrame  # a slice or a computation on the table is an ordinary frame
+
+        def _repr_html_(self):
+            with pd.option_context("display.max_colwidth", None):
+                return super()._repr_html_()
+
+        def __repr__(self):
+            with pd.option_context("display.max_colwidth", None):
+                return super().__repr__()
+
+    return ClaimsTable

@@ -1,37 +1,39 @@
 """The CE income application (CE paper, sections 3.1-4.3 and Appendix 6.1; the book's CE income chapter).
 
-Log family income is synthesized from categorical predictors by four synthesizers of one model
-(the finite mixture of regressions, or the normal regression as a baseline):
+Log family income is synthesized from categorical predictors by the book's standard synthesizers
+(:mod:`ppmlib.lineup`) of one model (the finite mixture of regressions, or the normal regression as
+a baseline), shown with the CE paper's names for them (``LABELS``, e.g. "LW (DPweighted)"):
 
 * **Unweighted**: alpha = 1;
-* **DPweighted**: LW weights alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
+* **LW (DPweighted)**: alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
   max_s abs(f_s(y_i)) of the unweighted fit (:func:`ppmlib.lw_weights`);
-* **EMweighted**: one scalar weight a for every record (the exponential mechanism with the
-  log-likelihood as utility), a found by :func:`ppmlib.mechanism.match_sw` so that its Delta matches
-  DPweighted's;
-* **Countweighted**: CW weights alpha_i = clip(c (1 - IR_i) + g, 0, 1), IR_i the share of records whose
+* **SW (EMweighted)**: one scalar weight a for every record (the exponential mechanism with the
+  log-likelihood as utility), a found by :func:`ppmlib.mechanism.match_sw` so that its Delta matches LW's;
+* **CW (Countweighted)**: alpha_i = clip(c (1 - IR_i) + g, 0, 1), IR_i the share of records whose
   log income lies outside a radius of record i's (:func:`ppmlib.cw_weights`), with its own Delta
-  (the CE paper does not match it).
+  (the CE paper does not match it);
+* **LW_final**: LW re-weighted at equal Delta (the 2025 paper's Algorithm 1,
+  :func:`ppmlib.reweight_to_tolerance`), which the CE paper did not have.
 
-:func:`four_synthesizers` runs them, :func:`truncation_sweep` the draw truncation of section 3.1,
-:func:`cg_sweep` the risk-utility map of section 4.3, :func:`barycenter_table` the paper's
-utility (the Wasserstein barycenter of the m datasets' resampling distributions) and
+:func:`four_synthesizers` runs them as one lineup, :func:`truncation_sweep` the draw truncation
+of section 3.1, :func:`cg_sweep` the risk-utility map of section 4.3, :func:`barycenter_table` the
+paper's utility (the Wasserstein barycenter of the m datasets' resampling distributions) and
 :func:`claims` checks the paper's statements on the results.
 """
 from __future__ import annotations
 
-__all__ = ["NAMES", "PAPER_CG_DELTAS", "four_synthesizers", "barycenter", "barycenter_table",
-           "resampled_statistic", "dollars", "truncation_sweep", "truncation_table", "cg_sweep", "cg_table",
-           "cg_long", "model_table", "dominated_pairs", "claims"]
+__all__ = ["NAMES", "PAPER_NAMES", "LABELS", "PAPER_CG_DELTAS", "ce_lineup", "four_synthesizers", "barycenter",
+           "barycenter_table", "resampled_statistic", "dollars", "utility_long", "truncation_sweep",
+           "truncation_table", "cg_sweep", "cg_table", "cg_long", "model_table", "dominated_pairs", "claims"]
 
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _checks
+from .. import _checks, lineup
 from ..book.claims import Claims
 from ..lipschitz import epsilon, truncated_bounds
-from ..mechanism import Synthesis, match_sw, synthesizer
+from ..mechanism import Synthesis
 from ..posterior import Sampler
 from ..progress import progress_bar
 from ..seeding import seeds
@@ -40,16 +42,42 @@ from ..utility import STATISTICS, bootstrap, centre
 if TYPE_CHECKING:
     import pandas as pd
 
-NAMES = ("Unweighted", "DPweighted", "EMweighted", "Countweighted")
-# the CE paper's Table 2: Delta of DPweighted on the real CE data for each (c, g)
+# the CE paper's four synthesizers, in the order they run (so each keeps its seed), then the addition
+PAPER_NAMES = ("Unweighted", "LW", "SW", "CW")
+NAMES = PAPER_NAMES + ("LW_final",)
+#: how tables and figures show each synthesizer: the book's name with the CE paper's alias
+LABELS = {name: lineup.member(name, alias=lineup.ALIASES.get(name)).label for name in NAMES}
+# the CE paper's Table 2: Delta of DPweighted (LW) on the real CE data for each (c, g)
 PAPER_CG_DELTAS = {(0.7, 0.0): 10.10, (0.6, 0.0): 8.16, (0.6, -0.1): 7.30, (0.5, 0.0): 6.09, (0.5, -0.1): 5.71}
+
+
+def _lw(c: float, g: float) -> lineup.Member:
+    return lineup.member("LW", c=c, g=g, alias=lineup.ALIASES["LW"])
+
+
+def _sw(rtol: float, max_iter: int) -> lineup.Member:
+    return lineup.member("SW", rtol=rtol, max_iter=max_iter, alias=lineup.ALIASES["SW"])
+
+
+def ce_lineup(*, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5, cw_c: float = 1.0, cw_g: float = 0.0,
+              rtol: float = 0.05, max_iter: int = 12, tau: float = 0.15) -> tuple:
+    """The chapter's lineup: Unweighted, LW, SW matched to LW's Delta, CW, and LW_final (see :func:`four_synthesizers`).
+
+    Returns
+    -------
+    tuple of ppmlib.lineup.Member
+        In ``NAMES``' order, with the CE paper's aliases.
+    """
+    return ("Unweighted", _lw(c, g), _sw(rtol, max_iter),
+            lineup.member("CW", radius=cw_radius, c=cw_c, g=cw_g, alias=lineup.ALIASES["CW"]),
+            lineup.member("LW_final", tau=tau))
 
 
 def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5,
                       cw_c: float = 1.0, cw_g: float = 0.0, prior: dict | None = None, rtol: float = 0.05,
-                      max_iter: int = 12, m: int = 20, seed: int = 0, progress: bool = True,
-                      sampler: Sampler | None = None) -> dict:
-    """Unweighted, DPweighted, EMweighted and Countweighted on one data set (CE paper, section 4.2).
+                      max_iter: int = 12, tau: float = 0.15, m: int = 20, seed: int = 0, progress: bool = True,
+                      sampler: Sampler | None = None) -> lineup.Results:
+    """The CE paper's four synthesizers (section 4.2) and LW_final on one data set, run as one lineup.
 
     Parameters
     ----------
@@ -57,33 +85,23 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
     y : (n,) log income
     X : (n, P) design matrix (see :func:`ppmlib.design_matrix`)
     prior : the family's prior settings (for the mixture: K, dirichlet_concentration, ...)
-    c, g : DPweighted's LW scale and shift
-    cw_radius, cw_c, cw_g : Countweighted's radius on the log scale (a ball of incomes within a
+    c, g : LW's (DPweighted's) scale and shift
+    cw_radius, cw_c, cw_g : CW's (Countweighted's) radius on the log scale (a ball of incomes within a
         factor exp(+-radius) of the record's), scale and shift
-    rtol, max_iter : how closely EMweighted's Delta must match DPweighted's, in how many refits
-    m, seed : synthetic datasets per synthesizer; one seed for everything
-    sampler : the NUTS settings (:class:`ppmlib.Sampler`), passed on to every :func:`ppmlib.synthesizer`
+    rtol, max_iter : how closely SW's (EMweighted's) Delta must match LW's, in how many refits
+    tau : LW_final's absolute tolerance on Delta (it re-weights LW at LW's Delta, within tau)
+    m, seed : synthetic datasets per synthesizer; one seed for everything (member j gets the j-th of
+        ``ppmlib.seeds(seed, 5)``, so the paper's four keep their seeds with LW_final appended)
+    sampler : the NUTS settings (:class:`ppmlib.Sampler`), passed on to every fit
 
     Returns
     -------
-    dict
-        ``{name: Synthesis}`` in the order Unweighted, DPweighted, EMweighted, Countweighted; each holds
-        (m, n) synthetic log incomes.
+    ppmlib.lineup.Results
+        ``{name: Synthesis}`` in the order of ``NAMES``; each holds (m, n) synthetic log incomes;
+        ``.labels`` gives the names with the CE paper's aliases.
     """
-    run = dict(X=X, prior=prior, m=m, sampler=sampler)
-    s = seeds(seed, 4)
-    bar = progress_bar(total=4, desc="four synthesizers", enabled=progress)
-    unweighted = synthesizer(model, y, "unweighted", seed=s[0], name="Unweighted", **run)
-    bar.update(1)
-    dp = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=s[1], name="DPweighted", **run)
-    bar.update(1)
-    em = match_sw(model, y, dp.delta, unweighted.delta, seed=s[2], rtol=rtol, max_iter=max_iter, progress=False,
-                  name="EMweighted", **run)
-    bar.update(1)
-    cw = synthesizer(model, y, "cw", radius=cw_radius, c=cw_c, g=cw_g, seed=s[3], name="Countweighted", **run)
-    bar.update(1)
-    bar.close()
-    return dict(zip(NAMES, (unweighted, dp, em, cw)))
+    members = ce_lineup(c=c, g=g, cw_radius=cw_radius, cw_c=cw_c, cw_g=cw_g, rtol=rtol, max_iter=max_iter, tau=tau)
+    return lineup.run(members, model, y, X=X, prior=prior, m=m, sampler=sampler, seed=seed, progress=progress)
 
 
 def resampled_statistic(datasets, statistic: str, B: int, seed) -> np.ndarray:
@@ -137,6 +155,36 @@ def dollars(results: dict) -> dict:
     return {name: np.exp(r.synthetic) for name, r in results.items()}
 
 
+def utility_long(data, results: dict, *, statistics=("mean", "90th pct"), B: int = 200, seed=0) -> "pd.DataFrame":
+    """:func:`barycenter_table` of a :func:`four_synthesizers` result, its sources labelled by ``LABELS``.
+
+    The CE paper's four synthesizers (``PAPER_NAMES``) take the resampling streams of
+    ``barycenter_table(data, ..., seed=seed)``; any other member (LW_final) takes streams of its own
+    (from ``ppmlib.seeds(seed, 2)[1]``), so adding it leaves the four's numbers as they were.
+
+    Parameters
+    ----------
+    data : (n,) the confidential incomes in dollars
+    results : dict name -> Synthesis, synthetic log incomes
+    statistics, B, seed : as for :func:`barycenter_table`
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns source ("Data" and the labels), statistic, value.
+    """
+    import pandas as pd
+
+    incomes = dollars(results)
+    paper = {LABELS[n]: incomes[n] for n in PAPER_NAMES if n in incomes}
+    others = {LABELS.get(n, n): sets for n, sets in incomes.items() if n not in PAPER_NAMES}
+    long = barycenter_table(data, paper, statistics=statistics, B=B, seed=seed)
+    if not others:
+        return long
+    added = barycenter_table(data, others, statistics=statistics, B=B, seed=seeds(seed, 2)[1])
+    return pd.concat([long, added[added["source"] != "Data"]], ignore_index=True)
+
+
 def truncation_sweep(result: Synthesis, q_values, *, m: int, seed: int = 0) -> dict:
     """Delta and synthetic data of one weighted fit with its draws truncated at each q (section 3.1).
 
@@ -175,62 +223,70 @@ def truncation_table(sweep: dict, data, *, B: int = 200, seed=0) -> "pd.DataFram
 def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, X=None, prior: dict | None = None,
              done: dict | None = None, rtol: float = 0.05, max_iter: int = 12, m: int = 20, seed: int = 0,
              progress: bool = True, sampler: Sampler | None = None) -> list:
-    """The risk-utility map (CE paper, section 4.3): DPweighted at each (c, g), and EMweighted
-    matched to its Delta.
+    """The risk-utility map (CE paper, section 4.3): LW (DPweighted) at each (c, g), and SW
+    (EMweighted) matched to its Delta, each pair a lineup run on the one unweighted fit.
 
-    ``unweighted`` is the unweighted Synthesis whose log-likelihood sets the LW risks. ``done``
-    (optional) is a :func:`four_synthesizers` result: its DPweighted and EMweighted are reused for
-    the configuration equal to DPweighted's own (c, g) instead of being refitted. Returns a list
-    of ``{"c", "g", "DPweighted": Synthesis, "EMweighted": Synthesis}``, in the given order.
-    ``sampler`` (the NUTS settings, a :class:`ppmlib.Sampler`) is passed on to :func:`ppmlib.synthesizer`.
+    Parameters
+    ----------
+    model, y, X, prior, m, sampler : as for :func:`four_synthesizers`
+    unweighted : Synthesis
+        The unweighted synthesizer whose log-likelihood sets the LW risks (given to every run).
+    cg_configs : sequence of (c, g)
+    done : dict, optional
+        A :func:`four_synthesizers` result: its LW and SW are reused for the configuration equal to
+        LW's own (c, g) instead of being refitted.
+    rtol, max_iter : how closely SW's Delta must match LW's, in how many refits
+    seed : configuration j's LW and SW get seeds 2j and 2j + 1 of ``ppmlib.seeds(seed, 2 * len(cg_configs))``
+
+    Returns
+    -------
+    list of dict
+        ``{"c", "g", "LW": Synthesis, "SW": Synthesis}``, in the given order.
     """
-    run = dict(X=X, prior=prior, m=m, sampler=sampler)
     reuse = {}
     if done is not None:
-        reuse[(float(done["DPweighted"].settings["c"]), float(done["DPweighted"].settings["g"]))] = done
+        reuse[(float(done["LW"].settings["c"]), float(done["LW"].settings["g"]))] = done
     out = []
     configs = [tuple(map(float, cg)) for cg in cg_configs]
-    for (c, g), (s_dp, s_em) in progress_bar(list(zip(configs, np.reshape(seeds(seed, 2 * len(configs)), (-1, 2)))),
-                                             desc="(c, g) configurations", enabled=progress):
+    for (c, g), pair_seeds in progress_bar(list(zip(configs, np.reshape(seeds(seed, 2 * len(configs)), (-1, 2)))),
+                                           desc="(c, g) configurations", enabled=progress):
         if (c, g) in reuse:
-            out.append({"c": c, "g": g, "DPweighted": reuse[(c, g)]["DPweighted"],
-                        "EMweighted": reuse[(c, g)]["EMweighted"]})
+            out.append({"c": c, "g": g, "LW": reuse[(c, g)]["LW"], "SW": reuse[(c, g)]["SW"]})
             continue
-        dp = synthesizer(model, y, "lw", base=unweighted, c=c, g=g, seed=int(s_dp), name="DPweighted", **run)
-        em = match_sw(model, y, dp.delta, unweighted.delta, seed=int(s_em), rtol=rtol, max_iter=max_iter,
-                      progress=False, name="EMweighted", **run)
-        out.append({"c": c, "g": g, "DPweighted": dp, "EMweighted": em})
+        pair = lineup.run([_lw(c, g), _sw(rtol, max_iter)], model, y, X=X, prior=prior, m=m, sampler=sampler,
+                          seed=[int(s) for s in pair_seeds], progress=False, given={"Unweighted": unweighted})
+        out.append({"c": c, "g": g, **pair})
     return out
 
 
 def cg_table(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
-    """One row per (c, g): DPweighted's Delta and epsilon beside the paper's Table 2, EMweighted's
-    matched a and Delta, and both synthesizers' barycenter median of the 90th percentile (dollars)."""
+    """One row per (c, g): LW's Delta and epsilon beside the paper's Table 2, SW's matched a and
+    Delta, and both synthesizers' barycenter median of the 90th percentile (dollars); columns
+    named with ``LABELS``."""
     import pandas as pd
 
+    lw, sw = LABELS["LW"], LABELS["SW"]
     rows = []
     for row, stream in zip(sweep, seeds(seed, len(sweep))):
-        dp, em = row["DPweighted"], row["EMweighted"]
-        long = barycenter_table(data, {"DP": np.exp(dp.synthetic), "EM": np.exp(em.synthetic)},
+        long = barycenter_table(data, {lw: np.exp(row["LW"].synthetic), sw: np.exp(row["SW"].synthetic)},
                                 statistics=("90th pct",), B=B, seed=stream)
         p90 = long.groupby("source")["value"].median()
         paper = PAPER_CG_DELTAS.get((row["c"], row["g"]), np.nan)
-        rows.append({"c": row["c"], "g": row["g"], "Delta DPweighted": dp.delta, "epsilon = 2 Delta": dp.epsilon,
+        rows.append({"c": row["c"], "g": row["g"], f"Delta {lw}": row["LW"].delta, "epsilon = 2 Delta": row["LW"].epsilon,
                      "paper's Delta (real CE)": paper, "paper's epsilon": 2 * paper,
-                     "EMweighted a": em.calibration["value"], "Delta EMweighted": em.delta,
-                     "90th pct DPweighted": p90["DP"], "90th pct EMweighted": p90["EM"], "90th pct data": p90["Data"]})
+                     f"{sw} a": row["SW"].calibration["value"], f"Delta {sw}": row["SW"].delta,
+                     f"90th pct {lw}": p90[lw], f"90th pct {sw}": p90[sw], "90th pct data": p90["Data"]})
     return pd.DataFrame(rows)
 
 
 def cg_long(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
-    """Long table of the 90th percentile's barycenter for every (c, g) and synthesizer, with a
-    column ``config`` ("(c, g)"), for the overlapping violins of Fig. 5."""
+    """Long table of the 90th percentile's barycenter for every (c, g) and synthesizer (sources
+    labelled by ``LABELS``), with a column ``config`` ("(c, g)"), for the overlapping violins of Fig. 5."""
     import pandas as pd
 
     frames = []
     for row, stream in zip(sweep, seeds(seed, len(sweep))):
-        long = barycenter_table(data, {"DPweighted": np.exp(row["DPweighted"].synthetic),
-                                       "EMweighted": np.exp(row["EMweighted"].synthetic)},
+        long = barycenter_table(data, {LABELS[n]: np.exp(row[n].synthetic) for n in ("LW", "SW")},
                                 statistics=("90th pct",), B=B, seed=stream)
         frames.append(long[long["source"] != "Data"].assign(config=f"({row['c']:g}, {row['g']:g})"))
     return pd.concat(frames, ignore_index=True)
@@ -249,42 +305,106 @@ def dominated_pairs(configs) -> list:
 
 
 def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rtol: float,
-           truncation_tol: float = 0.15, into: Claims | None = None) -> Claims:
+           truncation_tol: float = 0.15, sweep: list | None = None, into: Claims | None = None) -> Claims:
     """The CE paper's statements (sections 3.1, 4.2, 4.3) checked on this chapter's results.
 
-    ``results`` from :func:`four_synthesizers`; ``long`` the barycenter table of their incomes
-    in dollars (with "Data"); ``trunc`` from :func:`truncation_table`; ``cg`` from :func:`cg_table`
-    (columns c, g, Delta DPweighted, and the 90th percentiles). ``rtol`` is the EM matching
-    tolerance; ``truncation_tol`` the largest relative change of Delta that counts as "little
-    different", asserted at the mildest truncation (the largest q below 1).
+    Each asserted claim names the quantity it tests and that quantity without the effect it is
+    about (:meth:`ppmlib.Claims.add`); a claim is asserted only when every fit it is computed from
+    passes the diagnostics gate (:func:`ppmlib.diagnostics.is_ok`), otherwise it is reported. The
+    paper's statements are about its four synthesizers (``PAPER_NAMES``); LW_final's utility
+    beside LW's, SW's matching (it holds by construction), the paper's full (c, g) order and the
+    truncation's "little different" (it holds without any truncation too) are reported.
+
+    Parameters
+    ----------
+    results : ppmlib.lineup.Results
+        From :func:`four_synthesizers`.
+    long : pandas.DataFrame
+        From :func:`utility_long` (their incomes in dollars, with "Data").
+    trunc : pandas.DataFrame
+        From :func:`truncation_table`.
+    cg : pandas.DataFrame
+        From :func:`cg_table`.
+    rtol : float
+        SW's matching tolerance.
+    truncation_tol : float
+        The largest relative change of Delta that counts as "little different", at the mildest
+        truncation (the largest q below 1).
+    sweep : list, optional
+        From :func:`cg_sweep`: the map's LW fits, whose diagnostics gate the map's claim (without
+        it the map's claim is reported).
+    into : ppmlib.Claims, optional
+        The table to add to (a new one by default).
+
+    Returns
+    -------
+    ppmlib.Claims
     """
+    from ..diagnostics import is_ok
+
     c = into if into is not None else Claims()
     d = {k: r.delta for k, r in results.items()}
-    ratio = d["Unweighted"] / max(d[k] for k in NAMES[1:])
-    c.add("Unweighted's Delta far above the three weighted synthesizers'",
-          "sec. 4.2, Fig. 2: Unweighted clearly highest", f"Unweighted / largest weighted = {ratio:.1f}", ratio > 2)
-    c.add("Countweighted's Delta above DPweighted's", "sec. 4.2, Fig. 2: CW 'only slightly higher' than DPweighted",
-          f"{d['Countweighted']:.2f} vs {d['DPweighted']:.2f}", d["Countweighted"] > d["DPweighted"])
-    gap = abs(d["EMweighted"] / d["DPweighted"] - 1)
-    c.add("EMweighted's Delta equals DPweighted's (matched)", "sec. 4.2: EM set to DPweighted's Delta",
-          f"gap {100 * gap:.1f}% (tolerance {100 * rtol:.0f}%)", gap <= rtol)
+    passes = {k: is_ok(r.diagnostics) for k, r in results.items()}
+    lw, sw, cw = LABELS["LW"], LABELS["SW"], LABELS["CW"]
+    failing = [LABELS.get(k, k) for k, ok in passes.items() if not ok]
+    c.add("every fit passes the diagnostics gate", "R-hat < 1.01, bulk and tail ESS >= 400, no divergences",
+          "yes" if not failing else f"no: {', '.join(failing)}; the claims computed from them are reported, not asserted",
+          not failing, checked=False)
+    weighted = PAPER_NAMES[1:]
+    ratio = d["Unweighted"] / max(d[k] for k in weighted)
+    # without the weights every synthesizer would be the unweighted one: a ratio of 1
+    c.add("Unweighted's Delta far above the three weighted synthesizers'", "sec. 4.2, Fig. 2: Unweighted clearly highest",
+          f"Unweighted / largest weighted = {ratio:.1f}", lambda v: v > 2, value=ratio, null=1.0,
+          checked=all(passes[k] for k in PAPER_NAMES))
+    c.add(f"{cw}'s Delta above {lw}'s", "sec. 4.2, Fig. 2: CW 'only slightly higher' than DPweighted",
+          f"{d['CW']:.2f} vs {d['LW']:.2f}", lambda v: v > 0, value=d["CW"] - d["LW"], null=0.0,
+          checked=passes["CW"] and passes["LW"])
+    gap = abs(d["SW"] / d["LW"] - 1)
+    c.add(f"{sw}'s Delta equals {lw}'s (matched)", "sec. 4.2: EM set to DPweighted's Delta",
+          f"gap {100 * gap:.1f}% (tolerance {100 * rtol:.0f}%; by construction: the search stops only there)",
+          gap <= rtol, checked=False)
     p90 = centre(long).loc["90th pct"]
-    err = {k: abs(float(p90[k]) - float(p90["Data"])) for k in NAMES}
-    c.add("EMweighted further from the data's 90th percentile than DPweighted",
-          "sec. 4.2, Fig. 4: DPweighted better than EMweighted",
-          f"|gap| EM ${err['EMweighted']:,.0f} vs DP ${err['DPweighted']:,.0f}", err["EMweighted"] > err["DPweighted"])
-    c.add("Countweighted further from the data's 90th percentile than DPweighted",
-          "sec. 4.2, Fig. 4: CW's utility worse, 'especially … the 90th quantile'",
-          f"|gap| CW ${err['Countweighted']:,.0f} vs DP ${err['DPweighted']:,.0f}",
-          err["Countweighted"] > err["DPweighted"])
-    deltas = cg["Delta DPweighted"].to_numpy()
+    err = {k: abs(float(p90[LABELS[k]]) - float(p90["Data"])) for k in results}
+    # without the effect the two synthesizers would sit equally far from the data: a difference of 0
+    for name, paper in (("SW", "sec. 4.2, Fig. 4: DPweighted better than EMweighted"),
+                        ("CW", "sec. 4.2, Fig. 4: CW's utility worse, 'especially … the 90th quantile'")):
+        c.add(f"{LABELS[name]} further from the data's 90th percentile than {lw}", paper,
+              f"|gap| {name} ${err[name]:,.0f} vs LW ${err['LW']:,.0f}", lambda v: v > 0,
+              value=err[name] - err["LW"], null=0.0, checked=passes[name] and passes["LW"])
+    if "LW_final" in results:
+        c.add("LW_final, at LW's Delta, no further from the data's 90th percentile than LW",
+              "2025 paper: re-weighting at equal Delta improves utility",
+              f"|gap| LW_final ${err['LW_final']:,.0f} vs LW ${err['LW']:,.0f} "
+              f"(Delta {d['LW_final']:.2f} vs {d['LW']:.2f})", err["LW_final"] <= err["LW"], checked=False)
+    _map_claims(c, cg, sweep)
+    base = trunc["Delta"].loc[1.0] if 1.0 in trunc.index else trunc["Delta"].iloc[0]
+    change = (1 - trunc["Delta"] / base).abs()
+    mildest = max((q for q in trunc.index if q < 1), default=None)
+    if mildest is not None:
+        # "little different" is the absence of an effect: no truncation at all (a change of 0) passes too
+        c.add(f"truncating draws at q = {mildest:g} changes Delta by less than {100 * truncation_tol:.0f}%",
+              "sec. 3.1: the truncated bound is 'little different'",
+              "change " + ", ".join(f"{100 * change[q]:.1f}% at q = {q:g}" for q in trunc.index if q < 1),
+              lambda v: v < truncation_tol, value=float(change[mildest]), null=0.0, checked=passes["LW"])
+    return c
+
+
+def _map_claims(c: Claims, cg: "pd.DataFrame", sweep: list | None) -> None:
+    """The (c, g) map's claims (section 4.3, Table 2, Fig. 5), added to ``c``."""
+    from ..diagnostics import is_ok
+
+    lw, sw = LABELS["LW"], LABELS["SW"]
+    deltas = cg[f"Delta {lw}"].to_numpy()
     configs = list(zip(cg["c"], cg["g"]))
     # one knob at a time: lowering c at a fixed g, or g at a fixed c, lowers every record's weight
     pairs = [(i, j) for i, j in dominated_pairs(configs) if configs[i][0] == configs[j][0] or configs[i][1] == configs[j][1]]
-    ordered = [deltas[i] > deltas[j] for i, j in pairs]
-    c.add("Delta falls when the scale c falls at a fixed shift g, or g falls at a fixed c",
-          "sec. 4.3, Table 2: Delta falls with the scale c and the shift g",
-          f"{sum(ordered)} of {len(pairs)} pairs: " + ", ".join(f"{v:.2f}" for v in deltas), all(ordered))
+    if pairs:
+        rise = min(deltas[i] - deltas[j] for i, j in pairs)  # 0 if Delta did not move with the weights
+        gated = sweep is not None and all(is_ok(row["LW"].diagnostics) for row in sweep)
+        c.add("Delta falls when the scale c falls at a fixed shift g, or g falls at a fixed c",
+              "sec. 4.3, Table 2: Delta falls with the scale c and the shift g",
+              f"{sum(deltas[i] > deltas[j] for i, j in pairs)} of {len(pairs)} pairs (smallest fall {rise:.2f}): "
+              + ", ".join(f"{v:.2f}" for v in deltas), lambda v: v > 0, value=float(rise), null=0.0, checked=gated)
     c.add("Delta decreases along the paper's (c, g) sequence, in its order",
           "sec. 4.3, Table 2: 10.10, 8.16, 7.30, 6.09, 5.71", ", ".join(f"{v:.2f}" for v in deltas),
           bool(np.all(np.diff(deltas) < 0)), checked=False)
@@ -292,25 +412,17 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
         ours, paper = deltas[-1] / deltas[0], PAPER_CG_DELTAS[(0.5, -0.1)] / PAPER_CG_DELTAS[(0.7, 0.0)]
         c.add("epsilon falls by about half over the (c, g) range (ratio last / first)",
               f"sec. 4.3: 'a halving', {paper:.2f}", f"{ours:.2f}", 0.35 <= ours <= 0.75, checked=False)
-    if "90th pct EMweighted" in cg:
-        worse = (cg["90th pct EMweighted"] - cg["90th pct data"]).abs() > (cg["90th pct DPweighted"] - cg["90th pct data"]).abs()
-        c.add("EMweighted further from the data's 90th percentile than DPweighted at every (c, g)",
+    if f"90th pct {sw}" in cg:
+        worse = (cg[f"90th pct {sw}"] - cg["90th pct data"]).abs() > (cg[f"90th pct {lw}"] - cg["90th pct data"]).abs()
+        c.add(f"{sw} further from the data's 90th percentile than {lw} at every (c, g)",
               "sec. 4.3, Fig. 5: DPweighted deteriorates much less", f"{int(worse.sum())} of {len(worse)} configurations",
               bool(worse.all()), checked=False)
-    base = trunc["Delta"].loc[1.0] if 1.0 in trunc.index else trunc["Delta"].iloc[0]
-    change = (1 - trunc["Delta"] / base).abs()
-    mildest = max((q for q in trunc.index if q < 1), default=None)
-    if mildest is not None:
-        c.add(f"truncating draws at q = {mildest:g} changes Delta by less than {100 * truncation_tol:.0f}%",
-              "sec. 3.1: the truncated bound is 'little different'",
-              "change " + ", ".join(f"{100 * change[q]:.1f}% at q = {q:g}" for q in trunc.index if q < 1),
-              change[mildest] < truncation_tol)
-    return c
 
 
 def model_table(by_model: dict, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
-    """The mixture against the normal regression: for each model and synthesizer, Delta, epsilon
-    and the barycenter medians of the mean and 90th percentile of income (dollars) beside the data's.
+    """The mixture against the normal regression: for each model and synthesizer (its label),
+    Delta, epsilon and the barycenter medians of the mean and 90th percentile of income (dollars)
+    beside the data's.
 
     ``by_model`` maps a model name to a :func:`four_synthesizers` result.
     """
@@ -318,10 +430,10 @@ def model_table(by_model: dict, data, *, B: int = 200, seed=0) -> "pd.DataFrame"
 
     rows = []
     for (model, results), stream in zip(by_model.items(), seeds(seed, len(by_model))):
-        long = barycenter_table(data, dollars(results), B=B, seed=stream)
-        centre = long.groupby(["statistic", "source"])["value"].median()
+        centre = utility_long(data, results, B=B, seed=stream).groupby(["statistic", "source"])["value"].median()
         for name, r in results.items():
-            rows.append({"model": model, "synthesizer": name, "Delta": r.delta, "epsilon": r.epsilon,
-                         "mean income": centre[("mean", name)], "90th pct income": centre[("90th pct", name)],
+            label = LABELS.get(name, name)
+            rows.append({"model": model, "synthesizer": label, "Delta": r.delta, "epsilon": r.epsilon,
+                         "mean income": centre[("mean", label)], "90th pct income": centre[("90th pct", label)],
                          "data: mean": centre[("mean", "Data")], "data: 90th pct": centre[("90th pct", "Data")]})
     return pd.DataFrame(rows).set_index(["model", "synthesizer"])

@@ -167,7 +167,7 @@ def pair_pmse(data: "pd.DataFrame", results: dict) -> "pd.DataFrame":
     Parameters
     ----------
     data : pandas.DataFrame
-        The confidential records with both :data:`VARIABLES` (:func:`ce_pair`).
+        The confidential records with both ``VARIABLES`` (:func:`ce_pair`).
     results : dict
         Name -> :class:`ppmlib.joint.JointSynthesis` (:func:`comparison`).
 
