@@ -572,8 +572,8 @@ def twin_agreement(twin: pd.DataFrame, mismatched: bool = False) -> tuple[float,
     Returns
     -------
     tuple of float
-        The largest |median - 1| of Stan / exact over the synthesizers, and the largest
-        |Stan / exact - 1| over the rows.
+        The largest abs(median - 1) of Stan / exact over the synthesizers, and the largest
+        abs(Stan / exact - 1) over the rows.
     """
     exact = _rolled(twin["exact"], twin["synthesizer"]) if mismatched else twin["exact"]
     ratio = twin["Stan"] / exact
@@ -603,7 +603,7 @@ def formula_agreement(rows: pd.DataFrame, by=("n",), mismatched: bool = False) -
     Returns
     -------
     tuple of float
-        The largest |median - 1| of Delta / formula over the groups, and the smallest Spearman
+        The largest abs(median - 1) of Delta / formula over the groups, and the smallest Spearman
         correlation of Delta with the formula within a group.
     """
     groups = [rows[b] for b in by]
