@@ -140,16 +140,25 @@ def main(argv=None):
           f"K = 3, {SAMPLER['chains']} chains x {SAMPLER['draws']} draws after {SAMPLER['warmup']} warmup, "
           f"seed {args.seed}, data {args.data or 'data/ce_like.csv'}")
     weights = {"unweighted": np.ones(y.size), "SW": np.full(y.size, args.scalar)}
-    if "LW" in weightings:   # LW's weights come from the current program's unweighted fit, shared by every program
-        _, draws = run("current", "unweighted", weights["unweighted"], y, X.to_numpy(), X_independent.to_numpy(),
-                       args.seed)
-        weights["LW"] = lw_weights_of(draws, y, X_independent.to_numpy())
     rows = {}
+
+    def measured(program: str, weighting: str) -> dict | None:
+        """Fit once, print the row as soon as it is measured; the draws of a new fit (None if it was measured)."""
+        if (program, weighting) in rows:
+            return None
+        rows[program, weighting], draws = run(program, weighting, weights[weighting], y, X.to_numpy(),
+                                              X_independent.to_numpy(), args.seed)
+        print("  ".join(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}"
+                        for k, v in rows[program, weighting].items()), flush=True)
+        return draws
+
+    if "LW" in weightings:   # LW's weights come from the current program's unweighted fit, shared by every program
+        weights["LW"] = lw_weights_of(measured("current", "unweighted"), y, X_independent.to_numpy())
+        if "unweighted" not in weightings:
+            del rows["current", "unweighted"]
     for weighting in weightings:
         for program in programs:
-            row, _ = run(program, weighting, weights[weighting], y, X.to_numpy(), X_independent.to_numpy(), args.seed)
-            rows[program, weighting] = row
-            print("  ".join(f"{k}: {v:.3g}" if isinstance(v, float) else f"{k}: {v}" for k, v in row.items()), flush=True)
+            measured(program, weighting)
     for weighting in weightings:
         if ("first", weighting) in rows and ("current", weighting) in rows:
             first, current = rows["first", weighting], rows["current", weighting]
