@@ -126,6 +126,23 @@ def test_independent_columns_drops_the_nested_predictor_of_the_ce_design():
     assert np.linalg.matrix_rank(kept.to_numpy()) == kept.shape[1] == X.shape[1] - 1
 
 
+@pytest.mark.parametrize("prior, match", [
+    ({"shared_slopes": 0.5}, r"prior\['shared_slopes'\] must be 0 or 1, got 0.5"),
+    ({"dirichlet_concentration": 0.0}, r"'dirichlet_concentration' must lie in \(0, inf\], got 0"),
+    ({"prior_sigma_mean": -1.0}, r"'prior_sigma_mean' must lie in \(0, inf\], got -1"),
+])
+def test_mixture_refuses_bad_prior_settings(prior, match):
+    with pytest.raises(ValueError, match=match):
+        ppmlib.fit("mixture", np.zeros(5), prior=prior)
+
+
+def test_mixture_stan_data_states_the_default_prior():
+    mixture = family("mixture")
+    data = mixture.stan_data(np.zeros(4), np.ones((4, 1)), np.ones(4), mixture.check_prior(), False)
+    assert (data["K"], data["dirichlet_concentration"], data["prior_centre_mean"], data["shared_slopes"]) == (3, 3.0, 11.0, 1)
+    assert isinstance(data["K"], int) and isinstance(data["shared_slopes"], int)   # Stan's int data
+
+
 def test_mixture_rejects_a_non_integer_number_of_components():
     with pytest.raises(ValueError, match=r"prior\['K'\].*positive integer"):
         ppmlib.fit("mixture", np.zeros(5), prior={"K": 2.5})
