@@ -154,8 +154,6 @@ def main(argv=None):
 
     if "LW" in weightings:   # LW's weights come from the current program's unweighted fit, shared by every program
         weights["LW"] = lw_weights_of(measured("current", "unweighted"), y, X_independent.to_numpy())
-        if "unweighted" not in weightings:
-            del rows["current", "unweighted"]
     for weighting in weightings:
         for program in programs:
             measured(program, weighting)

@@ -61,7 +61,7 @@ def test_one_component_posterior_is_the_grid_posterior():
     fit = ppmlib.fit("mixture", y, weights=w, sampler=ppmlib.Sampler(chains=2, draws=4000, warmup=500), seed=3,
                      prior=prior)
     c, s = np.meshgrid(np.linspace(-3, 3, 1201), np.linspace(0.02, 8, 1600), indexing="ij")
-    log_post = (stats.norm.logpdf(c, 0.0, 1.0) + stats.invgamma.logpdf(s, 3, scale=2.0)
+    log_post = (stats.norm.logpdf(c, 0.0, 1.0) + stats.invgamma.logpdf(s, 5, scale=4.0)
                 + sum(wi * stats.norm.logpdf(yi, c, s) for wi, yi in zip(w, y)))
     post = np.exp(log_post - log_post.max())
     post /= post.sum()
