@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_fit.py
 	$(BIN)/python benchmarks/bench_disclosure.py
 	$(BIN)/python benchmarks/bench_audit.py
+	$(BIN)/python benchmarks/bench_mixture.py
 
 clean:
 	rm -rf _build runs build

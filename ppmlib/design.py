@@ -7,7 +7,7 @@ coefficients would not be identified). The columns keep readable names ("Educati
 """
 from __future__ import annotations
 
-__all__ = ["design_matrix"]
+__all__ = ["design_matrix", "independent_columns"]
 
 from typing import TYPE_CHECKING
 
@@ -94,3 +94,52 @@ def design_matrix(df: "pd.DataFrame", columns, *, reference: dict | None = None,
             if str(level) != str(ref):
                 blocks[f"{col}={level}"] = (text == str(level)).astype(float)
     return pd.DataFrame(blocks, index=df.index)
+
+
+def independent_columns(X: "pd.DataFrame", *, tol: float = 1e-9) -> "pd.DataFrame":
+    """The columns of ``X`` that are not linear combinations of the columns before them.
+
+    Nested predictors make one-hot blocks collinear: in the CE sample a unit is rural exactly when
+    its urban type is rural, so "Urban=Urban" is one minus "UrbanType=Rural" (with the intercept),
+    and a regression on both has a direction that only its prior identifies. A QR design
+    (``stan/mixture.stan``) needs full column rank, so the later of two such columns is left out;
+    the model's fitted values, its likelihood and the synthetic data are the same, because the
+    left-out column adds nothing to the span of the others.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame, shape (n, P)
+        A design matrix, e.g. from :func:`ppmlib.design_matrix`.
+    tol : float
+        A column is dependent when its residual after projecting on the kept columns has a norm
+        below ``tol`` times its own norm (or it is all zeros).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The kept columns, in their order; ``.attrs["dropped"]`` lists the names of the others.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"(Intercept)": [1.0, 1, 1], "a": [0.0, 1, 1], "b": [1.0, 0, 0]})
+    >>> kept = independent_columns(X)
+    >>> list(kept.columns), kept.attrs["dropped"]
+    (['(Intercept)', 'a'], ['b'])
+    """
+    values = np.asarray(X, dtype=float)
+    basis = np.empty((values.shape[0], 0))   # an orthonormal basis of the kept columns
+    kept, dropped = [], []
+    for j, name in enumerate(X.columns):
+        column = values[:, j]
+        residual = column - basis @ (basis.T @ column)
+        residual -= basis @ (basis.T @ residual)   # twice: Gram-Schmidt keeps its orthogonality
+        norm = np.linalg.norm(column)
+        if norm == 0 or np.linalg.norm(residual) <= tol * norm:
+            dropped.append(name)
+            continue
+        basis = np.column_stack([basis, residual / np.linalg.norm(residual)])
+        kept.append(name)
+    out = X[kept].copy()
+    out.attrs["dropped"] = dropped
+    return out

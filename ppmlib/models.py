@@ -458,29 +458,69 @@ class Mixture(Normal):
     *marginal* mixture density (cluster indicators summed out), so it, the bounds and the
     synthetic data do not depend on how the components are labelled. K (the deliberately too
     large number of components) and the Dirichlet concentration are settings of the prior: pass
-    them as ``prior={"K": 3, "dirichlet_concentration": 0.5}``.
+    them as ``prior={"K": 3, "dirichlet_concentration": 3.0}`` (not sparse by default: the program's header
+    says why); the other settings (the prior of
+    the component centres, of their spread over the records and of the scales) are stated in the
+    program's header.
 
-    Draws: ``mixing`` (S, K), ``beta`` (S, P, K) (column k is component k), ``sigma`` (S, K).
+    X must start with the intercept column (ones) and have linearly independent columns: the
+    program samples in a centred QR basis of X (see :func:`ppmlib.design.independent_columns`
+    for a design with nested predictors).
+
+    Draws: ``mixing`` (S, K), ``beta`` (S, P, K) (column k is component k, on the columns of X),
+    ``sigma`` (S, K). The program orders the components by their scale, which identifies
+    components that differ in spread (log income's narrow bulk and wide tails). Components with
+    equal scales that differ only in their centres are not identified by it: a chain that starts
+    with their labels the other way round stays there, and R-hat shows it.
     """
     name = "mixture"
     params = ("mixing", "beta", "sigma")
-    # on the log-income scale: a coefficient of 2 multiplies income by e^2 (about 7); tighter than
-    # the normal family's defaults because a nearly empty component is drawn almost from its prior,
-    # and exp() of a wild prior draw would put absurd incomes into the synthetic data
-    default_prior = {"K": 3, "dirichlet_concentration": 0.5, "prior_intercept_mean": 11.0,
-                     "prior_beta_sd": 1.0, "prior_sigma_sd": 1.0}
-    positive_prior = ("prior_beta_sd", "prior_sigma_sd")
+    # on the log-income scale; a nearly empty component is drawn almost from its prior, so the
+    # prior keeps it at plausible incomes (exp() of a wild prior draw would be an absurd income)
+    default_prior = {"K": 3, "dirichlet_concentration": 3.0, "prior_centre_mean": 11.0, "prior_centre_sd": 1.0,
+                     "prior_spread_sd": 1.0, "prior_sigma_mean": 1.0, "shared_slopes": 1}
+    positive_prior = ("dirichlet_concentration", "prior_centre_sd", "prior_spread_sd", "prior_sigma_mean")
+
+    def check_X(self, X, n):
+        """The design as the program needs it: the intercept column first, independent columns.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, P), or None
+            The design matrix; None is the intercept-only design.
+        n : int
+            The number of records.
+
+        Returns
+        -------
+        ndarray, shape (n, P)
+
+        Raises
+        ------
+        ValueError
+            The first column is not all ones, or the columns are linearly dependent (the program
+            samples in a QR basis of the centred non-intercept columns).
+        """
+        X = super().check_X(X, n)
+        if not np.all(X[:, 0] == 1.0):
+            raise ValueError("the mixture's X must start with the intercept column (all ones), as "
+                             "ppmlib.design_matrix makes it; its first column is not")
+        rank = np.linalg.matrix_rank(X)
+        if rank < X.shape[1]:
+            raise ValueError(f"the mixture's X must have linearly independent columns (its program samples in a QR "
+                             f"basis); this one has {X.shape[1]} columns of rank {rank}: drop the redundant ones "
+                             "with ppmlib.design.independent_columns")
+        return X
 
     def stan_data(self, y, X, weights, prior, emit_log_lik):
         K = prior["K"]
         if K != int(K) or K < 1:
             raise ValueError(f"prior['K'] (the number of mixture components) must be a positive integer, got {K!r}")
-        if prior["dirichlet_concentration"] <= 0:
-            raise ValueError("prior['dirichlet_concentration'] must be positive, got "
-                             f"{prior['dirichlet_concentration']!r}")
+        if prior["shared_slopes"] not in (0, 1):
+            raise ValueError(f"prior['shared_slopes'] must be 0 or 1, got {prior['shared_slopes']!r}")
+        prior = {**prior, "K": int(K), "shared_slopes": int(prior["shared_slopes"])}
         # Family's data, not Normal's: here K is the number of components and P the design's columns
-        return {**Family.stan_data(self, y, X, weights, {**prior, "K": int(K)}, emit_log_lik),
-                "P": X.shape[1], "X": X}
+        return {**Family.stan_data(self, y, X, weights, prior, emit_log_lik), "P": X.shape[1], "X": X}
 
     def component_log_densities(self, draws, y, X) -> np.ndarray:
         """log pi_k + log Normal(y_i | X_i beta_k, sigma_k), shape (S, n, K).

@@ -326,7 +326,7 @@ def prepare(table: "pd.DataFrame", column: str, model: str = "auto", predictors=
     X, terms = _design(kept, predictors, max_levels) if model in LOG_MODELS else (None, ())
     y = np.log(values) if model in LOG_MODELS else values.astype(np.int64)
     if model == "mixture":
-        prior = {"prior_intercept_mean": round(float(y.mean()), 1), **(prior or {})}
+        prior = {"prior_centre_mean": round(float(y.mean()), 1), **(prior or {})}
     need = minimum_records(model, len(terms) or 1, prior)
     if values.size < need:
         raise ValueError(f"{values.size} records" + (f" (after dropping {dropped} with missing values)" if dropped

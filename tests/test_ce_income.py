@@ -33,17 +33,42 @@ def test_mixture_log_lik_equals_stans_own_marginal_density():
 
 
 @pytest.mark.stan
-def test_weighted_mixture_recovers_the_cluster_means():
-    y = _two_clusters(300, 11)
+def test_weighted_mixture_recovers_a_scale_mixture():
+    # log income's shape: a narrow and a wide component around one centre. stan/mixture.stan
+    # orders its components by scale, which identifies exactly this (components that differ only
+    # in their centres are not what it is built for: see its header)
+    rng = np.random.default_rng(11)
+    narrow = rng.uniform(size=400) < 0.4
+    y = np.where(narrow, rng.normal(1.0, 0.4, 400), rng.normal(1.0, 1.6, 400))
     weights = np.random.default_rng(12).uniform(0.4, 1.0, y.size)   # a pseudo posterior, not alpha = 1
     fit = ppmlib.fit("mixture", y, weights=weights, sampler=ppmlib.Sampler(chains=2, draws=300, warmup=300),
-                     seed=13, prior={"K": 2, "dirichlet_concentration": 1.0, "prior_intercept_mean": 2.5, "prior_beta_sd": 5.0})
-    # labels may switch between chains: sort each draw's intercepts before averaging
-    means = np.sort(fit.draws["beta"][:, 0, :], axis=1).mean(axis=0)
-    np.testing.assert_allclose(means, [0.0, 5.0], atol=0.15)
-    shares = np.take_along_axis(fit.draws["mixing"], np.argsort(fit.draws["beta"][:, 0, :], axis=1), axis=1)
-    np.testing.assert_allclose(shares.mean(axis=0), [0.4, 0.6], atol=0.08)
+                     seed=13, prior={"K": 2, "dirichlet_concentration": 1.0, "prior_centre_mean": 1.0})
+    np.testing.assert_allclose(fit.draws["sigma"].mean(axis=0), [0.4, 1.6], rtol=0.2)
+    np.testing.assert_allclose(fit.draws["mixing"].mean(axis=0), [0.4, 0.6], atol=0.12)
+    np.testing.assert_allclose(fit.draws["beta"][:, 0, :].mean(axis=0), [1.0, 1.0], atol=0.25)
     assert fit.diagnostics["max_rhat"] < 1.05   # on the label-invariant quantities
+
+
+@pytest.mark.stan
+def test_one_component_posterior_is_the_grid_posterior():
+    # K = 1, intercept only: the pseudo posterior of (centre, sigma) by brute force on a grid, against
+    # Stan's draws. The program samples the centre on a scale that depends on sigma (see its header);
+    # without the Jacobian of that change the posterior of sigma moves by about 1/n of itself
+    rng = np.random.default_rng(21)
+    y = rng.normal(0.5, 0.8, 10)
+    w = np.full(y.size, 0.7)
+    prior = {"K": 1, "prior_centre_mean": 0.0, "prior_centre_sd": 1.0, "prior_sigma_mean": 1.0}
+    fit = ppmlib.fit("mixture", y, weights=w, sampler=ppmlib.Sampler(chains=2, draws=4000, warmup=500), seed=3,
+                     prior=prior)
+    c, s = np.meshgrid(np.linspace(-3, 3, 1201), np.linspace(0.02, 8, 1600), indexing="ij")
+    log_post = (stats.norm.logpdf(c, 0.0, 1.0) + stats.invgamma.logpdf(s, 5, scale=4.0)
+                + sum(wi * stats.norm.logpdf(yi, c, s) for wi, yi in zip(w, y)))
+    post = np.exp(log_post - log_post.max())
+    post /= post.sum()
+    for draws, grid in ((fit.draws["beta"][:, 0, 0], c), (fit.draws["sigma"][:, 0], s)):
+        mean, sd = (post * grid).sum(), np.sqrt((post * grid**2).sum() - (post * grid).sum() ** 2)
+        assert abs(draws.mean() - mean) < 0.05 * sd, (draws.mean(), mean, sd)   # MC error about 0.02 sd
+        assert draws.std() == pytest.approx(sd, rel=0.05)
 
 
 # --- the mixture family in numpy --------------------------------------------------------------
@@ -80,6 +105,42 @@ def test_pooled_quantile_matches_a_large_sample():
     q90 = family("mixture").pooled_quantile(draws, X, 0.9)
     big = family("mixture").predict(draws, np.repeat(X, 100000, axis=0), 300000, np.random.default_rng(1))
     np.testing.assert_allclose(q90, np.quantile(big, 0.9, axis=1), atol=0.02)
+
+
+@pytest.mark.parametrize("X, match", [
+    (np.column_stack([np.full(5, 2.0), np.arange(5.0)]), "must start with the intercept column"),
+    (np.column_stack([np.ones(5), [0, 1, 1, 0, 0], [1, 0, 0, 1, 1]]), "3 columns of rank 2"),
+])
+def test_mixture_needs_an_intercept_and_independent_columns(X, match):
+    # the program samples in a centred QR basis of X[:, 1:], which needs both
+    with pytest.raises(ValueError, match=match):
+        ppmlib.fit("mixture", np.zeros(5), X=X)
+
+
+def test_independent_columns_drops_the_nested_predictor_of_the_ce_design():
+    df = ppmlib.ce_like.load()
+    X = design_matrix(df, ["Urban", "UrbanType", "Earner"])
+    kept = ppmlib.design.independent_columns(X)
+    # rural units are exactly the rural urban type: Urban=Urban = 1 - UrbanType=Rural
+    assert kept.attrs["dropped"] == ["UrbanType=Rural"]
+    assert np.linalg.matrix_rank(kept.to_numpy()) == kept.shape[1] == X.shape[1] - 1
+
+
+@pytest.mark.parametrize("prior, match", [
+    ({"shared_slopes": 0.5}, r"prior\['shared_slopes'\] must be 0 or 1, got 0.5"),
+    ({"dirichlet_concentration": 0.0}, r"'dirichlet_concentration' must lie in \(0, inf\], got 0"),
+    ({"prior_sigma_mean": -1.0}, r"'prior_sigma_mean' must lie in \(0, inf\], got -1"),
+])
+def test_mixture_refuses_bad_prior_settings(prior, match):
+    with pytest.raises(ValueError, match=match):
+        ppmlib.fit("mixture", np.zeros(5), prior=prior)
+
+
+def test_mixture_stan_data_states_the_default_prior():
+    mixture = family("mixture")
+    data = mixture.stan_data(np.zeros(4), np.ones((4, 1)), np.ones(4), mixture.check_prior(), False)
+    assert (data["K"], data["dirichlet_concentration"], data["prior_centre_mean"], data["shared_slopes"]) == (3, 3.0, 11.0, 1)
+    assert isinstance(data["K"], int) and isinstance(data["shared_slopes"], int)   # Stan's int data
 
 
 def test_mixture_rejects_a_non_integer_number_of_components():

@@ -75,7 +75,7 @@ def test_prepare_builds_log_y_one_hot_and_standardized_columns():
     np.testing.assert_allclose(p.X[:, 1], (frame["grade"] == "b").astype(float))
     assert p.X[:, 3].mean() == pytest.approx(0, abs=1e-12) and p.X[:, 3].std() == pytest.approx(1)
     mixture = syn.prepare(frame, "salary", "mixture", "grade,age")
-    assert mixture.prior == {"prior_intercept_mean": round(float(np.log(frame["salary"]).mean()), 1)}
+    assert mixture.prior == {"prior_centre_mean": round(float(np.log(frame["salary"]).mean()), 1)}
     assert syn.prepare(frame, "visits").model == "negbin"            # auto: counts without predictors
     assert syn.prepare(frame, "salary").model == "normal"            # auto: anything else, on the log scale
     np.testing.assert_array_equal(syn.prepare(frame, "visits", "poisson").y, frame["visits"])
