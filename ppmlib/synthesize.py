@@ -131,7 +131,8 @@ class Prepared:
     X : ndarray, shape (n, P), or None
         The design matrix: an intercept, one-hot columns, standardized numeric columns.
     terms : tuple of str
-        The names of X's columns.
+        The names of X's columns (a column that is a linear combination of earlier ones, as nested
+        predictors make, is left out: the fit is the same).
     table : pandas.DataFrame
         The kept rows of the data (confidential).
     dropped : int
@@ -233,7 +234,7 @@ def minimum_records(model: str, n_terms: int = 1, prior: dict | None = None) -> 
 
 
 def _design(table, predictors: tuple, max_levels: int) -> tuple[np.ndarray, tuple]:
-    from .design import design_matrix
+    from .design import design_matrix, independent_columns
     categorical = [p for p in predictors if _is_categorical(table[p])]
     for p in categorical:
         levels = table[p].nunique()
@@ -250,6 +251,9 @@ def _design(table, predictors: tuple, max_levels: int) -> tuple[np.ndarray, tupl
             raise ValueError(f"numeric predictor {p!r} is constant; it cannot be standardized or explain anything")
         # standardized: the coefficients' priors are then on one scale whatever the units
         X[p] = (values - values.mean()) / spread
+    # nested predictors (a region inside a state, say) give one-hot columns that add nothing to the
+    # span of the others; the mixture's QR design refuses them and the fit is the same without them
+    X = independent_columns(X)
     return X.to_numpy(), tuple(X.columns)
 
 

@@ -81,6 +81,18 @@ def test_prepare_builds_log_y_one_hot_and_standardized_columns():
     np.testing.assert_array_equal(syn.prepare(frame, "visits", "poisson").y, frame["visits"])
 
 
+def test_nested_predictors_keep_only_independent_columns_and_the_mixture_fits_them():
+    """A region inside a band: the band's one-hot column is a sum of the region's, which the mixture's
+    QR design refuses; prepare leaves it out and the design has full rank."""
+    frame = wages(60)
+    frame["region"] = np.where(frame.index % 3 == 0, "north", np.where(frame.index % 3 == 1, "east", "west"))
+    frame["band"] = np.where(frame["region"] == "north", "cold", "warm")
+    p = syn.prepare(frame, "salary", "mixture", ["region", "band"])
+    assert p.terms == ("(Intercept)", "region=north", "region=west")          # band=warm = 1 - region=north
+    assert np.linalg.matrix_rank(p.X) == p.X.shape[1]
+    ppmlib.models.family("mixture").check_X(p.X, len(p.y))                    # refused before
+
+
 def test_minimum_records_counts_every_coefficient_of_every_component():
     assert syn.minimum_records("negbin") == 20
     assert syn.minimum_records("normal", 6) == 30
