@@ -52,7 +52,8 @@ def privacy_statement(synthesis, n: int) -> str:
     m = synthesis.synthetic.shape[0]
     return (f"**{synthesis.name}**: Δ = {synthesis.delta:.3g}, so each of the m = {m} synthetic datasets is "
             f"**ε = 2Δ = {synthesis.epsilon:.3g}** differentially private for this file against its *removal "
-            f"neighbours* (the file with one of its records removed); the m datasets together cost "
+            f"neighbours* (the file with one of its records removed; adding an arbitrary record is not covered); "
+            f"the m datasets together cost "
             f"**m * epsilon = {m * synthesis.epsilon:.3g}**. Against replace-one neighbours (one record changed) each "
             f"dataset costs 4Δ = {2 * synthesis.epsilon:.3g}. The guarantee treats the record weights as fixed: "
             "they are computed from the confidential data, and the privacy cost of that, and of every setting "

@@ -15,8 +15,8 @@ standalone report of the run made by executing the report notebook shipped with 
 is written when anything fails: the folder is assembled beside ``--out`` and renamed into place.
 
 The privacy statement, exactly: each synthetic dataset is epsilon = 2 Delta differentially private
-for this file against its removal neighbours (the file with one of its records removed); the m
-datasets cost m * epsilon; replace-one neighbours cost 4 Delta per dataset; the weights are
+for this file against its removal neighbours (the file with one of its records removed; adding an
+arbitrary record is not covered); the m datasets cost m * epsilon; replace-one neighbours cost 4 Delta per dataset; the weights are
 computed from the data and are outside the guarantee; the release reveals n.
 
 :func:`load_table` reads the data (a CSV or Parquet path, a DataFrame, or ``"cps1988"``, the public
@@ -509,7 +509,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Differentially private synthetic values of one sensitive column of your file, by the "
                     "pseudo posterior mechanism, with a release (CSV + JSON budget) and an HTML report.",
         epilog="Privacy: each synthetic dataset is epsilon = 2 Delta DP for this file against its removal "
-               "neighbours (one record removed); m datasets cost m * epsilon; replace-one neighbours cost 4 Delta; "
+               "neighbours (one record removed; adding an arbitrary record is not covered); m datasets cost "
+               "m * epsilon; replace-one neighbours cost 4 Delta; "
                "the record weights are computed from the data and are outside the guarantee; the release reveals "
                "n. The other columns are not synthesized (partially synthetic data).")
     parser.add_argument("data", help="a .csv or .parquet file, or 'cps1988' (the public CPS 1988 wage file)")
@@ -575,7 +576,7 @@ def main(argv=None) -> int:
     print(f"released {m} synthetic datasets of {args.column!r} ({results.prepared.n} records, model "
           f"{results.prepared.model}, {chosen.name}) to {args.out}\n"
           f"epsilon = 2 Delta = {chosen.epsilon:.3g} per dataset for this file's removal neighbours (one record "
-          f"removed); m * epsilon = {m * chosen.epsilon:.3g} in total; replace-one neighbours: 4 Delta = "
+          f"removed; adding an arbitrary record is not covered); m * epsilon = {m * chosen.epsilon:.3g} in total; replace-one neighbours: 4 Delta = "
           f"{2 * chosen.epsilon:.3g} per dataset; the weights are data-dependent and outside the guarantee; "
           f"the release reveals n = {results.prepared.n}")
     return 0

@@ -3,6 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import ppmlib
+
 from ppmlib import ce_like
 from ppmlib.synthesize import load_table
 from ppmlib.studies import against_alternatives as alternatives
@@ -29,16 +31,25 @@ def test_winners_by_hand():
 
 def test_claims_by_hand():
     table = alternatives.claims(hand_scores(), (0.9, 16.0), [1.0, 5.0]).table()
-    # histogram and SW rise; LW calibrated; Unweighted close; SW far at 1 (9 is not > 10); histogram below SW
-    assert table["reproduced?"].tolist()[:6] == ["yes", "yes", "yes", "yes", "NO", "yes"]
+    # histogram and SW rise; LW calibrated (by construction: reported); Unweighted close; SW far at 1 (9 is not
+    # > 10); histogram below SW (smallest ratio 2.0 / 1.2)
+    assert table["reproduced?"].tolist()[:6] == ["yes", "yes", "yes (reported, not asserted)", "yes", "NO", "yes"]
     assert table["reproduced?"].iloc[6] == "NO (reported, not asserted)"       # LW's 0.5 is not above 0.5
+    # the nulls: no rise; SW at the smallest epsilon (9) for the reference; SW at the largest (2); a ratio of 1
+    assert table["without the effect"].tolist() == ["0: fails", "0: fails", "", "9: fails", "2: fails", "1: fails", ""]
     assert "largest gap 0.100" in table["ours"].tolist()
     worse = hand_scores()
     worse.loc[2, "achieved epsilon"] = 5.25                # 0.25 off its target: more than 2 tau
     worse.loc[6, "overlap mean"] = 0.3                     # the histogram loses utility with more budget
     worse.loc[5, "S_pMSE logit"] = 9.5                     # the histogram above SW (9.0) at epsilon 1
-    table = alternatives.claims(worse, (0.9, 16.0), [1.0, 5.0]).table()
-    assert table["reproduced?"].tolist()[:6] == ["NO", "yes", "NO", "yes", "NO", "NO"]
+    claims = alternatives.claims(worse, (0.9, 16.0), [1.0, 5.0], into=ppmlib.Claims(), prefix="CE: ")
+    table = claims.table()
+    assert table["reproduced?"].tolist()[:6] == ["NO", "yes", "NO (reported, not asserted)", "yes", "NO", "NO"]
+    assert table["claim"].iloc[0] == "CE: Histogram: the mean's overlap rises from epsilon 1 to 5"
+    with pytest.raises(AssertionError, match="the histogram is closer to the data than SW"):
+        claims.finish(check_claims=True)
+    unchecked = alternatives.claims(worse, (0.9, 16.0), [1.0, 5.0], check=False)
+    assert not any(r["checked"] for r in unchecked.rows)
 
 
 def test_designs():

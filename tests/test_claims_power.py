@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = {"vector_weighted.md": ["vector_weighted.py"], "reweighting.md": ["reweighting.py"],
             "salary.md": ["reweighting.py"], "dp_definitions.md": ["dp_definitions.py"],
             "privacy_audit.md": ["privacy_audit.py"], "asymptotic_dp.md": ["asymptotic_dp.py"],
-            "attribute_risk.md": ["attribute_risk.py"], "ce_income.md": ["ce_income.py"]}
+            "attribute_risk.md": ["attribute_risk.py"], "ce_income.md": ["ce_income.py"],
+            "real_wages.md": [], "multivariate.md": ["multivariate.py"],
+            "against_alternatives.md": ["against_alternatives.py"]}
 
 
 def test_a_claim_with_power_is_asserted():

@@ -313,3 +313,9 @@ def test_the_chapter_asserts_estimates_only_when_every_fit_passes_the_diagnostic
         failing = [r["claim"] for r in claims.rows if not r["holds"] and r["checked"]]
         assert failing == (["at equal protection of the record, composing per-variable epsilons overstates the cost"]
                            if raises else [])
+    # every asserted row declares its null and fails on it; the matching rows hold by construction: reported
+    rows = {r["claim"]: r for r in claims.rows}
+    kept = rows["LW joint keeps the income-expenditure correlation"]
+    assert (kept["holds"], kept["null"], kept["power"]) == (True, 0.6, True)   # 0.6: the correlation lost
+    assert rows["LW joint's Delta far below Unweighted's"]["null"] == 1.0
+    assert not rows["LW per variable matched to LW joint's joint Delta"]["checked"]
