@@ -242,8 +242,10 @@ def gamma_draws_check(draws, shape: float, rate: float, ess: float,
 
     ``draws`` (S,); ``ess`` the draws' effective sample size (the bulk ESS). Returns ``mean z``,
     the draws' mean minus the exact mean in units of its Monte Carlo error, exact sd / sqrt(ess);
-    ``sd ratio``, the draws' sd over the exact sd; and ``quantile gap``, the largest distance
-    between the draws' and the exact quantiles at ``levels``, in exact sds.
+    ``sd ratio``, the draws' sd over the exact sd; ``sd z``, that ratio's distance from 1 in units
+    of its Monte Carlo error, about 1 / sqrt(2 ess) for a posterior close to normal (so a tolerance
+    on it does not depend on the run's length, as one on the ratio would); and ``quantile gap``, the
+    largest distance between the draws' and the exact quantiles at ``levels``, in exact sds.
 
     Parameters
     ----------
@@ -270,4 +272,5 @@ def gamma_draws_check(draws, shape: float, rate: float, ess: float,
     exact_quantiles = stats.gamma.ppf(levels, shape, scale=1.0 / rate)
     return {"mean z": float((draws.mean() - mean) / (sd / np.sqrt(ess))),
             "sd ratio": float(draws.std() / sd),
+            "sd z": float((draws.std() / sd - 1.0) * np.sqrt(2.0 * ess)),
             "quantile gap": float(np.abs(np.quantile(draws, levels) - exact_quantiles).max() / sd)}

@@ -55,6 +55,7 @@ def test_gamma_draws_check_by_hand():
     result = guarantee.gamma_draws_check([2.0, 3.0, 4.0, 5.0, 6.0], 9.0, 3.0, ess=4, levels=[0.5])
     assert result["mean z"] == pytest.approx(2.0)
     assert result["sd ratio"] == pytest.approx(np.sqrt(2.0))
+    assert result["sd z"] == pytest.approx((np.sqrt(2.0) - 1) * np.sqrt(8.0))   # error of the ratio 1 / sqrt(2 * 4)
     # median of the draws 4; the Gamma(9, 1) median is k - 1/3 + 8 / (405 k) + 184 / (25515 k^2) to
     # about 1e-5 (Choi 1994), divided by the rate 3; in units of the sd 1
     median = (9 - 1 / 3 + 8 / (405 * 9) + 184 / (25515 * 81)) / 3
