@@ -391,14 +391,14 @@ def _run_captured(backend: str, work, data: dict):
         try:
             result = work(chatter)
         except Exception as err:
-            chatter.write(f"\n{type(err).__name__}: {err}")
-            failure = err
+            failure = f"{type(err).__name__}: {err}"
         else:
             failure = None
     if failure is not None:
-        del failure  # no reference to the backend's exception leaves this function
-        tail = _without_data(chatter.getvalue(), data)[-3000:]
-        raise RuntimeError(f"{backend} failed; its last output was:\n{tail}") from None
+        # the error last and whole: what the compiler wrote to the descriptors joins the buffer only
+        # when the capture ends, and a long compile log would otherwise push the error out of the tail
+        output, error = _without_data(chatter.getvalue(), data)[-2500:], _without_data(failure, data)[-1500:]
+        raise RuntimeError(f"{backend} failed; its last output was:\n{output}\n{error}") from None
     log.debug("%s output:\n%s", backend, chatter.getvalue())
     return result, chatter.getvalue()
 

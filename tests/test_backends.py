@@ -311,3 +311,17 @@ def test_clean_caches_removes_stored_fits_sockets_and_temporary_folders(tmp_path
     assert backends.clean_caches(httpstan_cache=cache, temp=temp) == {"files": 3, "bytes": 8}
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
         "httpstan/models/abc/model.so", "tmp/other.txt"]
+
+
+def test_the_backends_error_ends_the_message_after_a_long_compile_log():
+    """A compile writes warnings straight to file descriptor 2, which the capture collects only when
+    it ends: the error must still be the message's last line, not pushed out by the log."""
+    import os
+
+    def work(chatter):
+        os.write(2, b"warning: memset clearing an object\n" * 500)   # about 18,000 characters
+        raise ValueError("Fit `models/x/fits/y` not found.")
+
+    with pytest.raises(RuntimeError) as caught:
+        backends._run_captured("PyStan", work, {"n": 3})
+    assert str(caught.value).splitlines()[-1] == "ValueError: Fit `models/x/fits/y` not found."
