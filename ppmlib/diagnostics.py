@@ -16,7 +16,7 @@ A constant quantity has no defined R-hat or ESS: the functions return NaN for it
 """
 from __future__ import annotations
 
-__all__ = ["rhat", "ess_bulk", "ess_tail", "summarize", "is_ok"]
+__all__ = ["rhat", "ess_bulk", "ess_tail", "summarize", "is_ok", "GATE", "failing"]
 
 import numpy as np
 from scipy import stats
@@ -256,3 +256,24 @@ def is_ok(diag: dict, rhat_max: float = 1.01, ess_min: float = 400) -> bool:
         raise ValueError(f"diag lacks {sorted(missing)}; pass a summarize() result")
     return bool(diag["max_rhat"] < rhat_max and diag["min_ess_bulk"] >= ess_min
                 and diag["min_ess_tail"] >= ess_min and diag["divergences"] == 0)
+
+
+#: :func:`is_ok`'s thresholds in words, as tables and claims state the gate
+GATE = "R-hat < 1.01, bulk and tail ESS >= 400, no divergences"
+
+
+def failing(fits) -> list:
+    """The names of the fits that fail :func:`is_ok`.
+
+    Parameters
+    ----------
+    fits : mapping
+        name -> anything with a ``diagnostics`` dict (a :class:`ppmlib.mechanism.Synthesis`, a lineup's
+        results).
+
+    Returns
+    -------
+    list
+        The names, in the mapping's order; empty when every fit passes.
+    """
+    return [name for name, fit in fits.items() if not is_ok(fit.diagnostics)]

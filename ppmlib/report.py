@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _checks
-from .diagnostics import is_ok
+from .diagnostics import GATE, failing, is_ok
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -171,12 +171,12 @@ def diagnostics_warning(results: "Results") -> str | None:
     str or None
         One paragraph naming the failing fits and what to rerun; None when every fit passes.
     """
-    failing = [name for name, r in results.items() if not is_ok(r.diagnostics)]
-    if not failing:
+    names = failing(results)
+    if not names:
         return None
-    return (f"WARNING: the fits of {', '.join(failing)} fail the diagnostics gate (R-hat < 1.01, bulk and tail "
-            "ESS >= 400, no divergences): their Delta, epsilon and synthetic data come from draws that may not "
-            "represent the pseudo posterior. Rerun with more draws (--draws) or chains before releasing.")
+    return (f"WARNING: the fits of {', '.join(names)} fail the diagnostics gate ({GATE}): their Delta, epsilon "
+            "and synthetic data come from draws that may not represent the pseudo posterior. Rerun with more draws "
+            "(--draws) or chains before releasing.")
 
 
 def utility(results: "Results", prepared: "Prepared", statistics=("mean", "90th pct"), B: int = 500,

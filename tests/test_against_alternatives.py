@@ -52,6 +52,22 @@ def test_claims_by_hand():
     assert not any(r["checked"] for r in unchecked.rows)
 
 
+def test_claims_are_reported_when_a_fit_behind_them_misses_the_gate():
+    from types import SimpleNamespace
+    good = {"max_rhat": 1.001, "min_ess_bulk": 900, "min_ess_tail": 800, "divergences": 0}
+    fits = {("Unweighted", None): (SimpleNamespace(diagnostics=good), 1.0),
+            ("SW", 1.0): (SimpleNamespace(diagnostics={**good, "divergences": 2}), 1.0)}
+    gated = alternatives.claims(hand_scores(), (0.9, 16.0), [1.0, 5.0], fits=fits)
+    assert gated.rows[0]["claim"] == "every mechanism fit passes the diagnostics gate"
+    assert gated.rows[0]["ours"] == "no: SW at ε 1" and not gated.rows[0]["checked"]
+    assert not any(r["checked"] for r in gated.rows)                 # every row reported
+    fits[("SW", 1.0)] = (SimpleNamespace(diagnostics=good), 1.0)
+    passed = alternatives.claims(hand_scores(), (0.9, 16.0), [1.0, 5.0], fits=fits)
+    assert passed.rows[0]["ours"] == "yes"
+    assert [r["checked"] for r in passed.rows[1:]] == [r["checked"] for r in
+                                                      alternatives.claims(hand_scores(), (0.9, 16.0), [1.0, 5.0]).rows]
+
+
 def test_designs():
     ce = alternatives.ce_design(ce_like.load(), ["Earner", "Education"])
     assert ce.table.shape == (2, 8, 30) and ce.X.shape == (994, 1 + 1 + 7)

@@ -167,3 +167,12 @@ def test_to_arviz_says_how_to_get_arviz(monkeypatch):
     monkeypatch.setitem(sys.modules, "arviz", None)  # import arviz now raises ImportError
     with pytest.raises(ImportError, match="pip install arviz"):
         ppmlib.example_fit().to_arviz()
+
+
+def test_failing_names_the_fits_that_miss_the_gate_in_order():
+    from types import SimpleNamespace
+    good = {"max_rhat": 1.001, "min_ess_bulk": 500.0, "min_ess_tail": 450.0, "divergences": 0}
+    fits = {"a": SimpleNamespace(diagnostics={**good, "max_rhat": 1.02}), "b": SimpleNamespace(diagnostics=good),
+            "c": SimpleNamespace(diagnostics={**good, "divergences": 1})}
+    assert diagnostics.failing(fits) == ["a", "c"]
+    assert diagnostics.failing({"b": fits["b"]}) == []

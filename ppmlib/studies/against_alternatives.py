@@ -280,7 +280,7 @@ def winners(scores: pd.DataFrame, measure: str, higher_is_better: bool = True) -
 
 
 def claims(scores: pd.DataFrame, reachable: tuple, epsilons, tau: float = 0.1, check: bool = True,
-           into: Claims | None = None, prefix: str = "") -> Claims:
+           into: Claims | None = None, prefix: str = "", fits: dict | None = None) -> Claims:
     """The chapter's statements, checked on the scores of one design.
 
     Asserted when ``check`` (they held on every seed tried), each with the quantity it tests and
@@ -316,12 +316,22 @@ def claims(scores: pd.DataFrame, reachable: tuple, epsilons, tau: float = 0.1, c
         Add the rows to these claims (default: new ones).
     prefix : str
         Put before every claim (the design's name in a chapter with several).
+    fits : dict, optional
+        :func:`ppm_grid`'s results for the design: the rows rest on these fits, so a first row says
+        whether each passes the diagnostics gate, and with one that does not every row is reported.
 
     Returns
     -------
     ppmlib.Claims
     """
+    from ..diagnostics import GATE, failing
+
     out = into if into is not None else Claims()
+    if fits is not None:
+        failed = failing({name if e is None else f"{name} at ε {e:g}": r for (name, e), (r, _) in fits.items()})
+        out.add(prefix + "every mechanism fit passes the diagnostics gate", GATE,
+                "yes" if not failed else "no: " + ", ".join(failed), not failed, checked=False)
+        check = check and not failed
 
     def add(claim, paper, ours, holds, value=None, null=None):
         """A row with its effect (a predicate, value and null) is asserted when ``check``; a plain bool is reported."""
