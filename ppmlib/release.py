@@ -15,6 +15,7 @@ from __future__ import annotations
 __all__ = ["NEIGHBOURS", "COVERS", "DOES_NOT_COVER", "manifest", "release", "load"]
 
 import hashlib
+import io
 import json
 import math
 import os
@@ -233,4 +234,4 @@ def load(path) -> tuple["pd.DataFrame", dict]:
     if hashlib.sha256(raw).hexdigest() != meta.get("datasets_sha256"):
         raise ValueError(f"{csv_path} is not the CSV that {json_path} describes (SHA-256 differs): a torn or "
                          "altered release; write it again")
-    return pd.read_csv(csv_path), meta
+    return pd.read_csv(io.BytesIO(raw)), meta  # the bytes that were checked, not a second read of the file

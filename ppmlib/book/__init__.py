@@ -3,3 +3,6 @@
 ``sphinx_ext`` and ``provenance`` (the versions on the landing page) and ``claims`` (the claims table
 every chapter ends with; :class:`ppmlib.Claims`).
 """
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout the tooling works on: ppmlib/book/ -> .

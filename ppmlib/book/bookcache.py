@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 from .._files import write_text_atomically
+from . import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]  # the checkout: ppmlib/book/bookcache.py -> .
 DEPENDENCIES = ("ppmlib", "stan", "data", "pyproject.toml")
 CACHE = Path("_build") / ".jupyter_cache"
 DOCTREES = Path("_build") / ".doctrees"

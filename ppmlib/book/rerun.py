@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import _checks
+from . import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]  # the checkout: ppmlib/book/rerun.py -> .
 SMOKE_FILE = ROOT / "book" / "smoke.yml"
 #: Seconds one cell may run before the rerun fails (a cell that hangs, e.g. waiting on a network).
 CELL_TIMEOUT = 3600
