@@ -188,11 +188,6 @@ def _numeric(table, name: str, role: str) -> np.ndarray:
     return col.to_numpy(dtype=float)
 
 
-def _is_categorical(series) -> bool:
-    import pandas as pd
-    return not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
-
-
 def _choose_model(values: np.ndarray, predictors: tuple) -> str:
     """``auto``: counts without predictors -> negbin; anything else -> the normal regression of log."""
     counts = np.all(values >= 0) and np.all(values == np.round(values))
@@ -235,6 +230,7 @@ def minimum_records(model: str, n_terms: int = 1, prior: dict | None = None) -> 
 
 def _design(table, predictors: tuple, max_levels: int) -> tuple[np.ndarray, tuple]:
     from .design import design_matrix, independent_columns
+    from .utility import _is_categorical
     categorical = [p for p in predictors if _is_categorical(table[p])]
     for p in categorical:
         levels = table[p].nunique()

@@ -182,8 +182,8 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
     "Unweighted" (epsilon None), "LW" and "LW_final" at the epsilons LW reaches with c in
     ``c_range`` (g = 0) and "SW" at every epsilon up to the unweighted fit's (within ``sw_rtol``;
     above it the unweighted synthesizer already costs less); ``reachable`` is LW's (lowest, highest) epsilon.
-    Each epsilon is per synthetic dataset. The Unweighted fit keeps one seed in every lineup (a
-    repeated seeded fit comes from httpstan's cache on PyStan), and so does every LW fit.
+    Each epsilon is per synthetic dataset. The one Unweighted fit is given to every epsilon's lineup
+    (ppmlib keeps no fit cache, so running it again would refit it), and every LW fit shares one seed.
     """
     from ..seeding import seeds
     epsilons = [_checks.real(e, "epsilons[...]", low=0, low_open=True) for e in epsilons]
@@ -196,8 +196,9 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
                       design.model, design.y, seed=[s[0], s[1], s[1]], **shared)
     reachable = (ends["LW low"].epsilon, ends["LW high"].epsilon)
     results = {("Unweighted", None): (ends["Unweighted"], ends.seconds["Unweighted"])}
+    unweighted = {"Unweighted": ends["Unweighted"]}
     for j, eps in enumerate(epsilons):
-        members, member_seeds = ["Unweighted"], [s[0]]
+        members, member_seeds = [], []
         if reachable[0] <= eps <= reachable[1]:
             members += [Member("LW", "lw", base="Unweighted", match=eps, settings={"tau": tau, "c_range": tuple(c_range)}),
                         Member("LW_final", "final", base="LW", settings={"tau": tau})]
@@ -206,8 +207,10 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
         if eps / 2 <= ends["Unweighted"].delta * (1 + sw_rtol):
             members.append(Member("SW", "sw", base="Unweighted", match=eps, settings={"rtol": sw_rtol}))
             member_seeds.append(s[5 + 3 * j])
-        done = run_lineup(members, design.model, design.y, seed=member_seeds, **shared)
-        for name in list(done)[1:]:
+        if not members:
+            continue
+        done = run_lineup(members, design.model, design.y, seed=member_seeds, given=unweighted, **shared)
+        for name in done:
             results[(name, eps)] = (done[name], done.seconds[name])
     return results, reachable
 

@@ -172,8 +172,7 @@ def _exact_lw(member, ctx) -> Release:
 
 def _exact_sw(member, ctx) -> Release:
     """SW's scalar matched to an earlier member's Delta (or to half a target epsilon)."""
-    target = (ctx.done[member.match].delta if isinstance(member.match, str)
-              else _checks.real(member.match, f"{member.name}: match", low=0, low_open=True) / 2)
+    target = lineup._target_delta(member, ctx)   # the runner's own rule, so a Stan lineup and this one match alike
     a = match_scalar_weight(ctx.y, target, draws=ctx.run["draws"], seed=ctx.seed, prior=ctx.run["prior"])
     return _release(member, ctx, scalar_weights(a, ctx.y.size), a=a)
 
