@@ -423,8 +423,8 @@ def generating_sigma(fit, m: int) -> np.ndarray:
     -------
     ndarray, shape (m,)
     """
-    m = _checks.integer(m, "m", low=1)
-    return fit.draws["sigma"][np.linspace(0, fit.n_draws - 1, m).round().astype(int)]
+    from .posterior import spaced_draws
+    return fit.draws["sigma"][spaced_draws(fit.n_draws, m)]
 
 
 def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, decimals: int | None = 1,

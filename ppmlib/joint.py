@@ -51,7 +51,7 @@ import numpy as np
 from . import _checks
 from .lipschitz import epsilon as _epsilon
 from .mechanism import Synthesis, match_delta, synthesizer
-from .posterior import Fit, Sampler, _sampler
+from .posterior import Fit, Sampler, _sampler, spaced_draws
 from .seeding import seeds
 from .weights import lw_weights
 
@@ -466,14 +466,11 @@ def synthesize_sequentially(fits: dict, conditionals, bases: dict, m: int, seed)
     ndarray, shape (m, n, J)
     """
     conds = tuple(conditionals)
-    S = next(iter(fits.values())).n_draws
-    m = _checks.integer(m, "m", low=1)
-    if m > S:
-        raise ValueError(f"m = {m} synthetic datasets need at least m draws; the fits have {S}")
+    chosen = spaced_draws(next(iter(fits.values())).n_draws, m)   # the draws Fit.synthesize would use
     n = next(iter(bases.values())).shape[0]
     rng = np.random.default_rng(seed)
-    out = np.empty((m, n, len(conds)))
-    for l, s in enumerate(np.linspace(0, S - 1, m).round().astype(int)):
+    out = np.empty((len(chosen), n, len(conds)))
+    for l, s in enumerate(chosen):
         drawn = {}
         for j, cd in enumerate(conds):
             fit = fits[cd.variable]

@@ -27,6 +27,10 @@ PALETTE.update({label: PALETTE[name] for name, alias in ALIASES.items() for labe
 PALETTE["Capped"] = "#1f78b4"  # the fixed-cap weighting of the asymptotic-DP chapter
 # the peers of ppmlib.peers (the "Against the alternatives" chapter)
 PALETTE.update({"Histogram": "#666666", "AIM": "#1f78b4", "MST": "#a6cee3", "CART": "#17becf"})
+# the multivariate chapter: LW joint is LW; the per-variable synthesizers take CW's and SW's colours
+# (no other chapter shows them together)
+PALETTE.update({"LW joint": PALETTE["LW"], "LW per variable": PALETTE["CW"],
+                "LW per variable, equal stated epsilon": PALETTE["SW"]})
 
 
 def _colour(name: str, i: int) -> str:

@@ -2,7 +2,7 @@
 :class:`Sampler` settings every fit in ppmlib is made with."""
 from __future__ import annotations
 
-__all__ = ["Sampler", "Fit", "fit"]
+__all__ = ["Sampler", "Fit", "fit", "spaced_draws"]
 
 import warnings
 from dataclasses import dataclass, field
@@ -278,11 +278,8 @@ class Fit:
         >>> ppmlib.example_fit().synthesize(m=2, seed=1).shape
         (2, 100)
         """
-        m = _checks.integer(m, "m", low=1)
-        if m > self.n_draws:
-            raise ValueError(f"m = {m} synthetic datasets need at least m draws; this fit has {self.n_draws}")
+        idx = spaced_draws(self.n_draws, m)
         rng = np.random.default_rng(seed)
-        idx = np.linspace(0, self.n_draws - 1, m).round().astype(int)
         chosen = {k: v[idx] for k, v in self.draws.items()}
         return self.model.predict(chosen, self.X, self.y.size, rng)
 
@@ -369,3 +366,36 @@ def _fit(fam: Family, y: np.ndarray, X, alpha: np.ndarray, sampler: Sampler, see
     keep = set(fam.params) | ({"log_lik"} if emit_log_lik else set())
     params = {k: v for k, v in out.params.items() if k in keep}
     return Fit(fam, y, X, alpha, params, out.sampler, sampler.chains, out.backend, seed)
+
+
+def spaced_draws(n_draws: int, m: int) -> np.ndarray:
+    """The draws that generate m synthetic datasets: m evenly spaced over the fit's draws.
+
+    One rule for every place that must pick the same draws (:meth:`Fit.synthesize`, the joint
+    release, the attribute risk's generating draws).
+
+    Parameters
+    ----------
+    n_draws : int
+        The fit's number of draws.
+    m : int
+        The number of synthetic datasets.
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+
+    Raises
+    ------
+    ValueError
+        m is not a positive integer or exceeds n_draws.
+
+    Examples
+    --------
+    >>> spaced_draws(8, 3).tolist()     # the middle of 0..7 is 3.5, rounded to even
+    [0, 4, 7]
+    """
+    m = _checks.integer(m, "m", low=1)
+    if m > n_draws:
+        raise ValueError(f"m = {m} synthetic datasets need at least m draws; the fit has {n_draws}")
+    return np.linspace(0, n_draws - 1, m).round().astype(int)

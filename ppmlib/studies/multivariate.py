@@ -281,11 +281,6 @@ def claims(results: dict, utility: "pd.DataFrame", widths: "pd.DataFrame", risk:
 # the chapter's figures
 # ---------------------------------------------------------------------------------------------
 
-# LW joint is LW; the per-variable synthesizers take CW's and SW's colours (no other chapter shows them together)
-PALETTE.update({"LW joint": PALETTE["LW"], "LW per variable": PALETTE["CW"],
-                "LW per variable, equal stated epsilon": PALETTE["SW"]})
-
-
 def _wrapped(name: str) -> str:
     """A synthesizer's name on lines of at most 14 characters, for crowded tick labels."""
     import textwrap
