@@ -579,20 +579,19 @@ class IdentificationRisk:
 def _match_counts(known: np.ndarray, values: np.ndarray, synthetic_known: np.ndarray, synthetic_values: np.ndarray,
                   radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(c_i, T_i) for one synthetic dataset: key groups are matched exactly, values within radius_i."""
-    n = values.size
-    c, own = np.zeros(n, dtype=int), np.ones(n, dtype=int)
+    c = np.zeros(values.size, dtype=int)
     groups = {}
     for k, key in enumerate(map(tuple, synthetic_known)):
         groups.setdefault(key, []).append(k)
+    groups = {key: np.asarray(rows) for key, rows in groups.items()}
     for i, key in enumerate(map(tuple, known)):
         rows = groups.get(key)
-        if not rows:
-            continue
-        close = np.abs(synthetic_values[rows] - values[i]) < radius[i]
-        c[i] = int(close.sum())
-        if c[i]:
-            own[i] = int(bool(close[rows.index(i)])) if i in rows else 0
-    return c, own
+        if rows is not None:
+            c[i] = int((np.abs(synthetic_values[rows] - values[i]) < radius[i]).sum())
+    # row i of the release is record i's (identification_risk checks it): record i's own synthetic
+    # record matches when its keys are i's and its value is within i's radius (1 where nothing matches)
+    own_matches = (synthetic_known == known).all(axis=1) & (np.abs(synthetic_values - values) < radius)
+    return c, np.where(c > 0, own_matches, 1).astype(int)
 
 
 def identification_risk(confidential, synthetic, keys, synthesized: str, radius: float,
