@@ -365,10 +365,11 @@ def _weights(scheme: str, base, conds: tuple, n: int, c: float, g: float) -> np.
         raise ValueError(f"base was fitted to {base.weights.shape[0]} records with conditionals for "
                          f"{list(base.variables)}; these are {n} records with conditionals for "
                          f"{[cd.variable for cd in conds]} (give the unweighted synthesizer of the same ones)")
+    # lw_weights takes the max over draws of |log-likelihood|; the base's bounds already are those
+    # maxima (its weights are 1), so as one-draw "matrices" they give the LW weights without another
+    # pass over every draw's log-likelihood (match_joint asks for weights at many c)
     if scheme == "per_variable":
-        return np.column_stack([lw_weights(p.fit, c=c, g=g) for p in base.parts.values()])
-    # lw_weights takes the max over draws of |log-likelihood|; the joint bound already is that
-    # maximum, so as a one-draw "matrix" it gives the LW weights of the joint bound
+        return np.column_stack([lw_weights(bounds[None, :], c=c, g=g) for bounds in base.bounds.conditional.T])
     return np.repeat(lw_weights(base.bounds.paired[None, :], c=c, g=g)[:, None], J, axis=1)
 
 
