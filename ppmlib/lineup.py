@@ -237,7 +237,7 @@ def _sw(member: Member, ctx: Context) -> Synthesis:
         return _plain(member, ctx, "sw", a=_setting(member, "a", None))
     return match_sw(ctx.model, ctx.y, _target_delta(member, ctx), ctx.done[member.base].delta, seed=ctx.seed,
                     rtol=_setting(member, "rtol", 0.03), max_iter=_setting(member, "max_iter", 12),
-                    progress=ctx.progress, name=member.name, **ctx.run)
+                    known=_setting(member, "known", ()), progress=ctx.progress, name=member.name, **ctx.run)
 
 
 def _custom(member: Member, ctx: Context) -> Synthesis:
@@ -279,7 +279,7 @@ KINDS = MappingProxyType({
     "unweighted": Kind(_unweighted),
     "lw": Kind(_lw, needs_base=True, matchable=True, settings=("c", "g", "tau", "c_range", "max_iter")),
     "cw": Kind(_cw, matchable=True, settings=("radius", "relative", "c", "g", "g_start", "rtol", "max_iter")),
-    "sw": Kind(_sw, needs_base=True, matchable=True, settings=("a", "rtol", "max_iter")),
+    "sw": Kind(_sw, needs_base=True, matchable=True, settings=("a", "rtol", "max_iter", "known")),
     "custom": Kind(_custom, settings=("weights",)),
     "final": Kind(_final, needs_base=True, settings=("tau", "k0", "max_iter")),
 })

@@ -9,7 +9,7 @@ LW's Delta over a grid of its scale and shift. A study runs several synthesizers
 """
 from __future__ import annotations
 
-__all__ = ["SCHEMES", "Scheme", "CalibrationError", "Synthesis", "synthesizer", "match_delta", "match_sw",
+__all__ = ["SCHEMES", "Scheme", "CalibrationError", "Synthesis", "synthesizer", "match_delta", "match_sw", "sw_start",
            "summary_table", "lw_delta_grid"]
 
 from dataclasses import dataclass, field
@@ -472,13 +472,16 @@ def summary_table(results) -> "pd.DataFrame":
 
 
 def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int, rtol: float = 0.03,
-             max_iter: int = 12, progress: bool = True, **run) -> Synthesis:
+             max_iter: int = 12, known=(), progress: bool = True, **run) -> Synthesis:
     """SW (the exponential mechanism: one scalar weight a for every record) with Delta(a) within
     ``rtol`` of ``target``.
 
-    Delta is nearly proportional to a, so the search starts at a0 = target / Delta_unweighted
-    (kept in [0.001, 1]) and is refined by :func:`ppmlib.match_delta` on [0, 1]; each step is a refit.
-    ``run`` holds the other :func:`ppmlib.synthesizer` keywords (X, m, sampler, prior, name, ...).
+    Delta is nearly proportional to a, so without other knowledge the search starts at
+    a0 = target / Delta_unweighted (kept in [0.001, 1]); with ``known`` points (a, Delta) of earlier
+    SW fits of the same model and data it starts where the curve through them and
+    (1, Delta_unweighted) reaches the target (:func:`sw_start`). :func:`ppmlib.match_delta` then
+    refines a on [0, 1]; each step is a refit. ``run`` holds the other :func:`ppmlib.synthesizer`
+    keywords (X, m, sampler, prior, name, ...).
 
     Parameters
     ----------
@@ -496,6 +499,9 @@ def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int
         Relative tolerance on Delta.
     max_iter : int
         At most this many refits.
+    known : sequence of (a, Delta)
+        SW fits already made of the same model, data and truncation (e.g. an earlier match's
+        ``calibration["history"]``); they only choose the start.
     progress : bool
         Show a progress bar.
     **run
@@ -510,9 +516,57 @@ def match_sw(model: str, y, target: float, delta_unweighted: float, *, seed: int
     --------
     ppmlib.studies.vector_weighted.matched_comparison : matches SW to LW's Delta with it.
     """
-    start = float(np.clip(target / delta_unweighted, 1e-3, 1.0))
+    start = sw_start(target, delta_unweighted, known)
     return match_delta(lambda a: synthesizer(model, y, "sw", a=a, seed=seed, **run), target, start, 0.0, 1.0,
                        parameter="a", rtol=rtol, max_iter=max_iter, progress=progress)
+
+
+def sw_start(target: float, delta_unweighted: float, known=()) -> float:
+    """The scalar weight a at which SW's Delta should reach ``target``, from fits already made.
+
+    Delta(a) rises with a, but more slowly than a: down-weighting widens the posterior, and wider
+    draws reach further into the tails, so Delta(a) / a grows as a falls. Between two measured
+    points the curve is close to a power law, so the start is the log-log interpolation of the
+    points (a, Delta) in ``known`` and (1, ``delta_unweighted``) at the target (extrapolation from
+    the nearest two beyond them); with no known point, the proportional guess target / Delta(1).
+    Kept in [0.001, 1].
+
+    Parameters
+    ----------
+    target : float
+        The Delta to reach.
+    delta_unweighted : float
+        Delta at a = 1.
+    known : sequence of (a, Delta)
+        Other SW fits of the same model and data, a in (0, 1].
+
+    Returns
+    -------
+    float
+        The start a0.
+
+    Examples
+    --------
+    >>> sw_start(2.0, 8.0)                                  # proportional: 2 / 8
+    0.25
+    >>> round(sw_start(2.0, 8.0, known=[(0.25, 3.0)]), 4)   # Delta(0.25) = 3 > 2: a power law through both points
+    0.1409
+    """
+    points = {1.0: float(delta_unweighted)}
+    for a, delta in known:
+        if 0 < a <= 1 and delta > 0:
+            points[float(a)] = float(delta)
+    a_values = np.log(np.array(sorted(points)))
+    deltas = np.log(np.array([points[a] for a in sorted(points)]))
+    if a_values.size == 1:
+        return float(np.clip(target / delta_unweighted, 1e-3, 1.0))
+    # the two points around the target on the Delta axis (the nearest pair outside the range)
+    nearest = np.argsort(np.abs(deltas - np.log(target)))[:2]
+    (a0, a1), (d0, d1) = a_values[nearest], deltas[nearest]
+    if (d1 - d0) * (a1 - a0) <= 0:  # refit noise made the two points disagree on the direction: proportional
+        return float(np.clip(np.exp(a0) * target / np.exp(d0), 1e-3, 1.0))
+    log_a = a0 + (np.log(target) - d0) * (a1 - a0) / (d1 - d0)
+    return float(np.clip(np.exp(log_a), 1e-3, 1.0))
 
 
 def lw_delta_grid(model: str, y, base, c_grid, g_grid, *, sampler: Sampler | None = None, seed: int = 0,

@@ -282,3 +282,30 @@ def test_match_delta_refuses_an_empty_bracket():
     from ppmlib.mechanism import match_delta
     with pytest.raises(ValueError, match=r"low must be below high .*got low = 2, high = 1$"):
         match_delta(lambda x: None, 1.0, 1.5, low=2.0, high=1.0)
+
+
+# --- SW's start from earlier SW fits (sw_start) ------------------------------------------------
+
+def test_sw_start_solves_a_power_law_through_known_points():
+    """On Delta(a) = 8 a^0.7 the log-log interpolation is exact: the start is the a with Delta(a) = target."""
+    curve = lambda a: 8.0 * a ** 0.7
+    known = [(0.2, curve(0.2)), (0.5, curve(0.5))]
+    for target in (2.0, 3.0, 5.0):          # below, between and above the known points
+        assert ppmlib.mechanism.sw_start(target, curve(1.0), known) == pytest.approx((target / 8.0) ** (1 / 0.7))
+    # without known points: the proportional guess target / Delta(1)
+    assert ppmlib.mechanism.sw_start(2.0, 8.0) == 0.25
+    # two points that disagree on the direction (refit noise): proportional from the nearest
+    assert ppmlib.mechanism.sw_start(3.0, 8.0, [(0.5, 3.2), (0.45, 3.3)]) == pytest.approx(0.5 * 3.0 / 3.2)
+
+
+def test_match_sw_with_an_earlier_curve_needs_one_refit():
+    from ppmlib.exact import ConjugateSampler
+    y = ppmlib.simulate.poisson(400, 60, seed=2)
+    run = dict(sampler=ConjugateSampler(), m=2)
+    u = ppmlib.synthesizer("poisson", y, seed=1, **run)
+    first = ppmlib.mechanism.match_sw("poisson", y, 0.4 * u.delta, u.delta, seed=5, rtol=0.02, progress=False, **run)
+    cold = ppmlib.mechanism.match_sw("poisson", y, 0.3 * u.delta, u.delta, seed=5, rtol=0.02, progress=False, **run)
+    warm = ppmlib.mechanism.match_sw("poisson", y, 0.3 * u.delta, u.delta, seed=5, rtol=0.02, progress=False,
+                                     known=first.calibration["history"], **run)
+    assert cold.calibration["iterations"] > 1 and warm.calibration["iterations"] == 1
+    assert abs(warm.delta / (0.3 * u.delta) - 1) <= 0.02
