@@ -252,3 +252,31 @@ def test_claims_on_a_fit_that_fails_the_gate_are_reported():
     # without the map's fits the map's claim is reported
     assert not {r["claim"]: r["checked"] for r in ce_income.claims(results, long, trunc, cg, rtol=0.05).rows}[
         "Delta falls when the scale c falls at a fixed shift g, or g falls at a fixed c"]
+
+
+# --- the (c, g) map: the paper's estimator, replicate refits -------------------------------------
+
+def test_cg_sweep_truncates_once_and_reports_both_estimators_over_refits():
+    from ppmlib.exact import ConjugateSampler
+    y = ppmlib.simulate.poisson(300, 40, seed=4)
+    run = dict(sampler=ConjugateSampler(), m=2)
+    u = ppmlib.lineup.run(["Unweighted"], "poisson", y, seed=1, progress=False, **run)["Unweighted"]
+    sweep = ce_income.cg_sweep("poisson", y, u, [(0.7, 0.0), (0.5, 0.0)], estimator="L*", q=0.9, replicates=2,
+                               rtol=0.02, seed=3, progress=False, **run)
+    for row in sweep:
+        lw = row["LW"]
+        # LW's risks from the unweighted draws truncated at q, as in the paper's R code, and its own draws truncated once
+        assert np.array_equal(lw.weights, ppmlib.weights.lw_weights(u.fit, row["c"], row["g"], q=0.9))
+        assert lw.settings["q"] == 0.9 and lw.fit.n_draws < u.fit.n_draws
+        assert abs(row["SW"].delta / lw.delta - 1) <= 0.02 and row["SW"].settings["q"] == 0.9
+        assert len(row["replicates"]) == 2
+        for every_draw, truncated in row["replicates"]:
+            assert truncated < every_draw          # the truncated bound drops the draws that set the maximum
+    # the second SW search starts on the curve of the first: one fit
+    assert sweep[1]["SW"].calibration["iterations"] == 1
+    table = ce_income.cg_table(sweep, np.exp(y / 10), B=5, seed=1)
+    assert table.attrs["estimator"] == "L*"
+    assert table["truncated Delta over refits"].str.endswith("(3)").all()   # the map's own fit and two refits
+    assert table["max Delta over refits"].str.endswith("(2)").all()
+    with pytest.raises(ValueError, match="estimator"):
+        ce_income.cg_sweep("poisson", y, u, [(0.7, 0.0)], estimator="median", **run)

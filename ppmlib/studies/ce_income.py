@@ -55,8 +55,8 @@ def _lw(c: float, g: float) -> lineup.Member:
     return lineup.member("LW", c=c, g=g, alias=lineup.ALIASES["LW"])
 
 
-def _sw(rtol: float, max_iter: int) -> lineup.Member:
-    return lineup.member("SW", rtol=rtol, max_iter=max_iter, alias=lineup.ALIASES["SW"])
+def _sw(rtol: float, max_iter: int, known=()) -> lineup.Member:
+    return lineup.member("SW", rtol=rtol, max_iter=max_iter, known=tuple(known), alias=lineup.ALIASES["SW"])
 
 
 def ce_lineup(*, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5, cw_c: float = 1.0, cw_g: float = 0.0,
@@ -220,49 +220,100 @@ def truncation_table(sweep: dict, data, *, B: int = 200, seed=0) -> "pd.DataFram
     return table
 
 
-def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, X=None, prior: dict | None = None,
-             done: dict | None = None, rtol: float = 0.05, max_iter: int = 12, m: int = 20, seed: int = 0,
-             progress: bool = True, sampler: Sampler | None = None) -> list:
-    """The risk-utility map (CE paper, section 4.3): LW (DPweighted) at each (c, g), and SW
-    (EMweighted) matched to its Delta, each pair a lineup run on the one unweighted fit.
+ESTIMATORS = ("L*", "max")
+
+
+def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, estimator: str = "L*", q: float = 0.95,
+             replicates: int = 2, X=None, prior: dict | None = None, done: dict | None = None, rtol: float = 0.1,
+             max_iter: int = 12, m: int = 20, seed: int = 0, progress: bool = True,
+             sampler: Sampler | None = None) -> list:
+    """The risk-utility map (CE paper, section 4.3): LW (DPweighted) at each (c, g), SW
+    (EMweighted) matched to its Delta, and ``replicates`` more LW fits for Delta's refit noise.
+
+    Two estimators of Delta. ``"L*"`` (the paper's, section 3.1, the default): per draw
+    m_s = max_i alpha_i abs(f_s(x_i)); the draws with m_s above L*, the q-quantile of the m_s, are
+    dropped from the bound and from synthesis, and the unweighted draws that set LW's risks are
+    truncated at q first, as in the paper's R code (once). Delta is the maximum over the kept draws,
+    which is at most the paper's L* by less than one gap between neighbouring m_s. ``"max"``: every
+    draw is kept and Delta is their maximum (a rare draw's value, which grows with the number of
+    draws). SW is matched on the same estimator as LW. Each pair is a lineup run on the one
+    unweighted fit; SW's search starts from the curve Delta(a) of the SW fits made so far
+    (:func:`ppmlib.mechanism.sw_start`), so after the first configuration it usually needs one fit.
+
+    Each replicate refits LW with the map's weights and another seed, keeping every draw, and reports
+    both estimators from the same draws: the spread of each over refits is its refit noise, which is
+    what decides whether two rows of Table 2 are in the paper's order.
 
     Parameters
     ----------
     model, y, X, prior, m, sampler : as for :func:`four_synthesizers`
     unweighted : Synthesis
-        The unweighted synthesizer whose log-likelihood sets the LW risks (given to every run).
+        The unweighted synthesizer, made with every draw kept (q = 1).
     cg_configs : sequence of (c, g)
+    estimator : "L*" or "max"
+    q : float
+        The truncation level of the paper's estimator (its value was lost from the paper's text).
+    replicates : int
+        Extra LW refits per configuration (each one Stan fit).
     done : dict, optional
-        A :func:`four_synthesizers` result: its LW and SW are reused for the configuration equal to
-        LW's own (c, g) instead of being refitted.
+        A :func:`four_synthesizers` result: with ``estimator="max"`` its LW and SW are reused for the
+        configuration equal to LW's own (c, g) instead of being refitted, and its SW's fits start
+        the SW curve.
     rtol, max_iter : how closely SW's Delta must match LW's, in how many refits
-    seed : configuration j's LW and SW get seeds 2j and 2j + 1 of ``ppmlib.seeds(seed, 2 * len(cg_configs))``
+    seed : configuration j's LW and SW get seeds 2j and 2j + 1 of
+        ``ppmlib.seeds(seed, (2 + replicates) * len(cg_configs))``, its replicates the rest of its row
 
     Returns
     -------
     list of dict
-        ``{"c", "g", "LW": Synthesis, "SW": Synthesis}``, in the given order.
+        ``{"c", "g", "LW": Synthesis, "SW": Synthesis, "replicates": [(max, truncated), ...]}``
+        in the given order; ``replicates`` holds each refit's Delta under both estimators.
     """
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+    q = _checks.quantile_level(q) if estimator == "L*" else 1.0
+    replicates = _checks.integer(replicates, "replicates", low=0)
+    if unweighted.settings.get("q", 1.0) != 1.0:
+        raise ValueError("cg_sweep needs the unweighted synthesizer made with q = 1 (all draws kept); it truncates once")
     reuse = {}
-    if done is not None:
+    if done is not None and q == 1.0:
         reuse[(float(done["LW"].settings["c"]), float(done["LW"].settings["g"]))] = done
-    out = []
+    # SW's Delta at a = 1 under this estimator (the unweighted fit, truncated like the others), then every SW fit made
+    curve = [(1.0, unweighted.delta if q == 1.0 else float(truncated_bounds(unweighted.fit, None, q)[1].max()))]
+    if reuse:
+        curve += done["SW"].calibration["history"]
     configs = [tuple(map(float, cg)) for cg in cg_configs]
-    for (c, g), pair_seeds in progress_bar(list(zip(configs, np.reshape(seeds(seed, 2 * len(configs)), (-1, 2)))),
-                                           desc="(c, g) configurations", enabled=progress):
+    streams = np.reshape(seeds(seed, (2 + replicates) * len(configs)), (len(configs), -1))
+    out = []
+    for (c, g), (s_lw, s_sw, *s_rep) in progress_bar(list(zip(configs, streams)), desc="(c, g) configurations",
+                                                     enabled=progress):
         if (c, g) in reuse:
-            out.append({"c": c, "g": g, "LW": reuse[(c, g)]["LW"], "SW": reuse[(c, g)]["SW"]})
-            continue
-        pair = lineup.run([_lw(c, g), _sw(rtol, max_iter)], model, y, X=X, prior=prior, m=m, sampler=sampler,
-                          seed=[int(s) for s in pair_seeds], progress=False, given={"Unweighted": unweighted})
-        out.append({"c": c, "g": g, **pair})
+            pair = {"LW": reuse[(c, g)]["LW"], "SW": reuse[(c, g)]["SW"]}
+        else:
+            pair = lineup.run([_lw(c, g), _sw(rtol, max_iter, known=curve)], model, y, X=X, prior=prior, q=q, m=m,
+                              sampler=sampler, seed=[int(s_lw), int(s_sw)], progress=False,
+                              given={"Unweighted": unweighted})
+            curve += pair["SW"].calibration["history"]
+        out.append({"c": c, "g": g, **pair, "replicates": _replicates(pair["LW"], model, y, q, s_rep, X=X, prior=prior,
+                                                                       sampler=sampler)})
+    return out
+
+
+def _replicates(lw: Synthesis, model: str, y, q: float, streams, **run) -> list:
+    """LW refitted with ``lw``'s weights on each seed, every draw kept: (Delta as the maximum, Delta truncated at q)."""
+    refit = lineup.Member("LW (replicate)", "custom", settings={"weights": lw.weights})
+    out = []
+    for stream in streams:
+        again = lineup.run([refit], model, y, m=1, seed=int(stream), progress=False, **run)["LW (replicate)"]
+        out.append((again.delta, float(truncated_bounds(again.fit, again.weights, q)[1].max())))
     return out
 
 
 def cg_table(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
-    """One row per (c, g): LW's Delta and epsilon beside the paper's Table 2, SW's matched a and
-    Delta, and both synthesizers' barycenter median of the 90th percentile (dollars); columns
-    named with ``LABELS``."""
+    """One row per (c, g): LW's Delta and epsilon beside the paper's Table 2, each estimator's
+    range over the map's fit and its replicate refits, SW's matched a and Delta, and both
+    synthesizers' barycenter median of the 90th percentile (dollars); columns named with ``LABELS``.
+    ``attrs["estimator"]`` names the map's estimator."""
     import pandas as pd
 
     lw, sw = LABELS["LW"], LABELS["SW"]
@@ -272,11 +323,33 @@ def cg_table(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
                                 statistics=("90th pct",), B=B, seed=stream)
         p90 = long.groupby("source")["value"].median()
         paper = PAPER_CG_DELTAS.get((row["c"], row["g"]), np.nan)
+        spans = _refit_spans(row)
         rows.append({"c": row["c"], "g": row["g"], f"Delta {lw}": row["LW"].delta, "epsilon = 2 Delta": row["LW"].epsilon,
                      "paper's Delta (real CE)": paper, "paper's epsilon": 2 * paper,
+                     "truncated Delta over refits": _span(spans["L*"]), "max Delta over refits": _span(spans["max"]),
                      f"{sw} a": row["SW"].calibration["value"], f"Delta {sw}": row["SW"].delta,
                      f"90th pct {lw}": p90[lw], f"90th pct {sw}": p90[sw], "90th pct data": p90["Data"]})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs["estimator"] = _estimator(sweep[0]["LW"]) if sweep else None
+    table.attrs["refits"] = [_refit_spans(row)[table.attrs["estimator"]] for row in sweep]
+    return table
+
+
+def _estimator(result: Synthesis) -> str:
+    return "max" if result.settings.get("q", 1.0) == 1.0 else "L*"
+
+
+def _refit_spans(row: dict) -> dict:
+    """Each estimator's Deltas over a map row's replicate refits, and the row's own fit under its estimator."""
+    refits = np.array(row.get("replicates", ()), float).reshape(-1, 2)
+    own = _estimator(row["LW"])
+    return {name: np.append(refits[:, j], row["LW"].delta) if name == own else refits[:, j]
+            for j, name in enumerate(("max", "L*"))}
+
+
+def _span(values) -> str:
+    values = np.asarray(values, float)
+    return f"{values.min():.2f}-{values.max():.2f} ({values.size})" if values.size else ""
 
 
 def cg_long(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
@@ -408,6 +481,14 @@ def _map_claims(c: Claims, cg: "pd.DataFrame", sweep: list | None) -> None:
     c.add("Delta decreases along the paper's (c, g) sequence, in its order",
           "sec. 4.3, Table 2: 10.10, 8.16, 7.30, 6.09, 5.71", ", ".join(f"{v:.2f}" for v in deltas),
           bool(np.all(np.diff(deltas) < 0)), checked=False)
+    refits = cg.attrs.get("refits") or []
+    if len(refits) > 1 and all(len(r) > 1 for r in refits):
+        # an order is decided only where the refit ranges of neighbouring rows do not overlap
+        apart = [float(np.min(hi)) > float(np.max(lo)) for hi, lo in zip(refits, refits[1:])]
+        c.add("neighbouring rows of Table 2 separated by more than Delta's refit noise",
+              "sec. 4.3, Table 2 (the paper gives one fit per row)",
+              f"{sum(apart)} of {len(apart)} neighbouring pairs ({cg.attrs['estimator']}, ranges over "
+              f"{len(refits[0])} fits each)", all(apart), checked=False)
     if len(deltas) > 1:
         ours, paper = deltas[-1] / deltas[0], PAPER_CG_DELTAS[(0.5, -0.1)] / PAPER_CG_DELTAS[(0.7, 0.0)]
         c.add("epsilon falls by about half over the (c, g) range (ratio last / first)",
