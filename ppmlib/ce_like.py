@@ -3,8 +3,9 @@
 The real CE public-use file cannot be fetched here, so ``data/ce_like.csv`` is made by
 :func:`generate`: 994 consumer units (as in the course slides) with the categorical variables of
 the CE paper's Table 1, the slides' UrbanRural and Race, a quarterly expenditure and a family
-income that is positive, right-skewed and correlated with expenditure. It is NOT real data: it
-imitates the structure the book's methods care about, not any real household.
+income that is positive, right-skewed and correlated with expenditure, with a small share of
+tiny incomes ($1 to $1,000) like the CE's lower tail. It is NOT real data: it imitates the
+structure the book's methods care about, not any real household.
 
 ``python -m ppmlib.ce_like`` rewrites ``data/ce_like.csv`` (byte for byte the shipped file).
 """
@@ -27,6 +28,14 @@ from ._shipped import shipped_file
 DATA_FILE = shipped_file("data", "ce_like.csv", must_exist=False)
 REGENERATE = "regenerate it with: python -m ppmlib.ce_like"
 DEFAULT_SEED = 20170101  # 2017 Q1, the quarter of the CE paper's sample
+# The CE's lower tail: a few units report a family income near zero (the CE paper's Table 1 gives
+# the range as about -$7K to $1,800K), and these records, many standard deviations below the rest
+# on the log scale, are the ones that set an unweighted synthesizer's Lipschitz bound. Without
+# them the stand-in's smallest income was $2,379. So TINY_SHARE of the units get an income drawn
+# log-uniformly between $1 and $TINY_MAX instead; incomes are floored at $1 so that log income
+# exists for every unit (log $1 = 0): a bottom-coding of zero and negative incomes.
+TINY_SHARE = 0.01
+TINY_MAX = 1000.0
 
 # category: probability (shares loosely follow the CE interview survey)
 GENDER = {"Male": 0.47, "Female": 0.53}
@@ -49,7 +58,22 @@ def _draw(rng: np.random.Generator, shares: dict, n: int) -> np.ndarray:
 
 
 def generate(n: int = 994, seed: int = DEFAULT_SEED) -> pd.DataFrame:
-    """The CE-like sample: one row per consumer unit (see data/README.md for every column)."""
+    """The CE-like sample: one row per consumer unit (see data/README.md for every column).
+
+    Parameters
+    ----------
+    n : int
+        Number of consumer units (at least 10).
+    seed : int
+        Seed of the one generator every column is drawn from.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``n`` rows and 14 columns. About ``TINY_SHARE`` of the incomes lie between $1 and
+        ``TINY_MAX`` dollars (the lower tail); their draws come after every other draw, so the
+        other columns and the other units' incomes do not depend on the tail's settings.
+    """
     n = _checks.integer(n, "n", low=10)
     rng = np.random.default_rng(_checks.seed(seed))
     df = pd.DataFrame({
@@ -79,8 +103,11 @@ def generate(n: int = 994, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     earner = (df["Earner"] == "Earner").to_numpy()
     log_income = (2.3 + 0.92 * log_exp + 0.5 * df["Education"].map(EDUCATION_EFFECT)
                   + np.where(earner, 0.25, -0.35) + 0.45 * rng.standard_t(5, n))
+    # the lower tail, drawn last so that every other value stays what it was without it
+    tiny = rng.uniform(size=n) < TINY_SHARE
+    log_income = np.where(tiny, rng.uniform(0.0, np.log(TINY_MAX), n), log_income)
     df["Expenditure"] = np.round(np.exp(log_exp)).astype(int)
-    df["Income"] = np.maximum(np.round(np.exp(log_income)), 1).astype(int)  # dollars, always positive
+    df["Income"] = np.maximum(np.round(np.exp(log_income)), 1).astype(int)  # dollars, at least $1
     return df
 
 
