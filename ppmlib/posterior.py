@@ -193,14 +193,19 @@ class Fit:
         -------
         Fit
             The kept draws and their sampler values; the data, weights, chains and seed unchanged.
+            Its ``diagnostics`` are the whole run's: convergence is a property of the sampler's run,
+            and once draws are dropped where one chain ends and the next begins is unknown.
         """
         keep = np.asarray(keep, dtype=bool)
         if keep.shape != (self.n_draws,):
             raise ValueError(f"keep must be a boolean mask of length {self.n_draws}, got shape {keep.shape}")
-        return Fit(self.model, self.y, self.X, self.weights,
+        kept = Fit(self.model, self.y, self.X, self.weights,
                    {k: v[keep] for k, v in self.draws.items()},
                    {k: v[keep] for k, v in self.sampler.items()}, self.chains, self.backend, self.seed,
                    self.whole_chains and bool(keep.all()))
+        if not kept.whole_chains:
+            kept.__dict__["diagnostics"] = self.diagnostics   # the cached_property's slot
+        return kept
 
     def to_arviz(self):
         """The fit as an ArviZ ``InferenceData``, for ArviZ's summaries and plots.

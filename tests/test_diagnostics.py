@@ -176,3 +176,18 @@ def test_failing_names_the_fits_that_miss_the_gate_in_order():
             "c": SimpleNamespace(diagnostics={**good, "divergences": 1})}
     assert diagnostics.failing(fits) == ["a", "c"]
     assert diagnostics.failing({"b": fits["b"]}) == []
+
+
+def test_a_truncated_fit_keeps_the_diagnostics_of_its_whole_run():
+    """After draws are dropped (truncation) the chains cannot be told apart: the gate judges the run."""
+    from ppmlib.models import family
+    from ppmlib.posterior import Fit
+    rng = np.random.default_rng(5)
+    X = np.column_stack([np.ones(5), np.arange(5.0)])
+    draws = {"beta": rng.normal(size=(400, 2)), "sigma": rng.uniform(1, 2, 400)}
+    draws["beta"][200:] += 3.0                          # the second chain sits elsewhere: R-hat far above 1
+    fit = Fit(family("normal"), rng.normal(size=5), X, np.ones(5), draws, {"divergent__": np.zeros(400)}, 2, "by hand", 0)
+    truncated = fit.subset(np.arange(400) != 7)         # 399 draws: no longer two equal chains
+    assert fit.diagnostics["max_rhat"] > 1.5
+    assert truncated.diagnostics == fit.diagnostics
+    assert fit.subset(np.ones(400, bool)).diagnostics == fit.diagnostics   # nothing dropped: computed as before
