@@ -57,7 +57,7 @@ def _draw(rng: np.random.Generator, shares: dict, n: int) -> np.ndarray:
     return np.array(list(shares))[rng.choice(len(shares), size=n, p=p / p.sum())]
 
 
-def generate(n: int = 994, seed: int = DEFAULT_SEED) -> pd.DataFrame:
+def generate(n: int = 994, seed: int = DEFAULT_SEED, tiny_share: float = TINY_SHARE) -> pd.DataFrame:
     """The CE-like sample: one row per consumer unit (see data/README.md for every column).
 
     Parameters
@@ -66,6 +66,8 @@ def generate(n: int = 994, seed: int = DEFAULT_SEED) -> pd.DataFrame:
         Number of consumer units (at least 10).
     seed : int
         Seed of the one generator every column is drawn from.
+    tiny_share : float
+        The lower tail's expected share of units (0: no tail, the sample the book shipped before it).
 
     Returns
     -------
@@ -75,6 +77,7 @@ def generate(n: int = 994, seed: int = DEFAULT_SEED) -> pd.DataFrame:
         other columns and the other units' incomes do not depend on the tail's settings.
     """
     n = _checks.integer(n, "n", low=10)
+    tiny_share = _checks.real(tiny_share, "tiny_share", low=0, high=1)
     rng = np.random.default_rng(_checks.seed(seed))
     df = pd.DataFrame({
         "Gender": _draw(rng, GENDER, n),
@@ -104,7 +107,7 @@ def generate(n: int = 994, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     log_income = (2.3 + 0.92 * log_exp + 0.5 * df["Education"].map(EDUCATION_EFFECT)
                   + np.where(earner, 0.25, -0.35) + 0.45 * rng.standard_t(5, n))
     # the lower tail, drawn last so that every other value stays what it was without it
-    tiny = rng.uniform(size=n) < TINY_SHARE
+    tiny = rng.uniform(size=n) < tiny_share
     log_income = np.where(tiny, rng.uniform(0.0, np.log(TINY_MAX), n), log_income)
     df["Expenditure"] = np.round(np.exp(log_exp)).astype(int)
     df["Income"] = np.maximum(np.round(np.exp(log_income)), 1).astype(int)  # dollars, at least $1
@@ -116,11 +119,24 @@ def write(path: str | os.PathLike = DATA_FILE, n: int = 994, seed: int = DEFAULT
     return write_text_atomically(path, generate(n, seed).to_csv(index=False, lineterminator="\n"))
 
 
-def load(path: str | os.PathLike | None = None) -> pd.DataFrame:
+def load(path: str | os.PathLike | None = None, *, lower_tail: bool = True) -> pd.DataFrame:
     """The shipped CE-like sample (found next to the package, whatever the working directory).
 
     Returns a DataFrame with one row per consumer unit (994) and the columns described in
     ``data/README.md``.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        Another CSV with the same columns; default the shipped ``data/ce_like.csv``.
+    lower_tail : bool
+        False: the same units with the incomes they had before the lower tail was drawn (the
+        tail's units get back their draw from the bulk; every other value is the file's). For
+        chapters whose claims are about the bulk of the distribution; shipped file only.
+
+    Returns
+    -------
+    pandas.DataFrame
 
     See Also
     --------
@@ -131,11 +147,24 @@ def load(path: str | os.PathLike | None = None) -> pd.DataFrame:
     --------
     >>> load().shape
     (994, 14)
+    >>> int(load()["Income"].min()), int(load(lower_tail=False)["Income"].min())
+    (1, 2379)
     """
-    path = shipped_file("data", "ce_like.csv", hint=REGENERATE) if path is None else Path(path)
+    shipped = path is None
+    path = shipped_file("data", "ce_like.csv", hint=REGENERATE) if shipped else Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found; {REGENERATE}")
-    return pd.read_csv(path)
+    df = pd.read_csv(path)
+    if lower_tail:
+        return df
+    if not shipped:
+        raise ValueError("lower_tail=False rebuilds the shipped sample's incomes without the tail; "
+                         f"it does not apply to another file ({path})")
+    # the tail is drawn after everything else, so the generator without it gives the bulk's incomes
+    bulk = generate(len(df), tiny_share=0.0)
+    if df.drop(columns="Income").to_csv(index=False) != bulk.drop(columns="Income").to_csv(index=False):
+        raise ValueError(f"{path} is not the generator's sample; {REGENERATE}")
+    return df.assign(Income=bulk["Income"].to_numpy())
 
 
 def log_scale(df: pd.DataFrame, decimals: int = 1) -> tuple[np.ndarray, np.ndarray]:

@@ -3,6 +3,7 @@ import hashlib
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy import stats
 
 from ppmlib import ce_like
@@ -48,19 +49,27 @@ def test_the_shipped_lower_tail_is_what_its_card_says():
     assert income[income >= ce_like.TINY_MAX].min() == 2379
 
 
-def test_without_the_tail_the_generator_makes_the_stand_in_shipped_before_it(monkeypatch, tmp_path):
-    # the tail is drawn after everything else, so with TINY_SHARE = 0 the generator reproduces, byte
-    # for byte, the data/ce_like.csv shipped before issue 22 (its SHA-256, from git history)
-    monkeypatch.setattr(ce_like, "TINY_SHARE", 0.0)
-    before = ce_like.write(tmp_path / "ce_like.csv").read_bytes()
-    assert hashlib.sha256(before).hexdigest() == PRE_TAIL_SHA256
+def test_without_the_tail_the_generator_makes_the_stand_in_shipped_before_it():
+    # the tail is drawn after everything else, so with tiny_share = 0 the generator reproduces, byte
+    # for byte, the data/ce_like.csv shipped before issue 22 (its SHA-256, from git history), and so
+    # does load(lower_tail=False), which the chapters about the bulk read
+    for before in (ce_like.generate(tiny_share=0.0), ce_like.load(lower_tail=False)):
+        text = before.to_csv(index=False, lineterminator="\n").encode()
+        assert hashlib.sha256(text).hexdigest() == PRE_TAIL_SHA256
 
 
-def test_the_tail_takes_its_share_log_uniformly_and_leaves_every_other_value_alone(monkeypatch):
+def test_the_bulk_is_only_for_the_shipped_file(tmp_path):
+    other = tmp_path / "other.csv"
+    ce_like.load().to_csv(other, index=False)
+    assert ce_like.load(other).equals(ce_like.load())
+    with pytest.raises(ValueError, match="does not apply to another file"):
+        ce_like.load(other, lower_tail=False)
+
+
+def test_the_tail_takes_its_share_log_uniformly_and_leaves_every_other_value_alone():
     n, seed = 20_000, 3
     df = ce_like.generate(n, seed)
-    monkeypatch.setattr(ce_like, "TINY_SHARE", 0.0)
-    untouched = ce_like.generate(n, seed)
+    untouched = ce_like.generate(n, seed, tiny_share=0.0)
     # every column but income, and the income of every unit outside the tail, as without the tail
     pd.testing.assert_frame_equal(df.drop(columns="Income"), untouched.drop(columns="Income"))
     in_tail = (df["Income"] != untouched["Income"]).to_numpy()
