@@ -188,7 +188,8 @@ def backend() -> str:
         "installation (conda install -c conda-forge cmdstanpy cmdstan)")
 
 
-def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, seed: int) -> Draws:
+def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, seed: int,
+           adapt_delta: float = 0.8) -> Draws:
     """Run NUTS on ``stan/<program>.stan`` with ``data``; ``seed`` makes the result reproducible.
 
     Parameters
@@ -202,6 +203,9 @@ def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, se
     seed : int
         The sampler's seed (chain k is seeded with (seed, k) on both backends), in [0, 2**31 - 1):
         the range both backends accept, checked here before the backend sees it.
+    adapt_delta : float
+        The acceptance rate NUTS adapts its step size to (Stan's default 0.8; higher means
+        smaller steps, fewer divergences and longer trajectories).
 
     Returns
     -------
@@ -225,7 +229,9 @@ def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, se
                          f"accept), got {seed}")
     chosen = backend()
     runner = _sample_cmdstanpy if chosen == "cmdstanpy" else _sample_pystan
-    return runner(program_path(program), data, chains=chains, draws=draws, warmup=warmup, seed=seed)
+    adapt_delta = _checks.real(adapt_delta, "adapt_delta", low=0, high=1, low_open=True, high_open=True)
+    return runner(program_path(program), data, chains=chains, draws=draws, warmup=warmup, seed=seed,
+                  adapt_delta=adapt_delta)
 
 
 # --- cmdstanpy ------------------------------------------------------------------------------
@@ -274,7 +280,7 @@ def _captured_log(logger: logging.Logger, buffer: io.StringIO, level: int = logg
 CMDSTAN_SIG_FIGS = 18
 
 
-def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed) -> Draws:
+def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta) -> Draws:
     def work(chatter):
         import cmdstanpy
         from cmdstanpy.utils import get_logger  # its first call installs cmdstanpy's handler: kept for afterwards
@@ -286,7 +292,8 @@ def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed) ->
             cmdstanpy.write_stan_json(data_file, data)
             # chain ids 1..N with one seed is PyStan's convention too: same seed, same draws
             fit = model.sample(data=data_file, chains=chains, chain_ids=list(range(1, chains + 1)), seed=seed,
-                               iter_sampling=draws, iter_warmup=warmup, sig_figs=CMDSTAN_SIG_FIGS,
+                               iter_sampling=draws, iter_warmup=warmup, adapt_delta=adapt_delta,
+                               sig_figs=CMDSTAN_SIG_FIGS,
                                output_dir=csv_dir, show_progress=False, show_console=False,
                                parallel_chains=min(chains, os.cpu_count() or 1))
             # read everything now: the CSV files go with csv_dir
@@ -522,7 +529,7 @@ def _in_temporary_folder():
 _HOUSEKEEPING: _HttpstanHousekeeping | None = None
 
 
-def _pystan_run(code: str, data: dict, chains, draws, warmup, seed) -> Draws:
+def _pystan_run(code: str, data: dict, chains, draws, warmup, seed, adapt_delta) -> Draws:
     import stan
 
     global _HOUSEKEEPING
@@ -533,7 +540,7 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed) -> Draws:
         with _captured_log(logging.getLogger("httpstan"), chatter, logging.WARNING):
             with _in_temporary_folder():
                 posterior = stan.build(code, data=data, random_seed=seed)
-            return posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup)
+            return posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup, delta=adapt_delta)
 
     try:
         fit, messages = _run_captured("PyStan", work, data)
@@ -551,8 +558,8 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed) -> Draws:
     return Draws(params=params, sampler=sampler, chains=chains, backend="pystan", messages=messages)
 
 
-def _sample_pystan(path: Path, data: dict, *, chains, draws, warmup, seed) -> Draws:
-    return _on_pystan_worker(_pystan_run, path.read_text(), _jsonable(data), chains, draws, warmup, seed)
+def _sample_pystan(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta) -> Draws:
+    return _on_pystan_worker(_pystan_run, path.read_text(), _jsonable(data), chains, draws, warmup, seed, adapt_delta)
 
 
 def clean_caches(*, httpstan_cache: Path | None = None, temp: Path | None = None) -> dict:

@@ -32,11 +32,16 @@ class Sampler:
         Draws kept per chain, after warmup; at least 1.
     warmup : int
         Adaptation iterations per chain, discarded; at least 1.
+    adapt_delta : float
+        The acceptance rate the step size is adapted to, in (0, 1); Stan's default 0.8. Raising it
+        (0.9, 0.95) takes smaller steps: fewer divergences where the posterior curves sharply, at
+        the cost of longer trajectories. Shown in the repr only when it is not the default.
 
     Raises
     ------
     TypeError, ValueError
-        A setting that is not an integer, or is below 1 (the message names it).
+        A setting that is not an integer, or is below 1, or an adapt_delta outside (0, 1) (the
+        message names it).
 
     See Also
     --------
@@ -48,15 +53,24 @@ class Sampler:
     Sampler(chains=4, draws=1000, warmup=1000)
     >>> Sampler(chains=2, draws=200, warmup=200).total_draws
     400
+    >>> Sampler(adapt_delta=0.9)
+    Sampler(chains=4, draws=1000, warmup=1000, adapt_delta=0.9)
     """
     chains: int = 4
     draws: int = 1000
     warmup: int = 1000
+    adapt_delta: float = 0.8
 
     def __post_init__(self):
         for name in ("chains", "draws", "warmup"):
             # frozen: set the checked (plain int) value through object.__setattr__
             object.__setattr__(self, name, _checks.integer(getattr(self, name), name, low=1))
+        object.__setattr__(self, "adapt_delta", _checks.real(self.adapt_delta, "adapt_delta", low=0, high=1,
+                                                             low_open=True, high_open=True))
+
+    def __repr__(self) -> str:
+        extra = f", adapt_delta={self.adapt_delta:g}" if self.adapt_delta != 0.8 else ""
+        return f"Sampler(chains={self.chains}, draws={self.draws}, warmup={self.warmup}{extra})"
 
     @property
     def total_draws(self) -> int:
@@ -84,7 +98,8 @@ class Sampler:
         --------
         ppmlib.exact.ConjugateSampler : exact Gamma draws of the Poisson model, without Stan.
         """
-        return backends.sample(fam.name, data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed)
+        return backends.sample(fam.name, data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed,
+                               adapt_delta=self.adapt_delta)
 
 
 #: Stan's names of the sampler's per-draw statistics -> ArviZ's (as ``arviz.from_cmdstanpy`` names them).
@@ -178,7 +193,10 @@ class Fit:
     def diagnostics(self) -> dict:
         """max_rhat, min_ess_bulk, divergences, draws, chains (worst case over all parameters; for the
         mixture, whose component labels switch, over label-invariant quantities instead: see
-        ``Family.diagnostic_draws``)."""
+        ``Family.diagnostic_draws``). A fit that :meth:`subset` cut draws from reports its whole run's."""
+        run = self.__dict__.get("_whole_run")
+        if run is not None:
+            return run.diagnostics
         return summarize(self.model.diagnostic_draws(self.draws, self.y, self.X), self.sampler, self.chains)
 
     def subset(self, keep) -> "Fit":
@@ -204,7 +222,7 @@ class Fit:
                    {k: v[keep] for k, v in self.sampler.items()}, self.chains, self.backend, self.seed,
                    self.whole_chains and bool(keep.all()))
         if not kept.whole_chains:
-            kept.__dict__["diagnostics"] = self.diagnostics   # the cached_property's slot
+            object.__setattr__(kept, "_whole_run", self.__dict__.get("_whole_run", self))  # for diagnostics
         return kept
 
     def to_arviz(self):

@@ -85,6 +85,20 @@ def test_both_backends_give_identical_draws(model, counts, monkeypatch):
 
 
 @needs_both
+def test_adapt_delta_reaches_both_backends(counts, monkeypatch):
+    """A higher target acceptance rate adapts smaller steps, identically on both backends."""
+    fits = {}
+    for backend in ("cmdstanpy", "pystan"):
+        for delta in (0.8, 0.95):
+            sampler = ppmlib.Sampler(chains=2, draws=150, warmup=150, adapt_delta=delta)
+            fits[backend, delta] = _on(backend, monkeypatch, "negbin", counts, seed=5, sampler=sampler)
+    for delta in (0.8, 0.95):
+        np.testing.assert_array_equal(fits["cmdstanpy", delta].draws["mu"], fits["pystan", delta].draws["mu"])
+    step = {delta: np.median(fits["pystan", delta].sampler["stepsize__"]) for delta in (0.8, 0.95)}
+    assert step[0.95] < 0.8 * step[0.8]
+
+
+@needs_both
 def test_lw_pipeline_gives_the_same_delta_on_both_backends(monkeypatch):
     """The issue's example: 1000 Poisson counts, LW weights from the unweighted fit, the weighted
     fit's Delta. With 6-digit CmdStan output Delta_LW was 3.624 against PyStan's 3.592."""
