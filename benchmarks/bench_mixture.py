@@ -25,7 +25,7 @@ and per 1000 leapfrog steps (gradient evaluations: a measure of sampling efficie
 not depend on how loaded the machine is). Run:
 
     .venv/bin/python benchmarks/bench_mixture.py [first|current|separate ...] [--seed S]
-        [--predictors two|ten] [--weightings unweighted,LW,SW] [--scalar A] [--data FILE]
+        [--predictors two|ten] [--weightings unweighted,LW,SW] [--scalar A] [--data FILE] [--adapt-delta D]
 
 The backend is ppmlib's (PPMLIB_BACKEND picks one). The machine this runs on may be shared: the
 load average is printed beside every wall time; compare programs by the load-independent columns.
@@ -85,7 +85,8 @@ def label_invariant(draws: dict, y, X) -> dict:
             "sorted mixing": np.sort(draws["mixing"], axis=1)}
 
 
-def run(name: str, weighting: str, weights, y, X_full, X_independent, seed: int) -> tuple[dict, dict]:
+def run(name: str, weighting: str, weights, y, X_full, X_independent, seed: int,
+        adapt_delta: float = 0.8) -> tuple[dict, dict]:
     """One warm fit: its row of the table and its draws."""
     folder, independent, make_data = PROGRAMS[name]
     if folder is None:
@@ -96,7 +97,7 @@ def run(name: str, weighting: str, weights, y, X_full, X_independent, seed: int)
     data = make_data(y, X, weights)
     backends.sample("mixture", data, chains=1, draws=10, warmup=10, seed=1)  # compile or load: not timed
     start = time.perf_counter()
-    out = backends.sample("mixture", data, seed=seed, **SAMPLER)
+    out = backends.sample("mixture", data, seed=seed, adapt_delta=adapt_delta, **SAMPLER)
     seconds = time.perf_counter() - start
     load = os.getloadavg()[0]
     draws = {k: out.params[k] for k in family("mixture").params}
@@ -124,6 +125,7 @@ def main(argv=None):
     parser.add_argument("--weightings", default=",".join(WEIGHTINGS), help=f"comma-separated, of {WEIGHTINGS}")
     parser.add_argument("--scalar", type=float, default=0.2, help="SW's scalar weight (default 0.2)")
     parser.add_argument("--data", default=None, help="a CSV with ce_like's columns (default: data/ce_like.csv)")
+    parser.add_argument("--adapt-delta", type=float, default=0.8, help="NUTS's target acceptance rate (default 0.8)")
     args = parser.parse_args(argv)
     programs = list(args.programs or DEFAULT)
     weightings = args.weightings.split(",")
@@ -138,6 +140,7 @@ def main(argv=None):
     X_independent = independent_columns(X)
     print(f"n = {y.size}, {args.predictors} predictors: {X.shape[1]} columns ({X_independent.shape[1]} independent), "
           f"K = 3, {SAMPLER['chains']} chains x {SAMPLER['draws']} draws after {SAMPLER['warmup']} warmup, "
+          f"adapt_delta {args.adapt_delta}, "
           f"seed {args.seed}, data {args.data or 'data/ce_like.csv'}")
     weights = {"unweighted": np.ones(y.size), "SW": np.full(y.size, args.scalar)}
     rows = {}
@@ -147,7 +150,7 @@ def main(argv=None):
         if (program, weighting) in rows:
             return None
         rows[program, weighting], draws = run(program, weighting, weights[weighting], y, X.to_numpy(),
-                                              X_independent.to_numpy(), args.seed)
+                                              X_independent.to_numpy(), args.seed, args.adapt_delta)
         print("  ".join(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}"
                         for k, v in rows[program, weighting].items()), flush=True)
         return draws
