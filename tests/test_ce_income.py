@@ -278,6 +278,10 @@ def test_cg_sweep_truncates_once_and_reports_both_estimators_over_refits():
     assert table.attrs["estimator"] == "L*"
     assert table["truncated Delta over refits"].str.endswith("(3)").all()   # the map's own fit and two refits
     assert table["max Delta over refits"].str.endswith("(2)").all()
+    # the other estimator keeps every draw in the map; its refits still report the bound truncated at q
+    (every,) = ce_income.cg_sweep("poisson", y, u, [(0.7, 0.0)], estimator="max", q=0.9, replicates=1, rtol=0.05,
+                                  seed=3, progress=False, **run)
+    assert every["LW"].settings["q"] == 1.0 and every["replicates"][0][1] < every["replicates"][0][0]
     with pytest.raises(ValueError, match="estimator"):
         ce_income.cg_sweep("poisson", y, u, [(0.7, 0.0)], estimator="median", **run)
 

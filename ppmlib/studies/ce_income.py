@@ -271,7 +271,8 @@ def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, estimator: str
     """
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
-    q = _checks.quantile_level(q) if estimator == "L*" else 1.0
+    q_paper = _checks.quantile_level(q)   # the replicates report the truncated bound at this level either way
+    q = q_paper if estimator == "L*" else 1.0
     replicates = _checks.integer(replicates, "replicates", low=0)
     if unweighted.settings.get("q", 1.0) != 1.0:
         raise ValueError("cg_sweep needs the unweighted synthesizer made with q = 1 (all draws kept); it truncates once")
@@ -294,8 +295,8 @@ def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, estimator: str
                               sampler=sampler, seed=[int(s_lw), int(s_sw)], progress=False,
                               given={"Unweighted": unweighted})
             curve += pair["SW"].calibration["history"]
-        out.append({"c": c, "g": g, **pair, "replicates": _replicates(pair["LW"], model, y, q, s_rep, X=X, prior=prior,
-                                                                       sampler=sampler)})
+        out.append({"c": c, "g": g, **pair, "replicates": _replicates(pair["LW"], model, y, q_paper, s_rep, X=X,
+                                                                       prior=prior, sampler=sampler)})
     return out
 
 
