@@ -86,17 +86,24 @@ def main(argv=None) -> None:
     parser.add_argument("--times", action="store_true", help="print every cell's time")
     args = parser.parse_args(argv)
     overrides = dict(parse_assignment(p) for p in args.param)
-    held, asserted, runs = defaultdict(int), defaultdict(int), 0
+    held, asserted, runs, failed = defaultdict(int), defaultdict(int), 0, []
     for seed in args.seeds:
         start = time.perf_counter()
-        with FitClock() as clock:
-            ns = run_chapter({**overrides, "seed": seed, "check_claims": False, "progress": False}, times=args.times)
+        try:
+            with FitClock() as clock:
+                ns = run_chapter({**overrides, "seed": seed, "check_claims": False, "progress": False}, times=args.times)
+        except Exception as err:   # a seed whose chapter fails (e.g. a calibration that does not converge) is counted
+            print(f"--- seed {seed}: the chapter FAILED after {time.perf_counter() - start:.0f} s: "
+                  f"{type(err).__name__}: {err}", flush=True)
+            failed.append(seed)
+            continue
         report(seed, ns, time.perf_counter() - start, clock)
         runs += 1
         for row in ns["claims"].rows:
             held[row["claim"]] += bool(row["holds"])
             asserted[row["claim"]] += bool(row["checked"])
-    print(f"=== over {runs} seeds ({', '.join(map(str, args.seeds))})")
+    print(f"=== over {runs} seeds ({', '.join(str(s) for s in args.seeds if s not in failed)}); "
+          f"the chapter failed on {failed or 'none'}")
     for claim in held:
         print(f"  held on {held[claim]}, asserted on {asserted[claim]}: {claim}")
 

@@ -60,23 +60,24 @@ def _sw(rtol: float, max_iter: int, known=()) -> lineup.Member:
 
 
 def ce_lineup(*, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5, cw_c: float = 1.0, cw_g: float = 0.0,
-              rtol: float = 0.05, max_iter: int = 12, tau: float = 0.15) -> tuple:
-    """The chapter's lineup: Unweighted, LW, SW matched to LW's Delta, CW, and LW_final (see :func:`four_synthesizers`).
+              rtol: float = 0.05, max_iter: int = 12, tau: float = 0.15, final: bool = True) -> tuple:
+    """The chapter's lineup: Unweighted, LW, SW matched to LW's Delta, CW, and (``final``) LW_final
+    (see :func:`four_synthesizers`).
 
     Returns
     -------
     tuple of ppmlib.lineup.Member
         In ``NAMES``' order, with the CE paper's aliases.
     """
-    return ("Unweighted", _lw(c, g), _sw(rtol, max_iter),
-            lineup.member("CW", radius=cw_radius, c=cw_c, g=cw_g, alias=lineup.ALIASES["CW"]),
-            lineup.member("LW_final", tau=tau))
+    four = ("Unweighted", _lw(c, g), _sw(rtol, max_iter),
+            lineup.member("CW", radius=cw_radius, c=cw_c, g=cw_g, alias=lineup.ALIASES["CW"]))
+    return four + (lineup.member("LW_final", tau=tau),) if final else four
 
 
 def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5,
                       cw_c: float = 1.0, cw_g: float = 0.0, prior: dict | None = None, rtol: float = 0.05,
-                      max_iter: int = 12, tau: float = 0.15, m: int = 20, seed: int = 0, progress: bool = True,
-                      sampler: Sampler | None = None) -> lineup.Results:
+                      max_iter: int = 12, tau: float = 0.15, final: bool = True, m: int = 20, seed: int = 0,
+                      progress: bool = True, sampler: Sampler | None = None) -> lineup.Results:
     """The CE paper's four synthesizers (section 4.2) and LW_final on one data set, run as one lineup.
 
     Parameters
@@ -90,6 +91,7 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
         factor exp(+-radius) of the record's), scale and shift
     rtol, max_iter : how closely SW's (EMweighted's) Delta must match LW's, in how many refits
     tau : LW_final's absolute tolerance on Delta (it re-weights LW at LW's Delta, within tau)
+    final : run LW_final too (the paper's four alone when False; their seeds do not change)
     m, seed : synthetic datasets per synthesizer; one seed for everything (member j gets the j-th of
         ``ppmlib.seeds(seed, 5)``, so the paper's four keep their seeds with LW_final appended)
     sampler : the NUTS settings (:class:`ppmlib.Sampler`), passed on to every fit
@@ -100,7 +102,8 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
         ``{name: Synthesis}`` in the order of ``NAMES``; each holds (m, n) synthetic log incomes;
         ``.labels`` gives the names with the CE paper's aliases.
     """
-    members = ce_lineup(c=c, g=g, cw_radius=cw_radius, cw_c=cw_c, cw_g=cw_g, rtol=rtol, max_iter=max_iter, tau=tau)
+    members = ce_lineup(c=c, g=g, cw_radius=cw_radius, cw_c=cw_c, cw_g=cw_g, rtol=rtol, max_iter=max_iter, tau=tau,
+                        final=final)
     return lineup.run(members, model, y, X=X, prior=prior, m=m, sampler=sampler, seed=seed, progress=progress)
 
 
