@@ -24,7 +24,7 @@ kept on ``Draws.messages`` and logged at DEBUG level on this module's logger.
 from __future__ import annotations
 
 __all__ = ["BACKENDS", "BackendUnavailableError", "Draws", "program_path", "cmdstan_available", "pystan_available",
-           "backend", "sample", "clean_caches"]
+           "backend", "sample", "clean_caches", "STAN_ADAPT_DELTA"]
 
 import concurrent.futures
 import contextlib
@@ -188,8 +188,12 @@ def backend() -> str:
         "installation (conda install -c conda-forge cmdstanpy cmdstan)")
 
 
+#: Stan's own target acceptance rate for NUTS's step-size adaptation (both interfaces default to it)
+STAN_ADAPT_DELTA = 0.8
+
+
 def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, seed: int,
-           adapt_delta: float = 0.8) -> Draws:
+           adapt_delta: float = STAN_ADAPT_DELTA) -> Draws:
     """Run NUTS on ``stan/<program>.stan`` with ``data``; ``seed`` makes the result reproducible.
 
     Parameters

@@ -59,7 +59,7 @@ class Sampler:
     chains: int = 4
     draws: int = 1000
     warmup: int = 1000
-    adapt_delta: float = 0.8
+    adapt_delta: float = backends.STAN_ADAPT_DELTA
 
     def __post_init__(self):
         for name in ("chains", "draws", "warmup"):
@@ -69,7 +69,7 @@ class Sampler:
                                                              low_open=True, high_open=True))
 
     def __repr__(self) -> str:
-        extra = f", adapt_delta={self.adapt_delta:g}" if self.adapt_delta != 0.8 else ""
+        extra = f", adapt_delta={self.adapt_delta:g}" if self.adapt_delta != backends.STAN_ADAPT_DELTA else ""
         return f"Sampler(chains={self.chains}, draws={self.draws}, warmup={self.warmup}{extra})"
 
     @property

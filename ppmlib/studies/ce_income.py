@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import _checks, lineup
 from ..book.claims import Claims
-from ..lipschitz import epsilon, truncated_bounds
+from ..lipschitz import epsilon, lipschitz_bound, truncated_bounds
 from ..mechanism import Synthesis
 from ..posterior import Sampler
 from ..progress import progress_bar
@@ -283,7 +283,7 @@ def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, estimator: str
     if done is not None and q == 1.0:
         reuse[(float(done["LW"].settings["c"]), float(done["LW"].settings["g"]))] = done
     # SW's Delta at a = 1 under this estimator (the unweighted fit, truncated like the others), then every SW fit made
-    curve = [(1.0, unweighted.delta if q == 1.0 else float(truncated_bounds(unweighted.fit, None, q)[1].max()))]
+    curve = [(1.0, lipschitz_bound(unweighted.fit, None, q))]
     if reuse:
         curve += done["SW"].calibration["history"]
     configs = [tuple(map(float, cg)) for cg in cg_configs]
@@ -309,7 +309,7 @@ def _replicates(lw: Synthesis, model: str, y, q: float, streams, **run) -> list:
     out = []
     for stream in streams:
         again = lineup.run([refit], model, y, m=1, seed=int(stream), progress=False, **run)["LW (replicate)"]
-        out.append((again.delta, float(truncated_bounds(again.fit, again.weights, q)[1].max())))
+        out.append((again.delta, lipschitz_bound(again.fit, again.weights, q)))
     return out
 
 
@@ -321,13 +321,14 @@ def cg_table(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
     import pandas as pd
 
     lw, sw = LABELS["LW"], LABELS["SW"]
-    rows = []
+    rows, own_estimator = [], []
     for row, stream in zip(sweep, seeds(seed, len(sweep))):
         long = barycenter_table(data, {lw: np.exp(row["LW"].synthetic), sw: np.exp(row["SW"].synthetic)},
                                 statistics=("90th pct",), B=B, seed=stream)
         p90 = long.groupby("source")["value"].median()
         paper = PAPER_CG_DELTAS.get((row["c"], row["g"]), np.nan)
         spans = _refit_spans(row)
+        own_estimator.append(spans[_estimator(row["LW"])])
         rows.append({"c": row["c"], "g": row["g"], f"Delta {lw}": row["LW"].delta, "epsilon = 2 Delta": row["LW"].epsilon,
                      "paper's Delta (real CE)": paper, "paper's epsilon": 2 * paper,
                      "truncated Delta over refits": _span(spans["L*"]), "max Delta over refits": _span(spans["max"]),
@@ -335,7 +336,7 @@ def cg_table(sweep: list, data, *, B: int = 200, seed=0) -> "pd.DataFrame":
                      f"90th pct {lw}": p90[lw], f"90th pct {sw}": p90[sw], "90th pct data": p90["Data"]})
     table = pd.DataFrame(rows)
     table.attrs["estimator"] = _estimator(sweep[0]["LW"]) if sweep else None
-    table.attrs["refits"] = [_refit_spans(row)[table.attrs["estimator"]] for row in sweep]
+    table.attrs["refits"] = own_estimator
     return table
 
 
