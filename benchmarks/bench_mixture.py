@@ -26,6 +26,7 @@ not depend on how loaded the machine is). Run:
 
     .venv/bin/python benchmarks/bench_mixture.py [first|current|separate ...] [--seed S]
         [--predictors two|ten] [--weightings unweighted,LW,SW] [--scalar A] [--data FILE] [--adapt-delta D]
+        [--dirichlet A0]
 
 The backend is ppmlib's (PPMLIB_BACKEND picks one). The machine this runs on may be shared: the
 load average is printed beside every wall time; compare programs by the load-independent columns.
@@ -61,9 +62,12 @@ def first_program_data(y, X, weights) -> dict:
             "prior_sigma_sd": 1.0, "emit_log_lik": 0}
 
 
+DIRICHLET = {}   # --dirichlet: the current program's mixing concentration (else Mixture's default)
+
+
 def current_program_data(y, X, weights) -> dict:
     mixture = family("mixture")
-    return mixture.stan_data(y, mixture.check_X(X, y.size), weights, mixture.check_prior(), False)
+    return mixture.stan_data(y, mixture.check_X(X, y.size), weights, mixture.check_prior(DIRICHLET), False)
 
 
 def separate_slopes_data(y, X, weights) -> dict:
@@ -126,7 +130,11 @@ def main(argv=None):
     parser.add_argument("--scalar", type=float, default=0.2, help="SW's scalar weight (default 0.2)")
     parser.add_argument("--data", default=None, help="a CSV with ce_like's columns (default: data/ce_like.csv)")
     parser.add_argument("--adapt-delta", type=float, default=0.8, help="NUTS's target acceptance rate (default 0.8)")
+    parser.add_argument("--dirichlet", type=float, default=None,
+                        help="the current program's Dirichlet concentration of the mixing weights (default: Mixture's)")
     args = parser.parse_args(argv)
+    if args.dirichlet is not None:
+        DIRICHLET["dirichlet_concentration"] = args.dirichlet
     programs = list(args.programs or DEFAULT)
     weightings = args.weightings.split(",")
     unknown = sorted(set(programs) - set(PROGRAMS)) + sorted(set(weightings) - set(WEIGHTINGS))
@@ -140,7 +148,7 @@ def main(argv=None):
     X_independent = independent_columns(X)
     print(f"n = {y.size}, {args.predictors} predictors: {X.shape[1]} columns ({X_independent.shape[1]} independent), "
           f"K = 3, {SAMPLER['chains']} chains x {SAMPLER['draws']} draws after {SAMPLER['warmup']} warmup, "
-          f"adapt_delta {args.adapt_delta}, "
+          f"adapt_delta {args.adapt_delta}, Dirichlet {family('mixture').check_prior(DIRICHLET)['dirichlet_concentration']}, "
           f"seed {args.seed}, data {args.data or 'data/ce_like.csv'}")
     weights = {"unweighted": np.ones(y.size), "SW": np.full(y.size, args.scalar)}
     rows = {}
