@@ -458,7 +458,7 @@ class Mixture(Normal):
     *marginal* mixture density (cluster indicators summed out), so it, the bounds and the
     synthetic data do not depend on how the components are labelled. K (the deliberately too
     large number of components) and the Dirichlet concentration are settings of the prior: pass
-    them as ``prior={"K": 3, "dirichlet_concentration": 3.0}`` (not sparse by default: the program's header
+    them as ``prior={"K": 3, "dirichlet_concentration": 6.0}`` (not sparse by default: the program's header
     says why); the other settings (the prior of
     the component centres, of their spread over the records and of the scales) are stated in the
     program's header.
@@ -477,7 +477,7 @@ class Mixture(Normal):
     params = ("mixing", "beta", "sigma")
     # on the log-income scale; a nearly empty component is drawn almost from its prior, so the
     # prior keeps it at plausible incomes (exp() of a wild prior draw would be an absurd income)
-    default_prior = {"K": 3, "dirichlet_concentration": 3.0, "prior_centre_mean": 11.0, "prior_centre_sd": 1.0,
+    default_prior = {"K": 3, "dirichlet_concentration": 6.0, "prior_centre_mean": 11.0, "prior_centre_sd": 1.0,
                      "prior_spread_sd": 1.0, "prior_sigma_mean": 1.0, "shared_slopes": 1}
     positive_prior = ("dirichlet_concentration", "prior_centre_sd", "prior_spread_sd", "prior_sigma_mean")
 

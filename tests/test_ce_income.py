@@ -139,7 +139,7 @@ def test_mixture_refuses_bad_prior_settings(prior, match):
 def test_mixture_stan_data_states_the_default_prior():
     mixture = family("mixture")
     data = mixture.stan_data(np.zeros(4), np.ones((4, 1)), np.ones(4), mixture.check_prior(), False)
-    assert (data["K"], data["dirichlet_concentration"], data["prior_centre_mean"], data["shared_slopes"]) == (3, 3.0, 11.0, 1)
+    assert (data["K"], data["dirichlet_concentration"], data["prior_centre_mean"], data["shared_slopes"]) == (3, 6.0, 11.0, 1)
     assert isinstance(data["K"], int) and isinstance(data["shared_slopes"], int)   # Stan's int data
 
 
