@@ -50,6 +50,7 @@ import numpy as np
 
 from . import _checks
 from .lipschitz import epsilon as _epsilon
+from .lipschitz import weight_records
 from .mechanism import Synthesis, match_delta, synthesizer
 from .posterior import Fit, Sampler, _sampler, spaced_draws
 from .seeding import seeds
@@ -141,12 +142,8 @@ class JointBounds:
 
 
 def _weighted_terms(fit: Fit, part: slice, alpha: np.ndarray) -> np.ndarray:
-    """alpha_i f_s(x_i) on the draws ``part``; a zero weight gives 0 even where f = -inf."""
-    L = fit.model.log_lik({k: v[part] for k, v in fit.draws.items()}, fit.y, fit.X)
-    with np.errstate(invalid="ignore"):
-        terms = alpha * L
-    terms[:, alpha == 0] = 0.0
-    return terms
+    """alpha_i f_s(x_i) on the draws ``part`` (lipschitz.weight_records's rule for a zero weight)."""
+    return weight_records(fit.model.log_lik({k: v[part] for k, v in fit.draws.items()}, fit.y, fit.X), alpha)
 
 
 def joint_bounds(fits, weights, max_elements: int = 2**21) -> JointBounds:

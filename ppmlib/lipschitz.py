@@ -48,11 +48,7 @@ def weighted_abs_log_lik(log_lik, weights=None) -> np.ndarray:
     L = _checks.log_lik_matrix(log_lik)
     if weights is None:
         return np.abs(L)
-    w = _checks.weights(weights, L.shape[1])
-    with np.errstate(invalid="ignore"):
-        A = np.abs(L) * w
-    A[:, w == 0] = 0.0
-    return A
+    return weight_records(np.abs(L), _checks.weights(weights, L.shape[1]))
 
 
 def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
@@ -188,7 +184,7 @@ def _streamed_truncated_bounds(fit: Fit, w: np.ndarray | None, q: float) -> tupl
         key_max = np.full(key_w.size, -np.inf)
         for _, block in fit.log_lik_blocks():
             np.maximum(key_max, np.abs(block).max(axis=0), out=key_max)
-        return np.ones(S, dtype=bool), _weighted(key_max[fit.record_keys], w)
+        return np.ones(S, dtype=bool), weight_records(key_max[fit.record_keys], w)
     # np.quantile interpolates at position q (S - 1): fewer than (1 - q)(S - 1) + 1 draws lie above
     # it; one more in the pool covers rounding
     pool_size = int(np.ceil((1.0 - q) * (S - 1))) + 2
@@ -211,17 +207,19 @@ def _streamed_truncated_bounds(fit: Fit, w: np.ndarray | None, q: float) -> tupl
     kept_pool = keep[pool_idx]
     if kept_pool.any():
         np.maximum(key_max, pool_rows[kept_pool].max(axis=0), out=key_max)
-    return keep, _weighted(key_max[fit.record_keys], w)
+    return keep, weight_records(key_max[fit.record_keys], w)
 
 
-def _weighted(bounds: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """alpha_i max_s abs(f_s(x_i)); a zero weight keeps the bound finite (0) even where f = -inf."""
+def weight_records(values: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """alpha_i times record i's values (the last axis is the records): a record's bound, or its
+    log-likelihood per draw. A zero weight gives 0 even where the value is -inf (0 * -inf is NaN):
+    a record with weight 0 is out of the pseudo likelihood whatever its density."""
     if w is None:
-        return bounds
+        return values
     with np.errstate(invalid="ignore"):
-        bounds = bounds * w
-    bounds[w == 0] = 0.0
-    return bounds
+        values = values * w
+    values[..., w == 0] = 0.0
+    return values
 
 
 def lipschitz_bound(log_lik, weights=None, q: float = 1.0) -> float:
