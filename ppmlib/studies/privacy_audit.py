@@ -114,15 +114,9 @@ def match_scalar_weight(y, target_delta: float, *, draws: int = 4000, seed=0, pr
     continuous increasing function, so a bracketing root finder (Brent) replaces the refit loop
     of :func:`ppmlib.match_delta`. Returns 1 when even a = 1 stays below the target.
     """
-    target_delta = _checks.real(target_delta, "target_delta", low=0, low_open=True)
     n = np.asarray(y).shape[0]
-
-    def gap(a):
-        return draws_delta(y, scalar_weights(a, n), draws=draws, seed=seed, prior=prior) - target_delta
-
-    if gap(1.0) <= 0:
-        return 1.0
-    return float(optimize.brentq(gap, 1e-9, 1.0, rtol=rtol))
+    return _root_of_delta(lambda a: draws_delta(y, scalar_weights(a, n), draws=draws, seed=seed, prior=prior),
+                          target_delta, 1.0, rtol)
 
 
 def match_reweighting(y, alpha, bounds, target_delta: float, *, draws: int = 4000, seed=0,
@@ -138,15 +132,17 @@ def match_reweighting(y, alpha, bounds, target_delta: float, *, draws: int = 400
     """
     from ..reweighting import saturation_k
 
+    return _root_of_delta(lambda k: draws_delta(y, reweight(alpha, bounds, k), draws=draws, seed=seed, prior=prior),
+                          target_delta, saturation_k(alpha, bounds), rtol)
+
+
+def _root_of_delta(delta_at, target_delta: float, top: float, rtol: float) -> float:
+    """The x in (0, top] where the increasing, continuous ``delta_at(x)`` equals ``target_delta``
+    (Brent's method); ``top`` when even there it stays at or below the target."""
     target_delta = _checks.real(target_delta, "target_delta", low=0, low_open=True)
-    k_sat = saturation_k(alpha, bounds)
-
-    def gap(k):
-        return draws_delta(y, reweight(alpha, bounds, k), draws=draws, seed=seed, prior=prior) - target_delta
-
-    if gap(k_sat) <= 0:
-        return k_sat
-    return float(optimize.brentq(gap, 1e-9 * k_sat, k_sat, rtol=rtol))
+    if delta_at(top) <= target_delta:
+        return top
+    return float(optimize.brentq(lambda x: delta_at(x) - target_delta, 1e-9 * top, top, rtol=rtol))
 
 
 # the kinds of step of the audit's lineup: ppmlib.lineup's members, made with exact draws instead of Stan
