@@ -275,11 +275,9 @@ def exceedance(deltas: pd.DataFrame, global_delta: dict) -> pd.DataFrame:
         if (model, name) not in global_delta:
             continue
         value = float(global_delta[(model, name)])
-        above = int((group["delta"] > value).sum())
-        low, high = _clopper_pearson(above, int(group["delta"].count()))
+        share, low, high, _ = _share_above(group["delta"], value)
         rows.append({"model": model, "synthesizer": name, "n": size, "global Delta": value,
-                     "epsilon": 2 * value, "share above (pi)": above / group["delta"].count(),
-                     "pi 95% low": low, "pi 95% high": high})
+                     "epsilon": 2 * value, "share above (pi)": share, "pi 95% low": low, "pi 95% high": high})
     return pd.DataFrame(rows).set_index(["model", "synthesizer", "n"])
 
 
@@ -373,7 +371,7 @@ def against_values(deltas: pd.DataFrame, values: dict) -> pd.DataFrame:
             continue
         bounds = _bounds_of(deltas, model, name)
         rows[(model, name)] = {"value": float(value), "epsilon": 2.0 * float(value),
-                               "share above (pi)": float(np.mean(bounds > value)), "min": bounds.min(),
+                               "share above (pi)": _share_above(bounds, value)[0], "min": bounds.min(),
                                "median": bounds.median(), "95th pct": bounds.quantile(0.95), "max": bounds.max()}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["model", "synthesizer"])
 
@@ -395,10 +393,14 @@ def contraction_by_model(sweep: pd.DataFrame, first: str = "LW", second: str = "
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model")
 
 
-def _clopper_pearson(successes: int, trials: int) -> tuple[float, float]:
+def _share_above(bounds: pd.Series, value: float) -> tuple[float, float, float, int]:
+    """The share of databases whose bound exceeds ``value`` (NaN bounds left out), its 95%
+    Clopper-Pearson interval (:func:`ppmlib.audit.clopper_pearson`) and the number of databases."""
     from ..audit import clopper_pearson
-    low, high = clopper_pearson(successes, trials)
-    return float(low), float(high)
+    bounds = bounds.dropna()
+    above, total = int((bounds > value).sum()), int(bounds.size)
+    low, high = clopper_pearson(above, total)
+    return above / total, low, high, total
 
 
 # ---------------------------------------------------------------------------------------------
@@ -621,9 +623,8 @@ def share_above(deltas: pd.DataFrame, value: float, by=("model", "synthesizer", 
     by = list(by)
     rows = {}
     for key, group in deltas.dropna(subset=["delta"]).groupby(by):
-        above, total = int((group["delta"] > value).sum()), int(group["delta"].size)
-        low, high = _clopper_pearson(above, total)
-        rows[key] = {"databases": total, f"share above {value:g}": above / total, "95% low": low, "95% high": high,
+        share, low, high, total = _share_above(group["delta"], value)
+        rows[key] = {"databases": total, f"share above {value:g}": share, "95% low": low, "95% high": high,
                      "median": group["delta"].median(), "sd": group["delta"].std()}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(by)
 
