@@ -16,7 +16,7 @@ A constant quantity has no defined R-hat or ESS: the functions return NaN for it
 """
 from __future__ import annotations
 
-__all__ = ["rhat", "ess_bulk", "ess_tail", "summarize", "is_ok", "GATE", "failing"]
+__all__ = ["rhat", "ess_bulk", "ess_tail", "summarize", "combine", "is_ok", "GATE", "failing"]
 
 import numpy as np
 from scipy import stats
@@ -226,6 +226,16 @@ def summarize(params: dict, sampler: dict, chains: int) -> dict:
         "draws": int(next(iter(params.values())).shape[0]),
         "chains": int(chains),
     }
+
+
+def combine(diags: list) -> dict:
+    """The worst of several :func:`summarize` results (fits used together, e.g. the conditionals of a
+    joint synthesis): largest R-hat, smallest ESS, NaN skipped as :func:`summarize` skips it;
+    divergences summed."""
+    return {"max_rhat": _worst([d["max_rhat"] for d in diags], np.nanmax),
+            "min_ess_bulk": _worst([d["min_ess_bulk"] for d in diags], np.nanmin),
+            "min_ess_tail": _worst([d["min_ess_tail"] for d in diags], np.nanmin),
+            "divergences": int(sum(d["divergences"] for d in diags))}
 
 
 def is_ok(diag: dict, rhat_max: float = 1.01, ess_min: float = 400) -> bool:

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from . import _checks
+from .diagnostics import combine
 from .lipschitz import epsilon as _epsilon
 from .lipschitz import weight_records
 from .mechanism import Synthesis, match_delta, synthesizer
@@ -261,10 +262,7 @@ class JointSynthesis:
     @property
     def diagnostics(self) -> dict:
         """The worst of the conditional fits' diagnostics (R-hat, ESS, divergences summed)."""
-        each = [p.diagnostics for p in self.parts.values()]
-        return {"max_rhat": max(d["max_rhat"] for d in each), "min_ess_bulk": min(d["min_ess_bulk"] for d in each),
-                "min_ess_tail": min(d["min_ess_tail"] for d in each),
-                "divergences": sum(d["divergences"] for d in each)}
+        return combine([p.diagnostics for p in self.parts.values()])
 
     def synthetic_of(self, variable: str) -> np.ndarray:
         """(m, n) synthetic values of one variable.

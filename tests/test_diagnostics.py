@@ -191,3 +191,13 @@ def test_a_truncated_fit_keeps_the_diagnostics_of_its_whole_run():
     assert fit.diagnostics["max_rhat"] > 1.5
     assert truncated.diagnostics == fit.diagnostics
     assert fit.subset(np.ones(400, bool)).diagnostics == fit.diagnostics   # nothing dropped: computed as before
+
+
+def test_combine_takes_the_worst_and_skips_nan_whatever_the_order():
+    """A constant quantity has NaN R-hat; Python's max(nan, x) depends on the order (nan first wins)."""
+    combine = diagnostics.combine
+    one = {"max_rhat": np.nan, "min_ess_bulk": np.nan, "min_ess_tail": 500.0, "divergences": 1}
+    two = {"max_rhat": 1.02, "min_ess_bulk": 300.0, "min_ess_tail": np.nan, "divergences": 2}
+    for diags in ([one, two], [two, one]):
+        assert combine(diags) == {"max_rhat": 1.02, "min_ess_bulk": 300.0, "min_ess_tail": 500.0, "divergences": 3}
+    assert np.isnan(combine([one, one])["max_rhat"])
