@@ -7,7 +7,7 @@ coefficients would not be identified). The columns keep readable names ("Educati
 """
 from __future__ import annotations
 
-__all__ = ["design_matrix", "independent_columns"]
+__all__ = ["design_matrix", "independent_columns", "is_categorical"]
 
 from typing import TYPE_CHECKING
 
@@ -15,6 +15,21 @@ import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+def is_categorical(series: "pd.Series") -> bool:
+    """Whether a predictor is treated as categorical (one-hot levels) rather than as a number:
+    text, categories and booleans are; other numbers are not. The one rule for the synthesizers'
+    designs, the release report's cells and the utility measures.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> [is_categorical(pd.Series(v)) for v in (["a", "b"], [True, False], [1.5, 2.0])]
+    [True, True, False]
+    """
+    import pandas as pd
+    return not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
 
 
 def design_matrix(df: "pd.DataFrame", columns, *, reference: dict | None = None, levels: dict | None = None,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _checks
+from .design import is_categorical
 from .diagnostics import GATE, failing, is_ok
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
             table[f"weight {name}"] = r.weights[order]
     # the value's percentile among the records (its rank in the column), not the value
     table["value percentile"] = 100 * pd.Series(prepared.values).rank(pct=True).to_numpy()[order]
-    categorical = [p for p in prepared.predictors if not pd.api.types.is_numeric_dtype(prepared.table[p])]
+    categorical = [p for p in prepared.predictors if is_categorical(prepared.table[p])]
     if categorical:
         cell_size = prepared.table.groupby(categorical)[categorical[0]].transform("size").to_numpy()
         table[f"cell size ({', '.join(categorical)})"] = cell_size[order]
@@ -299,7 +300,7 @@ def measures(results: "Results", prepared: "Prepared", radius: float = 0.05) -> 
     from .utility import pmse
     column, predictors = prepared.column, list(prepared.predictors)
     data = prepared.table[[*predictors, column]].reset_index(drop=True)
-    categorical = [p for p in predictors if not pd.api.types.is_numeric_dtype(data[p])]
+    categorical = [p for p in predictors if is_categorical(data[p])]
     rows = {}
     for name, r in results.items():
         releases = frames_of(prepared.original_units(r.synthetic), data, column)

@@ -42,6 +42,7 @@ import numpy as np
 
 from . import _checks
 from . import lineup as _lineup
+from .design import is_categorical
 from .posterior import Sampler, _sampler
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ class Prepared:
 def _numeric(table, name: str, role: str) -> np.ndarray:
     import pandas as pd
     col = table[name]
-    if pd.api.types.is_bool_dtype(col) or not pd.api.types.is_numeric_dtype(col):
+    if is_categorical(col):
         parsed = pd.to_numeric(col, errors="coerce")
         bad = int((parsed.isna() & col.notna()).sum())
         raise ValueError(f"{role} {name!r} is not numeric: {bad} of {len(col)} rows are not numbers "
@@ -229,9 +230,8 @@ def minimum_records(model: str, n_terms: int = 1, prior: dict | None = None) -> 
 
 
 def _design(table, predictors: tuple, max_levels: int) -> tuple[np.ndarray, tuple]:
-    from .design import design_matrix, independent_columns
-    from .utility import _is_categorical
-    categorical = [p for p in predictors if _is_categorical(table[p])]
+    from .design import design_matrix, independent_columns, is_categorical
+    categorical = [p for p in predictors if is_categorical(table[p])]
     for p in categorical:
         levels = table[p].nunique()
         if levels > max_levels:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from . import _checks
+from .design import is_categorical
 
 STATISTICS = {
     "15th pct": lambda d: np.percentile(d, 15, axis=1),
@@ -278,17 +279,13 @@ def _as_frames(synthetic, name: str = "synthetic") -> list:
     return frames
 
 
-def _is_categorical(series: pd.Series) -> bool:
-    return not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
-
-
 def _propensity_features(stacked: pd.DataFrame, interactions: bool) -> np.ndarray:
     """Main effects (one-hot categoricals with a reference level, standardized numerics), and with
     ``interactions`` every product of two columns from different variables (synthpop's maxorder = 1)."""
     blocks = []
     for col in stacked.columns:
         values = stacked[col]
-        if _is_categorical(values):
+        if is_categorical(values):
             dummies = pd.get_dummies(values.astype(str), drop_first=True).to_numpy(float)
             blocks.append(dummies[:, dummies.std(axis=0) > 0])   # a level only one side has still counts
         else:

@@ -37,6 +37,16 @@ def test_drivers_rank_records_by_bound_and_say_where_they_sit(prepared):
         assert value not in table.to_numpy()
 
 
+def test_a_boolean_predictor_is_a_cell_like_the_synthesizer_treats_it():
+    """The synthesizer one-hot codes a bool predictor (design.is_categorical); the report's cells
+    must group by it too (it took bool for a number, numeric by pandas' dtype, and left it out)."""
+    table = pd.DataFrame({"wage": [100.0, 900.0, 300.0, 5000.0] * 5, "region": ["n", "s", "s", "s"] * 4 + ["w"] * 4,
+                          "union": [True] * 19 + [False]})
+    bounds = np.arange(20.0)
+    table = report.drivers({"Unweighted": fake(bounds, np.ones(20))}, prepare(table, "wage", "normal", ["region", "union"]), k=2)
+    assert table["cell size (region, union)"].tolist() == [1, 3]   # record 19 is alone in (w, False)
+
+
 def test_privacy_statement_states_every_cost():
     text = report.privacy_statement(fake([1.0, 2.5], [1, 1], name="LW", m=4), n=2)
     for phrase in ("ε = 2Δ = 5", "removal neighbours", "adding an arbitrary record is not covered",
