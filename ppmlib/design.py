@@ -22,6 +22,15 @@ def is_categorical(series: "pd.Series") -> bool:
     text, categories and booleans are; other numbers are not. The one rule for the synthesizers'
     designs, the release report's cells and the utility measures.
 
+    Parameters
+    ----------
+    series : pandas.Series
+        One predictor's column.
+
+    Returns
+    -------
+    bool
+
     Examples
     --------
     >>> import pandas as pd

@@ -231,7 +231,18 @@ def summarize(params: dict, sampler: dict, chains: int) -> dict:
 def combine(diags: list) -> dict:
     """The worst of several :func:`summarize` results (fits used together, e.g. the conditionals of a
     joint synthesis): largest R-hat, smallest ESS, NaN skipped as :func:`summarize` skips it;
-    divergences summed."""
+    divergences summed.
+
+    Parameters
+    ----------
+    diags : list of dict
+        :func:`summarize` results (max_rhat, min_ess_bulk, min_ess_tail, divergences).
+
+    Returns
+    -------
+    dict
+        The same four keys; a key is NaN only when it is NaN in every result.
+    """
     return {"max_rhat": _worst([d["max_rhat"] for d in diags], np.nanmax),
             "min_ess_bulk": _worst([d["min_ess_bulk"] for d in diags], np.nanmin),
             "min_ess_tail": _worst([d["min_ess_tail"] for d in diags], np.nanmin),
