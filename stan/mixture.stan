@@ -37,7 +37,7 @@
 //     centre_k itself is a funnel: as a component empties its centre's posterior widens 20-50
 //     times, and the divergences of the centred program were there (small components, a narrow
 //     one at 6% off the bulk's centre, the wide tail component of the tiny incomes). Measured
-//     (ten predictors, K = 3, 2 x 1000 draws after 1000 warmup, Dirichlet(3) below): on a
+//     (ten predictors, K = 3, 2 x 1000 draws after 1000 warmup, Dirichlet(3), the default then): on a
 //     stand-in with 1% tiny incomes, 4 divergences and tail ESS 39 of the sorted scales centred,
 //     0 and 384 non-centred.
 //   * shared_slopes = 1 (ppmlib's default): one theta for all components, which then differ in
@@ -53,7 +53,7 @@
 //
 // Priors (weakly informative on the log-income scale; chosen so that a component the data leave
 // nearly empty stays at plausible incomes and the sampler keeps a simple geometry there):
-//     pi (mixing)   ~ Dirichlet(dirichlet_concentration, ...)     ppmlib: K = 3, concentration 3
+//     pi (mixing)   ~ Dirichlet(dirichlet_concentration, ...)     ppmlib: K = 3, concentration 6
 //     centre_k      ~ Normal(prior_centre_mean, prior_centre_sd)  ppmlib: 11, 1 (about $60,000, x/ e)
 //     theta_k[j]    ~ Normal(0, prior_spread_sd / sqrt(P - 1))    ppmlib: 1; the spread of a
 //                     component's means over the records (sd of Q_i theta_k) has prior sd about
@@ -74,9 +74,16 @@
 //   mixture; an emptied component is drawn from its prior, and its weight, centre and scale form
 //   funnels that NUTS cannot cross: Dirichlet(0.5) gave 3 divergences in 2,000 iterations on the
 //   shipped stand-in and 22 (R-hat 1.04) on one with 1% tiny incomes, and, non-centred, still
-//   R-hat 1.016 and tail ESS 146 there. Concentration 3 keeps every component populated: a
-//   component the data do not need shares the bulk with another (their sum is what the data
-//   see), which changes neither the family of densities nor, visibly, the fitted density. A
+//   R-hat 1.016 and tail ESS 146 there. A concentration above 1 keeps every component populated:
+//   a component the data do not need shares the bulk with another (their sum is what the data
+//   see), which changes neither the family of densities nor, visibly, the fitted density. Why 6
+//   and not 3 (the default until 2026-11-25): on the stand-in with 1% tiny incomes, at the
+//   paper's size, Dirichlet(3) still let the narrowest component's weight drift low (divergences
+//   where sigma_1 ~ 0.4 held ~30% or less); Dirichlet(6), five pseudo-records per component
+//   against 994 records, keeps it away from there: at adapt_delta 0.8, 1 divergent fit in 12
+//   against 6 in 12 (4 seeds x unweighted, LW, SW), and at 0.9 1 divergence in 18 fits, with
+//   fewer leapfrog steps in the unweighted fit (62-94k against 123k). The wide tail component
+//   (about 2% of the records) gets a prior mean weight of 1/3 from it, worth 5 records. A
 //   sparse prior is one setting away (prior={"dirichlet_concentration": 0.5}), for studying it.
 //   The paper puts a multivariate normal with an LKJ prior on each component's coefficients and
 //   Student-t priors on the scales; we state ours instead: independent normals on the orthogonal
