@@ -87,6 +87,26 @@ def test_leaving_a_model_out_of_the_sweep_keeps_every_other_jobs_seed(monkeypatc
 
 
 @pytest.mark.stan
+def test_a_failed_reweighting_loses_its_own_row_and_refits_nothing(monkeypatch):
+    """LW_final cannot reach tau = 1e-9 in one refit: its row says so, and Unweighted and LW are the
+    fits made before it (they were fitted again from scratch, with the same seeds, before)."""
+    from ppmlib import backends
+    from ppmlib.studies import asymptotic_dp
+    fits = []
+    sample = backends.sample
+    monkeypatch.setattr(backends, "sample", lambda *a, **k: fits.append(1) or sample(*a, **k))
+    settings = {"c": 1.0, "g": 0.0, "m": 2, "tau": 1e-9, "k0": 0.95, "max_iter": 1, "sampler": TINY,
+                **asymptotic_dp.DEFAULT_DESIGN_SETTINGS}
+    job = {"design": "poisson", "n": 80, "r": 0, "seed": 9, "settings": settings, "synthesizers": asymptotic_dp.SYNTHESIZERS}
+    rows = {row["synthesizer"]: row for row in asymptotic_dp.run_database(job)["deltas"]}
+    assert not rows["LW_final"]["converged"] and np.isnan(rows["LW_final"]["delta"])
+    assert len(fits) == 3                                  # Unweighted, LW, one LW_final refit: nothing again
+    alone = {row["synthesizer"]: row for row in
+             asymptotic_dp.run_database({**job, "synthesizers": ("Unweighted", "LW")})["deltas"]}
+    assert [rows[n]["delta"] for n in ("Unweighted", "LW")] == [alone[n]["delta"] for n in ("Unweighted", "LW")]
+
+
+@pytest.mark.stan
 def test_exact_twin_agrees_with_stan_and_lw_final_runs_in_the_study():
     study = montecarlo.run_study(["poisson"], n=150, R=3, synthesizers=["Unweighted", "LW", "LW_final"], m=2,
                                  sampler=TINY, seed=5, progress=False)

@@ -92,11 +92,14 @@ def run_database(job: dict) -> dict:
     names = [name for name in SYNTHESIZERS if name in job["synthesizers"]]
     key = {"model": DESIGNS[job["design"]]["label"], "n": job["n"], "r": job["r"], "seed": job["seed"]}
     run = dict(m=s["m"], sampler=s["sampler"], progress=False)
-    try:
-        done = lineup.run(_members(names, s), model, y, seed=[step_seeds[SYNTHESIZERS.index(n)] for n in names], **run)
-    except CalibrationError:
-        kept = [n for n in names if n != "LW_final"]
-        done = lineup.run(_members(kept, s), model, y, seed=[step_seeds[SYNTHESIZERS.index(n)] for n in kept], **run)
+    seed_of = dict(zip(SYNTHESIZERS, step_seeds))
+    first = [n for n in names if n != "LW_final"]
+    done = dict(lineup.run(_members(first, s), model, y, seed=[seed_of[n] for n in first], **run))
+    if "LW_final" in names:
+        try:   # a re-weighting that misses its tolerance loses its own row, not the fits made before it
+            done.update(lineup.run(_members(["LW_final"], s), model, y, seed=[seed_of["LW_final"]], given=done, **run))
+        except CalibrationError:
+            pass
     f = done["Unweighted"].bounds                       # f_i = max_s abs(f_s(x_i)): the unweighted bounds
     key.update(f_min=float(f.min()), f_max=float(f.max()))
     deltas = []
