@@ -130,9 +130,11 @@ def main(argv=None):
     parser.add_argument("--scalar", type=float, default=0.2, help="SW's scalar weight (default 0.2)")
     parser.add_argument("--data", default=None, help="a CSV with ce_like's columns (default: data/ce_like.csv)")
     parser.add_argument("--adapt-delta", type=float, default=0.8, help="NUTS's target acceptance rate (default 0.8)")
+    parser.add_argument("--warmup", type=int, default=SAMPLER["warmup"], help="warmup iterations per chain (default 1000)")
     parser.add_argument("--dirichlet", type=float, default=None,
                         help="the current program's Dirichlet concentration of the mixing weights (default: Mixture's)")
     args = parser.parse_args(argv)
+    SAMPLER["warmup"] = args.warmup
     if args.dirichlet is not None:
         DIRICHLET["dirichlet_concentration"] = args.dirichlet
     programs = list(args.programs or DEFAULT)

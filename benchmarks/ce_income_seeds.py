@@ -48,24 +48,30 @@ class FitClock:
         backends.sample = self._sample
 
 
-def run_chapter(overrides: dict, *, times: bool = False) -> dict:
-    """Execute the chapter's code cells with ``overrides`` applied after its parameters cell; its namespace."""
+def run_chapter(overrides: dict, *, times: bool = False, clock: FitClock | None = None) -> dict:
+    """Execute the chapter's code cells with ``overrides`` applied after its parameters cell; its namespace.
+    With ``times``, every cell's time (and, given the ``clock``, its Stan fits and their time)."""
     namespace: dict = {}
     for cell in jupytext.read(CHAPTER).cells:
         if cell.cell_type != "code":
             continue
-        start = time.perf_counter()
+        start, fits, fit_seconds = time.perf_counter(), clock.count if clock else 0, clock.seconds if clock else 0.0
         exec(compile(cell.source, str(CHAPTER), "exec"), namespace)
         if "parameters" in cell.metadata.get("tags", []):
             namespace.update(overrides)
         elif times:
-            print(f"    {time.perf_counter() - start:6.1f} s  {cell.source.splitlines()[0][:90]}", flush=True)
+            stan = (f"{clock.count - fits:3d} fits {clock.seconds - fit_seconds:6.1f} s" if clock and clock.count > fits
+                    else " " * 17)
+            print(f"    {time.perf_counter() - start:6.1f} s {stan}  {cell.source.splitlines()[0][:80]}", flush=True)
     return namespace
 
 
 def report(seed: int, ns: dict, seconds: float, clock: FitClock) -> None:
     results, cg = ns["results"], ns["cg"]
     print(f"--- seed {seed}: {seconds:.0f} s, {clock.count} Stan fits ({clock.seconds:.0f} s)", flush=True)
+    if getattr(results, "seconds", None):
+        print("  lineup seconds (calibration included): "
+              + ", ".join(f"{name} {sec:.0f}" for name, sec in results.seconds.items()))
     for name, r in results.items():
         d = r.diagnostics
         print(f"  {name:11s} Delta {r.delta:6.2f}  R-hat {d['max_rhat']:.3f}  ESS {d['min_ess_bulk']:.0f}/"
@@ -91,7 +97,8 @@ def main(argv=None) -> None:
         start = time.perf_counter()
         try:
             with FitClock() as clock:
-                ns = run_chapter({**overrides, "seed": seed, "check_claims": False, "progress": False}, times=args.times)
+                ns = run_chapter({**overrides, "seed": seed, "check_claims": False, "progress": False},
+                                 times=args.times, clock=clock)
         except Exception as err:   # a seed whose chapter fails (e.g. a calibration that does not converge) is counted
             print(f"--- seed {seed}: the chapter FAILED after {time.perf_counter() - start:.0f} s: "
                   f"{type(err).__name__}: {err}", flush=True)
