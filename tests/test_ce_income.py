@@ -301,3 +301,19 @@ def test_the_one_knob_claim_uses_the_mean_over_refits_when_there_are_refits():
     assert not fall["holds"] and "smallest fall -0.10) (means over 3 fits)" in fall["ours"]
     noise = rows["neighbouring rows of Table 2 separated by more than Delta's refit noise"]
     assert not noise["holds"] and noise["checked"] is False
+
+
+def test_capped_dollars_are_what_the_mean_experiment_measures():
+    """utility_long(cap=...) sets synthetic incomes above the cap to it (an experiment; no synthesizer
+    caps). One draw of $1e9 above data that stop at $100: capped, the synthetic set equals the
+    data, so its barycenter mean is the data's bootstrap mean, resample for resample."""
+    from types import SimpleNamespace
+    data = np.array([1.0, 10.0, 100.0])
+    results = {"LW": SimpleNamespace(synthetic=np.log([[1.0, 10.0, 1e9], [1e9, 10.0, 1.0]]))}
+    np.testing.assert_allclose(ce_income.dollars(results, cap=100.0)["LW"], [[1, 10, 100], [100, 10, 1]])
+    capped = ce_income.utility_long(data, results, statistics=("mean",), B=40, seed=3, cap=100.0)
+    raw = ce_income.utility_long(data, results, statistics=("mean",), B=40, seed=3)
+    means = {source: g["value"].to_numpy() for source, g in capped.groupby("source")}
+    lw = ce_income.LABELS["LW"]
+    assert np.median(means[lw]) == pytest.approx(np.median(means["Data"]), rel=0.1)   # 38.5 against 37
+    assert means[lw].max() <= 100.0 and np.median(raw[raw["source"] == lw]["value"]) > 1e8   # uncapped: set by $1e9

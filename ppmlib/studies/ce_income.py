@@ -153,12 +153,15 @@ def barycenter_table(data, synthetic: dict, statistics=("mean", "90th pct"), B: 
     return pd.concat(rows, ignore_index=True)
 
 
-def dollars(results: dict) -> dict:
-    """{name: (m, n) synthetic incomes in dollars}: exp of each synthesizer's synthetic log incomes."""
-    return {name: np.exp(r.synthetic) for name, r in results.items()}
+def dollars(results: dict, cap: float | None = None) -> dict:
+    """{name: (m, n) synthetic incomes in dollars}: exp of each synthesizer's synthetic log incomes,
+    those above ``cap`` (when given) set to it."""
+    incomes = {name: np.exp(r.synthetic) for name, r in results.items()}
+    return incomes if cap is None else {name: np.minimum(sets, cap) for name, sets in incomes.items()}
 
 
-def utility_long(data, results: dict, *, statistics=("mean", "90th pct"), B: int = 200, seed=0) -> "pd.DataFrame":
+def utility_long(data, results: dict, *, statistics=("mean", "90th pct"), B: int = 200, seed=0,
+                 cap: float | None = None) -> "pd.DataFrame":
     """:func:`barycenter_table` of a :func:`four_synthesizers` result, its sources labelled by ``LABELS``.
 
     The CE paper's four synthesizers (``PAPER_NAMES``) take the resampling streams of
@@ -170,6 +173,8 @@ def utility_long(data, results: dict, *, statistics=("mean", "90th pct"), B: int
     data : (n,) the confidential incomes in dollars
     results : dict name -> Synthesis, synthetic log incomes
     statistics, B, seed : as for :func:`barycenter_table`
+    cap : synthetic incomes above it are set to it (an experiment on what sets a statistic, e.g.
+        ``cap=data.max()``: the synthesizers themselves never cap); None leaves them as drawn
 
     Returns
     -------
@@ -178,7 +183,7 @@ def utility_long(data, results: dict, *, statistics=("mean", "90th pct"), B: int
     """
     import pandas as pd
 
-    incomes = dollars(results)
+    incomes = dollars(results, cap)
     paper = {LABELS[n]: incomes[n] for n in PAPER_NAMES if n in incomes}
     others = {LABELS.get(n, n): sets for n, sets in incomes.items() if n not in PAPER_NAMES}
     long = barycenter_table(data, paper, statistics=statistics, B=B, seed=seed)
