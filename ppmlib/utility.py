@@ -9,7 +9,7 @@ draw); the confidential data's is its spread over bootstrap resamples. Intervals
 """
 from __future__ import annotations
 
-__all__ = ["STATISTICS", "statistics", "bootstrap", "long_table", "intervals", "centre", "tail_distortion",
+__all__ = ["STATISTICS", "statistics", "bootstrap", "long_table", "intervals", "interval_widths", "centre", "tail_distortion",
            "standardized_gap",
            "PMSE", "pmse", "ols", "combine", "interval_overlap", "Estimand", "mean_of", "quantile_of", "ols_of",
            "ci_overlap"]
@@ -146,12 +146,37 @@ def intervals(long: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     --------
     centre : the medians of the same distributions.
     """
-    level = _checks.real(level, "level", low=0, high=1, low_open=True, high_open=True)
-    tail = 50 * (1 - level)
-    grouped = long.groupby(["statistic", "source"], sort=False)["value"]
-    lo, hi = grouped.quantile(tail / 100), grouped.quantile(1 - tail / 100)
+    lo, hi = _interval_ends(long, level)
     text = lo.map("{:.1f}".format) + "–" + hi.map("{:.1f}".format)
     return text.unstack("source")
+
+
+def interval_widths(long: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Width of the central ``level`` interval of each statistic's distribution (rows) per source
+    (columns): how far the m datasets spread, as numbers (:func:`intervals` gives the ends as text).
+
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        A :func:`long_table` (columns source, statistic, value), or any table with those columns.
+    level : float
+        The central probability of each interval, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows statistic, columns source.
+    """
+    lo, hi = _interval_ends(long, level)
+    return (hi - lo).unstack("source")
+
+
+def _interval_ends(long: pd.DataFrame, level: float):
+    """The central ``level`` interval's ends per (statistic, source), as two Series."""
+    level = _checks.real(level, "level", low=0, high=1, low_open=True, high_open=True)
+    tail = (1 - level) / 2
+    grouped = long.groupby(["statistic", "source"], sort=False)["value"]
+    return grouped.quantile(tail), grouped.quantile(1 - tail)
 
 
 def centre(long: pd.DataFrame) -> pd.DataFrame:

@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt
 from .. import _checks
 from ..book.claims import Claims
 from ..joint import Conditional, attribute_risk, joint_synthesizer, match_joint, pair_long_table
+from ..utility import interval_widths  # re-exported: the chapter reads the spread of pair_long with it
 from ..plots import PALETTE, _colour, violins
 from ..posterior import Sampler
 from ..progress import progress_bar
@@ -149,15 +150,6 @@ def utility_table(univariate: "pd.DataFrame", pair: "pd.DataFrame") -> "pd.DataF
     return table
 
 
-def interval_widths(long: "pd.DataFrame", level: float = 0.95) -> "pd.DataFrame":
-    """Width of the central ``level`` interval of each statistic's distribution (rows) per source
-    (columns), for a long table such as :func:`pair_long`: how far the m datasets spread."""
-    level = _checks.real(level, "level", low=0, high=1, low_open=True, high_open=True)
-    grouped = long.groupby(["statistic", "source"], sort=False)["value"]
-    tail = (1 - level) / 2
-    return (grouped.quantile(1 - tail) - grouped.quantile(tail)).unstack("source")
-
-
 def pair_pmse(data: "pd.DataFrame", results: dict) -> "pd.DataFrame":
     """pMSE and S_pMSE of the pair (log expenditure, log income), per synthesizer.
 
@@ -207,8 +199,8 @@ def claims(results: dict, utility: "pd.DataFrame", widths: "pd.DataFrame", risk:
     """The chapter's statements checked on its results.
 
     ``results`` from :func:`comparison`, ``utility`` from :func:`utility_table`, ``widths`` the
-    :func:`interval_widths` of :func:`pair_long`, ``risk`` from :func:`risk_table`. ``rtol`` is the
-    matching tolerance; ``saving_min`` the smallest ratio of the composed to the joint epsilon (at
+    :func:`ppmlib.utility.interval_widths` of :func:`pair_long`, ``risk`` from :func:`risk_table`.
+    ``rtol`` is the matching tolerance; ``saving_min`` the smallest ratio of the composed to the joint epsilon (at
     equal joint Delta) that counts as a saving; ``correlation_tol`` how far LW joint's synthetic
     correlation may sit from the data's. The wider spread of the slope under the synthesizer that
     states LW joint's epsilon by composition is reported, not asserted (its size depends on how far
