@@ -392,13 +392,12 @@ def cart(data: pd.DataFrame, table: Table, epsilon=None, *, m: int = 20, seed=0,
     y = data[table.column].to_numpy(float)
     tree = DecisionTreeRegressor(min_samples_leaf=min_leaf, random_state=int(rng.integers(2**31))).fit(features, y)
     leaves = tree.apply(features)
-    donors = {leaf: y[leaves == leaf] for leaf in np.unique(leaves)}
+    members = {leaf: np.flatnonzero(leaves == leaf) for leaf in np.unique(leaves)}   # each leaf's records, once
     releases = []
     for _ in range(m):
         values = np.empty_like(y)
-        for leaf, pool in donors.items():
-            mine = leaves == leaf
-            values[mine] = rng.choice(pool, size=mine.sum())
+        for rows in members.values():
+            values[rows] = rng.choice(y[rows], size=rows.size)
         releases.append(data.assign(**{table.column: values}).reset_index(drop=True))
     return releases
 
