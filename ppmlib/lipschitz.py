@@ -18,8 +18,8 @@ alpha max_s abs(f_s) = max_s alpha abs(f_s) for alpha >= 0 in floating point too
 """
 from __future__ import annotations
 
-__all__ = ["weighted_abs_log_lik", "kept_draws", "record_bounds", "truncated_bounds", "lipschitz_bound", "epsilon",
-           "near_max_share"]
+__all__ = ["weighted_abs_log_lik", "weight_records", "kept_draws", "record_bounds", "truncated_bounds",
+           "lipschitz_bound", "epsilon", "near_max_share"]
 
 import math
 import numbers
@@ -213,7 +213,19 @@ def _streamed_truncated_bounds(fit: Fit, w: np.ndarray | None, q: float) -> tupl
 def weight_records(values: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     """alpha_i times record i's values (the last axis is the records): a record's bound, or its
     log-likelihood per draw. A zero weight gives 0 even where the value is -inf (0 * -inf is NaN):
-    a record with weight 0 is out of the pseudo likelihood whatever its density."""
+    a record with weight 0 is out of the pseudo likelihood whatever its density.
+
+    Parameters
+    ----------
+    values : ndarray, shape (..., n)
+        Per-record values; a new array is returned when ``w`` is given (``values`` is not changed).
+    w : ndarray, shape (n,), or None
+        The record weights alpha; None returns ``values`` as they are.
+
+    Returns
+    -------
+    ndarray, shape (..., n)
+    """
     if w is None:
         return values
     with np.errstate(invalid="ignore"):
