@@ -93,7 +93,7 @@ def label_invariant(draws: dict, y, X) -> dict:
 
 
 def run(name: str, weighting: str, weights, y, X_full, X_independent, seed: int,
-        adapt_delta: float = 0.8) -> tuple[dict, dict]:
+        adapt_delta: float = backends.STAN_ADAPT_DELTA) -> tuple[dict, dict]:
     """One warm fit: its row of the table and its draws."""
     folder, independent, make_data = PROGRAMS[name]
     if folder is None:

@@ -230,7 +230,7 @@ def minimum_records(model: str, n_terms: int = 1, prior: dict | None = None) -> 
 
 
 def _design(table, predictors: tuple, max_levels: int) -> tuple[np.ndarray, tuple]:
-    from .design import design_matrix, independent_columns, is_categorical
+    from .design import design_matrix, independent_columns
     categorical = [p for p in predictors if is_categorical(table[p])]
     for p in categorical:
         levels = table[p].nunique()

@@ -30,11 +30,11 @@ import matplotlib.pyplot as plt
 from .. import _checks
 from ..book.claims import Claims
 from ..joint import Conditional, attribute_risk, joint_synthesizer, match_joint, pair_long_table
-from ..utility import interval_widths  # re-exported: the chapter reads the spread of pair_long with it
 from ..plots import PALETTE, _colour, violins
 from ..posterior import Sampler
 from ..progress import progress_bar
 from ..seeding import seeds
+from ..utility import interval_widths  # re-exported: the chapter reads the spread of pair_long with it
 
 if TYPE_CHECKING:
     import pandas as pd
