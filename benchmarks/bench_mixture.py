@@ -27,7 +27,7 @@ not depend on how loaded the machine is). The current program runs at the CE cha
 ``--warmup`` change them), the first program at Stan's default adapt_delta 0.8, as it was shipped.
 Run:
 
-    .venv/bin/python benchmarks/bench_mixture.py [first|current|separate ...] [--seed S]
+    .venv/bin/python benchmarks/bench_mixture.py [first|current|separate ...] [--seed S [S ...]]
         [--predictors two|ten] [--weightings unweighted,LW,SW] [--scalar A] [--data FILE] [--adapt-delta D]
         [--dirichlet A0] [--warmup W]
 
@@ -129,7 +129,9 @@ def lw_weights_of(draws: dict, y, X) -> np.ndarray:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("programs", nargs="*", help=f"any of {list(PROGRAMS)} (default: {' '.join(DEFAULT)})")
-    parser.add_argument("--seed", type=int, default=2017)
+    parser.add_argument("--seed", type=int, nargs="+", default=[2017],
+                        help="Stan seeds (default 2017); with several, every fit is repeated per seed and the "
+                             "ratios are summarised over them")
     parser.add_argument("--predictors", choices=("ten", "two"), default="ten")
     parser.add_argument("--weightings", default=",".join(WEIGHTINGS), help=f"comma-separated, of {WEIGHTINGS}")
     parser.add_argument("--scalar", type=float, default=0.2, help="SW's scalar weight (default 0.2)")
@@ -158,7 +160,21 @@ def main(argv=None):
     print(f"n = {y.size}, {args.predictors} predictors: {X.shape[1]} columns ({X_independent.shape[1]} independent), "
           f"K = 3, {SAMPLER['chains']} chains x {SAMPLER['draws']} draws after {SAMPLER['warmup']} warmup, "
           f"adapt_delta {args.adapt_delta}, Dirichlet {family('mixture').check_prior(DIRICHLET)['dirichlet_concentration']}, "
-          f"seed {args.seed}, data {args.data or 'data/ce_like.csv'}")
+          f"seeds {args.seed}, data {args.data or 'data/ce_like.csv'}")
+    ratios = {weighting: [] for weighting in weightings}
+    for seed in args.seed:
+        for weighting, ratio in compare(programs, weightings, y, X, X_independent, seed, args).items():
+            ratios[weighting].append(ratio)
+    if len(args.seed) > 1:
+        for weighting, values in ratios.items():
+            if values:
+                print(f"{weighting}: ESS/s current / first over seeds {args.seed}: "
+                      f"{', '.join(f'{v:.1f}x' for v in values)} (median {np.median(values):.1f}x, "
+                      f"min {min(values):.1f}x)")
+
+
+def compare(programs, weightings, y, X, X_independent, seed: int, args) -> dict:
+    """Every program and weighting at one seed, each row printed as it is measured; ESS/s ratios current / first."""
     weights = {"unweighted": np.ones(y.size), "SW": np.full(y.size, args.scalar)}
     rows = {}
 
@@ -167,9 +183,9 @@ def main(argv=None):
         if (program, weighting) in rows:
             return None
         rows[program, weighting], draws = run(program, weighting, weights[weighting], y, X.to_numpy(),
-                                              X_independent.to_numpy(), args.seed, args.adapt_delta)
-        print("  ".join(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}"
-                        for k, v in rows[program, weighting].items()), flush=True)
+                                              X_independent.to_numpy(), seed, args.adapt_delta)
+        print(f"seed: {seed}  " + "  ".join(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}"
+                                             for k, v in rows[program, weighting].items()), flush=True)
         return draws
 
     if "LW" in weightings:   # LW's weights come from the current program's unweighted fit, shared by every program
@@ -177,13 +193,15 @@ def main(argv=None):
     for weighting in weightings:
         for program in programs:
             measured(program, weighting)
+    ratios = {}
     for weighting in weightings:
         if ("first", weighting) in rows and ("current", weighting) in rows:
             first, current = rows["first", weighting], rows["current", weighting]
-            print(f"{weighting}: time first / current {first['seconds'] / current['seconds']:.1f}x; ESS/s current / "
-                  f"first {current['ESS/s'] / first['ESS/s']:.1f}x; ESS per leapfrog step current / first "
+            ratios[weighting] = current["ESS/s"] / first["ESS/s"]
+            print(f"seed {seed}, {weighting}: time first / current {first['seconds'] / current['seconds']:.1f}x; ESS/s "
+                  f"current / first {ratios[weighting]:.1f}x; ESS per leapfrog step current / first "
                   f"{current['ESS per 1000 leapfrog steps'] / first['ESS per 1000 leapfrog steps']:.1f}x")
-
+    return ratios
 
 if __name__ == "__main__":
     main()
