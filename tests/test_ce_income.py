@@ -90,6 +90,23 @@ def test_mixture_log_lik_is_the_marginal_density_by_hand():
         np.testing.assert_allclose(got[s], np.log(dens), rtol=1e-12)
 
 
+
+def test_mixture_log_sum_exp_gives_scipys_bits_and_survives_the_far_tail():
+    from scipy import special
+    from ppmlib.models import _log_sum_exp_last
+    rng = np.random.default_rng(3)
+    a = rng.normal(0, 30, size=(50, 40, 3))
+    a[0, 0] = [-np.inf] * 3
+    a[0, 1] = [1.0, 1.0, 1.0]          # three maxima: log(3) + 1
+    a[0, 2] = [np.inf, 1.0, 2.0]
+    a[0, 3] = [np.nan, 1.0, 2.0]
+    a[0, 4] = [-np.inf, 0.0, -np.inf]
+    a[0, 5] = [-800.0, -801.0, -900.0]  # exp underflows: the shift keeps it
+    got, want = _log_sum_exp_last(a), special.logsumexp(a, axis=2)
+    np.testing.assert_array_equal(got, want)   # bit for bit, NaN where scipy has NaN
+    assert got[0, 1] == 1.0 + np.log(3.0)
+    assert abs(got[0, 5] - (-800.0 + np.log1p(np.exp(-1.0) + np.exp(-100.0)))) < 1e-12
+
 def test_mixture_predict_draws_each_component_at_its_share():
     draws = {"mixing": np.array([[0.25, 0.75]]), "beta": np.array([[[-10.0, 10.0]]]), "sigma": np.array([[1.0, 1.0]])}
     y = family("mixture").predict(draws, np.ones((20000, 1)), 20000, np.random.default_rng(0))
