@@ -203,5 +203,6 @@ def compare(programs, weightings, y, X, X_independent, seed: int, args) -> dict:
                   f"{current['ESS per 1000 leapfrog steps'] / first['ESS per 1000 leapfrog steps']:.1f}x")
     return ratios
 
+
 if __name__ == "__main__":
     main()

@@ -90,7 +90,6 @@ def test_mixture_log_lik_is_the_marginal_density_by_hand():
         np.testing.assert_allclose(got[s], np.log(dens), rtol=1e-12)
 
 
-
 def test_mixture_log_sum_exp_gives_scipys_bits_and_survives_the_far_tail():
     from scipy import special
     from ppmlib.models import _log_sum_exp_last
@@ -106,6 +105,7 @@ def test_mixture_log_sum_exp_gives_scipys_bits_and_survives_the_far_tail():
     np.testing.assert_array_equal(got, want)   # bit for bit, NaN where scipy has NaN
     assert got[0, 1] == 1.0 + np.log(3.0)
     assert abs(got[0, 5] - (-800.0 + np.log1p(np.exp(-1.0) + np.exp(-100.0)))) < 1e-12
+
 
 def test_mixture_predict_draws_each_component_at_its_share():
     draws = {"mixing": np.array([[0.25, 0.75]]), "beta": np.array([[[-10.0, 10.0]]]), "sigma": np.array([[1.0, 1.0]])}
