@@ -579,7 +579,10 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed, adapt_delta)
         if arr.size == 0:  # e.g. log_lik when emit_log_lik = 0
             continue
         flat = np.moveaxis(arr.reshape(*dims, -1), -1, 0) if dims else arr.reshape(-1)
-        params[name] = _chain_after_chain(flat, chains)
+        # cmdstanpy's memory layout (the draw axis fastest): arithmetic whose rounding or speed depends
+        # on the layout (numpy's einsum does) then gives the same bits on both backends, and the
+        # mixture's log-likelihood is 3-4x faster in it than in the C order PyStan returns
+        params[name] = np.asfortranarray(_chain_after_chain(flat, chains))
     sampler = {name: _chain_after_chain(np.asarray(fit[name]).reshape(-1), chains)
                for name in fit.sample_and_sampler_param_names}
     return Draws(params=params, sampler=sampler, chains=chains, backend="pystan", messages=messages)

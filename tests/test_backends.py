@@ -79,6 +79,8 @@ def test_both_backends_give_identical_draws(model, counts, monkeypatch):
     assert cmd.draws.keys() == py.draws.keys() and "log_lik" in cmd.draws
     for name in cmd.draws:
         np.testing.assert_array_equal(cmd.draws[name], py.draws[name], err_msg=name)
+        # the same memory layout too: numpy's arithmetic on them then rounds alike (and runs as fast)
+        assert cmd.draws[name].strides == py.draws[name].strides, name
     for name in ("lp__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__"):
         np.testing.assert_array_equal(cmd.sampler[name], py.sampler[name], err_msg=name)
     np.testing.assert_array_equal(cmd.log_lik, py.log_lik)
