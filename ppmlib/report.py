@@ -1,18 +1,32 @@
-"""The tables of a synthesis report: what was released, what it costs, what drives the cost, how
-well the fits converged, the analyst's estimands, the disclosure risk and the agencies' measures (pMSE, identification risk).
+"""The synthesis report: its tables (what was released, what it costs, what drives the cost, how
+well the fits converged, the analyst's estimands, the disclosure risk and the agencies' measures),
+its summary, and how it is made.
 
-One place for them, called by the report notebook that ``python -m ppmlib.synthesize`` executes
+The tables are one place, called by the report notebook that ``ppm-synthesize`` executes
 (``ppmlib/synthesis_report.md``) and by the book's chapter on real wages, so the command's report
-and the chapter show the same things. Every function takes the :class:`ppmlib.lineup.Results`
-of :func:`ppmlib.synthesize.synthesize` (or a Results and a :class:`ppmlib.synthesize.Prepared`).
+and the chapter show the same things. Every table function takes the :class:`ppmlib.lineup.Results`
+of :func:`ppmlib.synthesize.synthesize` (or a Results and a :class:`ppmlib.synthesize.Prepared`),
+or the same read back by :func:`load_state`.
+
+:func:`write` makes the report: the results go to the notebook's kernel as plain data
+(:func:`write_state`: JSON, a NumPy ``.npz`` read without pickle, a Parquet table; nothing that runs
+code when it is read), the notebook runs in a kernel that dies with its parent, and the page is
+exported without its code. Everything the report shows that it did not write itself (column
+names, levels, file names) is HTML-escaped (:func:`text`, :func:`titled`).
 
 Records appear by rank only (rank 1 = largest bound), never with their values.
 """
 from __future__ import annotations
 
-__all__ = ["privacy_statement", "overview", "drivers", "diagnostics", "diagnostics_warning", "utility",
-           "coefficients", "attribute_risk", "measures"]
+__all__ = ["ReportFailed", "privacy_statement", "privacy_html", "overview", "drivers", "diagnostics", "diagnostics_warning",
+           "utility", "coefficients", "attribute_risk", "measures", "text", "titled", "summary", "write_state",
+           "load_state", "write", "Synthesized", "StateResults", "REPORT_NOTEBOOK", "GLOSSARY"]
 
+import html
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,6 +40,17 @@ if TYPE_CHECKING:
 
     from .lineup import Results
     from .synthesize import Prepared
+
+REPORT_NOTEBOOK = Path(__file__).with_name("synthesis_report.md")
+#: Where the report sends a reader for its words (LW, Delta, epsilon, removal neighbours, ...)
+GLOSSARY = "the Glossary page of the ppm-book (book/glossary.md)"
+#: Seconds one cell of the report may run
+CELL_TIMEOUT = 3600
+
+
+class ReportFailed(RuntimeError):
+    """The report's notebook failed; the message names the cell and the error, never a value."""
+
 
 def privacy_statement(synthesis, n: int) -> str:
     """What the released synthesizer's epsilon promises, exactly, as one Markdown paragraph.
@@ -60,6 +85,27 @@ def privacy_statement(synthesis, n: int) -> str:
             "they are computed from the confidential data, and the privacy cost of that, and of every setting "
             f"tuned on the data (a calibrated scale, a prior centred on the data), is not counted. The release "
             f"reveals the number of records, n = {n}.")
+
+
+def privacy_html(synthesis, n: int) -> str:
+    """:func:`privacy_statement` as HTML (bold and italics as tags), for the report's page.
+
+    Parameters
+    ----------
+    synthesis : Synthesis
+        The released synthesizer.
+    n : int
+        The number of records.
+
+    Returns
+    -------
+    str
+        One ``<p>``.
+    """
+    import re
+    words = html.escape(privacy_statement(synthesis, n), quote=False)
+    words = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", words)
+    return "<p>" + re.sub(r"\*(\w[^*]*?\w)\*", r"<i>\1</i>", words) + "</p>"
 
 
 def overview(results: "Results") -> "pd.DataFrame":
@@ -309,3 +355,398 @@ def measures(results: "Results", prepared: "Prepared", radius: float = 0.05) -> 
             risk = identification_risk(data, releases, predictors, column, radius=radius).summary()
             rows[name].update({key: risk[key] for key in ("EMR", "TMR", "FMR")})
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+# ---------------------------------------------------------------------------------------------
+# escaping and titles
+# ---------------------------------------------------------------------------------------------
+
+def text(value) -> str:
+    """``value`` as HTML text: markup in a column name, a level or a file name shows as itself.
+
+    Parameters
+    ----------
+    value : object
+        Anything; its ``str``.
+
+    Returns
+    -------
+    str
+        HTML-escaped (``<``, ``>``, ``&`` and quotes), with ``$`` escaped too so that MathJax leaves it alone.
+
+    Examples
+    --------
+    >>> text("<script>alert(2)</script>")
+    '&lt;script&gt;alert(2)&lt;/script&gt;'
+    """
+    return html.escape(str(value), quote=True).replace("$", "&#36;")
+
+
+def titled(table: "pd.DataFrame", title: str, float_format: str = "{:.3g}") -> str:
+    """A table as HTML with its title as the table's caption; every name and cell escaped.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+    title : str
+        Its title (escaped too).
+    float_format : str
+        How numbers are shown.
+
+    Returns
+    -------
+    str
+        ``<table>`` with a ``<caption>``.
+    """
+    body = table.to_html(escape=True, border=0, float_format=float_format.format, na_rep="")
+    start = body.index(">", body.index("<table")) + 1
+    return f"{body[:start]}<caption>{text(title)}</caption>{body[start:]}".replace("$", "&#36;")
+
+
+def _risk_line(measured: "pd.DataFrame", released: str) -> str:
+    if {"EMR", "TMR"} - set(measured.columns):
+        return "not measured: the model has no categorical predictors to match on"
+    top = measured[["EMR", "TMR", "FMR"]].astype(float)
+    worst = top["TMR"].idxmax()
+    return (f"{text(released)}: TMR {top.loc[released, 'TMR']:.3g}, EMR {top.loc[released, 'EMR']:.3g} "
+            f"(highest TMR of all synthesizers: {text(worst)}, {top.loc[worst, 'TMR']:.3g})")
+
+
+def summary(results, prepared: "Prepared", measured: "pd.DataFrame") -> str:
+    """The report's first block: the cost, the verdict, the utility and risk figures, what to read next.
+
+    Parameters
+    ----------
+    results : ppmlib.lineup.Results or the result of :func:`load_state`
+        With ``released``, ``verdict`` (:func:`ppmlib.synthesize.diagnostics_verdict`) and
+        optionally ``budget``.
+    prepared : Prepared
+        The data (its n).
+    measured : pandas.DataFrame
+        :func:`measures` of the results.
+
+    Returns
+    -------
+    str
+        HTML (a definition list), every name escaped.
+    """
+    chosen = results[results.released]
+    m, n = chosen.synthetic.shape[0], prepared.n
+    verdict = getattr(results, "verdict", None) or {"verdict": "passed" if not diagnostics_warning(results) else "failed",
+                                                    "failing": [], "released_anyway": False}
+    if verdict["verdict"] == "passed":
+        gate = f"passed: every fit meets the gate ({GATE})"
+    else:
+        gate = (f"<strong>FAILED</strong> for {text(', '.join(verdict['failing']))} ({GATE})"
+                + ("; released anyway as asked" if verdict.get("released_anyway") else ""))
+    spmse = float(measured.loc[results.released, "S_pMSE logit"])
+    bounds = {name: r.bounds for name, r in results.items()}
+    top_record = int(np.argmax(bounds.get("Unweighted", chosen.bounds)))
+    share = 100 * (np.argsort(np.argsort(prepared.values, kind="stable"), kind="stable")[top_record] + 1) / n
+    next_steps = []
+    if verdict["verdict"] != "passed":
+        next_steps.append("Convergence: the failing fits' Δ and ε are not reliable; fit again with more draws "
+                          "before publishing anything.")
+    if spmse > 3:
+        next_steps.append("Utility: S_pMSE is well above 1, so the synthetic column is easy to tell from the data; "
+                          "compare the distributions and estimands below.")
+    next_steps.append("The records that drive Δ: the record with the largest bound sits at the "
+                      f"{share:.0f}th percentile of the column; its weight says how much the release protects it.")
+    next_steps.append(f"The words (LW, Δ, ε, removal neighbours, S_pMSE, TMR): {GLOSSARY}.")
+    budget = getattr(results, "budget", None)
+    rows = [
+        ("Released", f"{text(chosen.name)}: m = {m} synthetic datasets of <code>{text(prepared.column)}</code> "
+                     f"({n} records)"),
+        ("Privacy", f"ε = 2Δ = {chosen.epsilon:.3g} per dataset, m · ε = {m * chosen.epsilon:.3g} in total"
+                    + (f" (budget {budget:g})" if budget is not None else "")
+                    + ". It covers this file against its removal neighbours (one record removed; adding an arbitrary "
+                      "record is not covered); the weights and settings tuned on the data are outside the guarantee; "
+                      f"the release reveals n = {n}."),
+        ("Diagnostics", gate),
+        ("Utility", f"S_pMSE (logit) of {text(chosen.name)}: {spmse:.3g} (about 1: the data and the synthetic "
+                    "datasets cannot be told apart; larger: they can)"),
+        ("Identification risk", _risk_line(measured, results.released)),
+        ("Look next at", "<ul>" + "".join(f"<li>{step}</li>" for step in next_steps) + "</ul>"),
+    ]
+    items = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows)
+    return f'<section class="ppm-summary"><h2>Summary</h2><dl>{items}</dl></section>'
+
+
+# ---------------------------------------------------------------------------------------------
+# the results handed to the report's kernel: plain data, nothing that runs code when read
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Synthesized:
+    """One synthesizer as the report reads it back: its numbers, no fit object.
+
+    Attributes
+    ----------
+    name : str
+    delta, epsilon : float
+    bounds, weights : ndarray, shape (n,)
+    synthetic : ndarray, shape (m, n)
+        On the model's scale (log for the log models), as a Synthesis holds them.
+    diagnostics : dict
+    """
+    name: str
+    delta: float
+    epsilon: float
+    bounds: np.ndarray
+    weights: np.ndarray
+    synthetic: np.ndarray
+    diagnostics: dict
+
+
+class StateResults(dict):
+    """name -> :class:`Synthesized`, with what the report needs of a lineup's results.
+
+    Parameters
+    ----------
+    items : iterable of (str, Synthesized)
+    released, budget, verdict, overview, risk
+        As the attributes; ``overview`` is what :meth:`summary` returns.
+
+    Attributes
+    ----------
+    released : str
+    budget : float or None
+    verdict : dict
+    risk : pandas.DataFrame or None
+        :func:`attribute_risk`, computed where the fits were.
+    """
+
+    def __init__(self, items, *, released, budget, verdict, overview, risk):
+        super().__init__(items)
+        self.released, self.budget, self.verdict, self._overview, self.risk = released, budget, verdict, overview, risk
+
+    def summary(self) -> "pd.DataFrame":
+        """The lineup's summary table as it was when the state was written.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return self._overview.copy()
+
+
+STATE_JSON, STATE_ARRAYS, STATE_TABLE = "state.json", "state.npz", "table.parquet"
+
+
+def _frame_json(table) -> dict | None:
+    if table is None:
+        return None
+    return {**json.loads(table.to_json(orient="split", double_precision=15)), "index_name": table.index.name}
+
+
+def _frame(data):
+    import pandas as pd
+    if data is None:
+        return None
+    return pd.DataFrame(data["data"], index=pd.Index(data["index"], name=data.get("index_name")),
+                        columns=data["columns"])
+
+
+def write_state(results, folder, H: int = 50) -> Path:
+    """Write what the report needs of ``results`` into ``folder`` (0700) as plain data.
+
+    ``state.json`` (names, numbers, small tables), ``state.npz`` (the arrays; read with
+    ``allow_pickle=False``) and ``table.parquet`` (the data's used columns). These hold the
+    confidential data: ``folder`` is the run's private staging folder, removed with it.
+
+    Parameters
+    ----------
+    results : ppmlib.lineup.Results
+        Of :func:`ppmlib.synthesize.synthesize` (with ``prepared``, ``released``, ``budget``).
+    folder : str or PathLike
+        An existing private folder.
+    H : int
+        Draws used by the attribute-risk estimator (:func:`attribute_risk`), computed here where
+        the fits are.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder.
+    """
+    folder = Path(folder)
+    prepared = results.prepared
+    arrays = {"values": np.asarray(prepared.values, float), "y": np.asarray(prepared.y, float)}
+    if prepared.X is not None:
+        arrays["X"] = np.asarray(prepared.X, float)
+    names = list(results)
+    for i, (name, r) in enumerate(results.items()):
+        arrays.update({f"bounds_{i}": np.asarray(r.bounds, float), f"weights_{i}": np.asarray(r.weights, float),
+                       f"synthetic_{i}": np.asarray(r.synthetic, float)})
+    np.savez(folder / STATE_ARRAYS, **arrays)
+    prepared.table[[*prepared.predictors, prepared.column]].to_parquet(folder / STATE_TABLE)
+    overview_table = results.summary()[["made as", "Delta", "epsilon", "mean weight", "min weight"]]
+    meta = {
+        "source": prepared.source, "column": prepared.column, "model": prepared.model,
+        "predictors": list(prepared.predictors), "terms": list(prepared.terms), "dropped": prepared.dropped,
+        "prior": prepared.prior, "released": results.released, "budget": getattr(results, "budget", None),
+        "verdict": getattr(results, "verdict", None),
+        "synthesizers": [{"name": name, "delta": float(r.delta), "epsilon": float(r.epsilon),
+                          "diagnostics": {k: (v if isinstance(v, str) else float(v)) for k, v in r.diagnostics.items()
+                                          if isinstance(v, (int, float, str, np.number))}}
+                         for name, r in results.items()],
+        "order": names, "overview": _frame_json(overview_table), "risk": _frame_json(attribute_risk(results, prepared, H)),
+    }
+    (folder / STATE_JSON).write_text(json.dumps(meta), encoding="utf-8")
+    return folder
+
+
+def load_state(folder) -> tuple[StateResults, "Prepared"]:
+    """Read back what :func:`write_state` wrote (no pickle: JSON, ``.npz`` without objects, Parquet).
+
+    Parameters
+    ----------
+    folder : str or PathLike
+
+    Returns
+    -------
+    (StateResults, Prepared)
+        The synthesizers and the data, as the table functions of this module take them.
+    """
+    import pandas as pd
+
+    from .synthesize import Prepared
+    folder = Path(folder)
+    meta = json.loads((folder / STATE_JSON).read_text(encoding="utf-8"))
+    with np.load(folder / STATE_ARRAYS, allow_pickle=False) as stored:
+        arrays = {key: stored[key] for key in stored.files}
+    table = pd.read_parquet(folder / STATE_TABLE)
+    model, values = meta["model"], arrays["values"]
+    y = arrays["y"] if model in ("normal", "mixture") else arrays["y"].astype(np.int64)
+    prepared = Prepared(meta["source"], meta["column"], model, tuple(meta["predictors"]), values, y, arrays.get("X"),
+                        tuple(meta["terms"]), table, meta["dropped"], meta["prior"])
+    items = [(s["name"], Synthesized(s["name"], s["delta"], s["epsilon"], arrays[f"bounds_{i}"],
+                                     arrays[f"weights_{i}"], arrays[f"synthetic_{i}"], s["diagnostics"]))
+             for i, s in enumerate(meta["synthesizers"])]
+    results = StateResults(items, released=meta["released"], budget=meta["budget"], verdict=meta["verdict"],
+                           overview=_frame(meta["overview"]), risk=_frame(meta["risk"]))
+    return results, prepared
+
+
+# ---------------------------------------------------------------------------------------------
+# running the notebook
+# ---------------------------------------------------------------------------------------------
+
+def _notebook(params: dict):
+    """The report notebook with ``params`` in its parameters cell."""
+    import jupytext
+    notebook = jupytext.read(REPORT_NOTEBOOK)
+    cell = next(c for c in notebook.cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    cell.source = "\n".join(f"{name} = {value!r}" for name, value in params.items())
+    return notebook
+
+
+def _client_class():
+    """nbclient's NotebookClient, except that it leaves the process's signal handlers alone.
+
+    NotebookClient installs its own SIGINT and SIGTERM handlers while the kernel runs (and resets
+    them to the defaults afterwards): the command's handlers, which remove the staging folder and
+    stop the kernel, would never run.
+    """
+    from contextlib import asynccontextmanager
+
+    from nbclient import NotebookClient
+
+    class Client(NotebookClient):
+        @asynccontextmanager
+        async def async_setup_kernel(self, **kwargs):
+            cleanup_kc = kwargs.pop("cleanup_kc", self.owns_km)
+            if self.km is None:
+                self.km = self.create_kernel_manager()
+            if not self.km.has_kernel:
+                await self.async_start_new_kernel(**kwargs)
+            if self.kc is None:
+                await self.async_start_new_kernel_client()
+            try:
+                yield
+            finally:
+                if cleanup_kc:
+                    await self._async_cleanup_kernel()
+
+    return Client
+
+
+def _execute(notebook, cwd: Path) -> None:
+    """Run the notebook in a kernel that dies with this process, with its temporary files in ``cwd``."""
+    import subprocess
+    import tempfile
+    from functools import partial
+
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    from . import _children
+    tmp = cwd / "tmp"
+    tmp.mkdir(mode=0o700, exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(tmp), "MPLBACKEND": "Agg", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    client = _client_class()(notebook, timeout=CELL_TIMEOUT, kernel_name="python3", allow_errors=False)
+    # this process's temporary files while the kernel runs (its connection file, say) go into the
+    # private folder too, so that they go with it whatever stops the run
+    saved, tempfile.tempdir = tempfile.tempdir, str(tmp)
+    try:
+        # the kernel's own chatter (its TCP warning, say) goes nowhere: not into the caller's output
+        client.execute(cwd=str(cwd), env=env, preexec_fn=partial(_children.die_with_parent, os.getpid()),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except CellExecutionError as err:
+        cell = next((i for i, c in enumerate(notebook.cells) if c.cell_type == "code"
+                     and any(o.get("output_type") == "error" for o in c.get("outputs", []))), "?")
+        raise ReportFailed(f"the report failed in its cell {cell}: {err.ename}: {err.evalue[:300]}") from None
+    except (CellTimeoutError, DeadKernelError, RuntimeError) as err:
+        raise ReportFailed(f"the report failed: {type(err).__name__}: {str(err)[:300]}") from None
+    finally:
+        tempfile.tempdir = saved
+
+
+def _page(notebook) -> str:
+    """The executed notebook as one HTML page: outputs only (no code, no prompts, no stderr)."""
+    from nbconvert import HTMLExporter
+
+    from ._staging import REPORT_MARK
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.get("outputs", []) if not (o.get("output_type") == "stream"
+                                                                       and o.get("name") == "stderr")]
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(notebook)
+    return body.replace("<head>", f"<head>\n{REPORT_MARK}", 1)
+
+
+def write(results, target, private, *, resamples: int = 500, H: int = 50) -> Path:
+    """The confidential report of ``results`` as one HTML page at ``target``.
+
+    Parameters
+    ----------
+    results : ppmlib.lineup.Results
+        Of :func:`ppmlib.synthesize.synthesize`.
+    target : str or PathLike
+        The page (in the run's staging folder; published from there).
+    private : str or PathLike
+        A private folder for the report's inputs and the kernel's temporary files.
+    resamples : int
+        Bootstrap resamples of the data for its intervals.
+    H : int
+        Draws used by the attribute-risk estimator.
+
+    Returns
+    -------
+    pathlib.Path
+        ``target``, written 0600 (it summarizes the confidential data).
+
+    Raises
+    ------
+    ReportFailed
+        A cell failed, timed out, or the kernel died.
+    """
+    private, target = Path(private), Path(target)
+    state = write_state(results, private, H=H)
+    notebook = _notebook({"state": str(state), "B": int(resamples)})
+    _execute(notebook, private)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(_page(notebook))
+    return target
