@@ -295,10 +295,28 @@ def _recorded(path):
         _leftovers.unregister(path)
 
 
+class _SubprocessDyingWithParent:
+    """The ``subprocess`` module, except that ``Popen`` starts processes that die with this one
+    (CmdStan's chains: cmdstanpy starts each from a thread that waits for it)."""
+
+    @staticmethod
+    def Popen(*args, **kwargs):
+        import subprocess
+        from functools import partial
+        kwargs.setdefault("preexec_fn", partial(_children.die_with_parent, os.getpid()))
+        return subprocess.Popen(*args, **kwargs)
+
+    def __getattr__(self, name):
+        import subprocess
+        return getattr(subprocess, name)
+
+
 def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta) -> Draws:
     def work(chatter):
         import cmdstanpy
+        import cmdstanpy.model
         from cmdstanpy.utils import get_logger  # its first call installs cmdstanpy's handler: kept for afterwards
+        cmdstanpy.model.subprocess = _SubprocessDyingWithParent()
         with _captured_log(get_logger(), chatter), tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir, \
                 _recorded(csv_dir):
             model = _cmdstan_model(path)

@@ -683,7 +683,8 @@ def _execute(notebook, cwd: Path) -> None:
     from . import _children
     tmp = cwd / "tmp"
     tmp.mkdir(mode=0o700, exist_ok=True)
-    env = {**os.environ, "TMPDIR": str(tmp), "MPLBACKEND": "Agg", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    env = {key: value for key, value in os.environ.items() if key != "MPLBACKEND"}   # the kernel's inline figures
+    env.update({"TMPDIR": str(tmp), "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
     client = _client_class()(notebook, timeout=CELL_TIMEOUT, kernel_name="python3", allow_errors=False)
     # this process's temporary files while the kernel runs (its connection file, say) go into the
     # private folder too, so that they go with it whatever stops the run

@@ -746,7 +746,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     Raises
     ------
     FitsFailed
-        A fit fails the diagnostics gate and ``allow_failed_fits`` is False (nothing written).
+        With ``out``: a fit fails the diagnostics gate and ``allow_failed_fits`` is False (nothing written).
     ppmlib._staging.OutputRefused
         ``out`` or the report's path breaks a rule above, or another run holds ``out``.
     ValueError, TypeError, FileNotFoundError
@@ -766,7 +766,8 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         results = _lineup.run(members, prepared.model, prepared.y, X=prepared.X, prior=prepared.prior, m=m,
                               sampler=sampler, seed=seed, progress=progress)
         results.prepared, results.released, results.budget = prepared, released, budget
-        results.verdict = _gate(results, allow_failed_fits)
+        # the gate guards a release: without out nothing is released, and the verdict is only recorded
+        results.verdict = _gate(results, allow_failed_fits) if out is not None else diagnostics_verdict(results)
         results.out, results.report = out, report
         if staging is not None:
             _write(results, staging)

@@ -301,3 +301,42 @@ def test_rerun_parameters_that_nest_too_deep_or_run_too_long_are_clear_errors(tm
             rerun.parse_assignment(text)
     status = rerun.main(["book/vector_weighted.md", "-p", "seed=" + "x" * 5000, "--out", str(tmp_path)])
     assert status == 2 and "must be int" in capsys.readouterr().err
+
+
+# --- 3: child processes die with their parent ---------------------------------------------------
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+@pytest.mark.parametrize("how", ["preexec", "cmdstan shim", "pool worker"])
+def test_a_child_dies_when_its_parent_is_killed(tmp_path, how):
+    """A parent starts a child the way ppmlib does (a kernel's preexec_fn, CmdStan's chains through the
+    backend's subprocess shim, httpstan's worker pool) and is SIGKILLed: the child must not outlive it."""
+    import signal
+    import subprocess
+    import sys
+    start = {
+        "preexec": "import subprocess, functools, os; from ppmlib import _children; "
+                   "p = subprocess.Popen(['sleep', '300'], preexec_fn=functools.partial(_children.die_with_parent, os.getpid()))",
+        "cmdstan shim": "from ppmlib import backends; p = backends._SubprocessDyingWithParent().Popen(['sleep', '300'])",
+        "pool worker": "import os, time; from ppmlib import backends; pool = backends._worker_pool(); "
+                       "f = pool.submit(time.sleep, 300); time.sleep(1); "
+                       "p = type('P', (), {'pid': [c for c in __import__('ppmlib._children', fromlist=['x']).descendants()][0]})",
+    }[how]
+    code = f"{start}\nprint(p.pid, flush=True)\nimport time; time.sleep(300)"
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    child = int(parent.stdout.readline())
+    assert Path(f"/proc/{child}").exists()
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            break
+        if state == "Z":        # dead, waiting for its new parent to collect it
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the child outlived its killed parent")
