@@ -82,10 +82,10 @@ MAX_COUNT = 2 ** 53
 RELEASE_NAME = "synthetic"
 _RELEASED = {"lw": "LW", "lw_final": "LW_final", "cw": "CW"}
 # memory rules of thumb: reading a CSV takes a few times its size (parsing buffers, then the
-# frame), a Parquet file about its uncompressed size; the bounds hold a few S x n matrices at once
+# frame), a Parquet file its uncompressed size; the bounds hold a few log-likelihood blocks at once
 CSV_MEMORY_FACTOR = 3.0
 PARQUET_MEMORY_FACTOR = 5.0
-LOGLIK_COPIES = 4
+BLOCK_COPIES = 4
 
 
 # ---------------------------------------------------------------------------------------------
@@ -601,11 +601,12 @@ def available_memory() -> int | None:
 
 
 def memory_needed(prepared: Prepared, sampler: Sampler, m: int, synthesizers: int) -> int:
-    """Bytes a run needs at its peak, roughly: what the fits and the bounds hold at once.
+    """Bytes a run needs at its peak, roughly: what the fits, the bounds and the report hold at once.
 
-    The record bounds take the log-likelihood of every record under every draw (S x n, with S =
-    chains x draws), a few such matrices at a time; each synthesizer keeps its m synthetic
-    datasets (m x n) and the design is n x P.
+    The bounds read the log-likelihood in blocks of about 2**21 numbers (at least one draw of n
+    records: :meth:`ppmlib.Fit.log_lik_blocks`), a few blocks at a time; each synthesizer keeps its
+    draws (S x P, per mixture component), its weights and bounds and its m synthetic datasets
+    (m x n); the design is n x P; the report's bootstrap of the data holds B x n values.
 
     Parameters
     ----------
@@ -625,15 +626,19 @@ def memory_needed(prepared: Prepared, sampler: Sampler, m: int, synthesizers: in
     n = prepared.n
     draws = sampler.chains * sampler.draws
     columns = prepared.X.shape[1] if prepared.X is not None else 1
-    return 8 * (LOGLIK_COPIES * draws * n + synthesizers * (m + 2) * n + 3 * n * columns + draws * columns)
+    components = int((prepared.prior or {}).get("K", 3)) if prepared.model == "mixture" else 1
+    numbers = (BLOCK_COPIES * max(2 ** 21, n) + synthesizers * ((m + 3) * n + draws * (columns + 2) * components)
+               + 3 * n * columns + _resamples(n) * n)
+    return 8 * numbers
 
 
 def _check_memory(prepared: Prepared, sampler: Sampler, m: int, synthesizers: int) -> None:
     need, available = memory_needed(prepared, sampler, m, synthesizers), available_memory()
     if available is not None and need > available:
-        raise DataRefused(f"this run needs about {need / 1e6:.0f} MB of memory ({prepared.n} records x "
-                          f"{sampler.chains * sampler.draws} draws) and {available / 1e6:.0f} MB available; use fewer "
-                          "draws or chains, fewer records, or a larger machine")
+        raise DataRefused(f"this run needs about {need / 1e6:.0f} MB of memory ({prepared.n} records, "
+                          f"{sampler.chains * sampler.draws} draws, {m} datasets per synthesizer) and "
+                          f"{available / 1e6:.0f} MB are available; use fewer draws, datasets or records, or a "
+                          "larger machine")
 
 
 def diagnostics_verdict(results, allow_failed_fits: bool = False) -> dict:

@@ -209,7 +209,7 @@ def test_a_run_that_would_not_fit_in_memory_is_refused_before_fitting(data, tmp_
     no_fit(monkeypatch)
     monkeypatch.setattr(syn, "available_memory", lambda: 10_000_000)    # 10 MB
     status, _, err = run(poisson(data, tmp_path / "r", "--no-report", "--chains", "4", "--draws", "20000"), capsys)
-    assert status == 2 and "memory" in err and "MB available" in err, err
+    assert status == 2 and "memory" in err and "MB are available" in err, err
 
 
 def test_a_file_too_large_for_memory_is_refused_before_reading_it(data, tmp_path, monkeypatch, capsys):
