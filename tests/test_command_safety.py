@@ -340,3 +340,38 @@ def test_a_child_dies_when_its_parent_is_killed(tmp_path, how):
     else:
         os.kill(child, signal.SIGKILL)
         pytest.fail("the child outlived its killed parent")
+
+
+def test_the_sweep_removes_only_what_ppmlib_writes_and_only_for_dead_processes(tmp_path, monkeypatch):
+    """A record of a dead process names its staging folder and, say by corruption, a user's folder:
+    only the first goes. A live process's record is left alone."""
+    from ppmlib import _leftovers
+    monkeypatch.setenv("PPMLIB_CACHE", str(tmp_path / "cache"))
+    staging = tmp_path / ".release.ppm-staging-1-abc"
+    staging.mkdir()
+    (staging / "report.html").write_text("confidential")
+    mine = tmp_path / "thesis"
+    mine.mkdir()
+    records = tmp_path / "cache" / "running"
+    records.mkdir(parents=True)
+    (records / "999999999-1.paths").write_text(f"{staging}\n{mine}\n")            # no such process
+    alive_staging = tmp_path / ".other.ppm-staging-2-def"
+    alive_staging.mkdir()
+    _leftovers.register(alive_staging)                                             # this process: alive
+    assert _leftovers.sweep() == [staging]
+    assert not staging.exists() and mine.is_dir() and alive_staging.is_dir()
+    assert sorted(p.name for p in records.iterdir()) == [f"{os.getpid()}-{_leftovers._start_time(os.getpid())}.paths"]
+    assert _leftovers.remove_own() == [alive_staging] and not alive_staging.exists()
+
+
+def test_overwrite_replaces_the_previous_report_too(data, tmp_path, capsys, exact_draws):
+    out = tmp_path / "release"
+    report = tmp_path / "release.report-confidential.html"
+    assert run(poisson(data, out, *GOOD), capsys)[0] == 0
+    first = report.read_bytes()
+    assert run(poisson(data, out, "--seed", "5", *GOOD), capsys)[0] == 2          # no --overwrite: refused
+    assert report.read_bytes() == first
+    status, said, err = run(poisson(data, out, "--seed", "5", "--overwrite", *GOOD), capsys)
+    assert status == 0, err
+    assert report.read_bytes() != first and sorted(p.name for p in tmp_path.iterdir()) == [
+        "data", "release", "release.report-confidential.html"]
