@@ -274,7 +274,7 @@ def _exchange(a: Path, b: Path) -> bool:
 @contextmanager
 def signals_held():
     """Hold SIGINT, SIGTERM and SIGHUP while the block runs (they are delivered after it)."""
-    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    held = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
     try:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     except (ValueError, OSError, AttributeError):   # not the main thread, or no such call
