@@ -72,4 +72,4 @@ clean:
 # staging folder beside its --out, stored fits, sockets; it names each), then httpstan's stored fits,
 # its chain sockets and ppmlib's temporary folders (compiled models are kept). Run it when nothing is fitting.
 clean-cache: $(STAMP)
-	$(BIN)/python -m ppmlib.backends --clean-cache
+	$(BIN)/python -m ppmlib.inference.backends --clean-cache

@@ -27,7 +27,8 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import _leftovers
+from ppmlib import _leftovers
+from ppmlib.errors import PPMError
 
 #: the manifest key and value that mark a folder as this command's release
 WRITTEN_BY = "ppm-synthesize"
@@ -40,7 +41,7 @@ STAGING_TAG = ".ppm-staging-"
 LOCK_TAG = ".ppm-lock"
 
 
-class OutputRefused(ValueError):
+class OutputRefused(PPMError, ValueError):
     """``--out`` (or the report's path) names something the command must not write to."""
 
 

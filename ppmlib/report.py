@@ -4,7 +4,7 @@ its summary, and how it is made.
 
 The tables are one place, called by the report notebook that ``ppm-synthesize`` executes
 (``ppmlib/synthesis_report.md``) and by the book's chapter on real wages, so the command's report
-and the chapter show the same things. Every table function takes the :class:`ppmlib.lineup.Results`
+and the chapter show the same things. Every table function takes the :class:`ppmlib.mechanism.lineup.Results`
 of :func:`ppmlib.synthesize.synthesize` (or a Results and a :class:`ppmlib.synthesize.Prepared`),
 or the same read back by :func:`load_state`.
 
@@ -31,15 +31,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _checks
-from .design import is_categorical
-from .diagnostics import GATE, failing, is_ok
+from ppmlib import _checks
+from ppmlib.datasets.design import is_categorical
+from ppmlib.inference.diagnostics import GATE, failing, is_ok
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .lineup import Results
-    from .synthesize import Prepared
+    from ppmlib.mechanism.lineup import Results
+    from ppmlib.synthesize import Prepared
 
 REPORT_NOTEBOOK = Path(__file__).with_name("synthesis_report.md")
 #: Where the report sends a reader for its words (LW, Delta, epsilon, removal neighbours, ...)
@@ -114,7 +114,7 @@ def overview(results: "Results") -> "pd.DataFrame":
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
+    results : ppmlib.mechanism.lineup.Results
         The synthesizers of :func:`ppmlib.synthesize.synthesize`, each with its m synthetic datasets;
         ``results.released`` (when set) names the released one.
 
@@ -143,7 +143,7 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
+    results : ppmlib.mechanism.lineup.Results
         The synthesizers, each with its by-record ``bounds`` and ``weights``, both (n,).
     prepared : ppmlib.synthesize.Prepared
         The data they were fitted to (``results.prepared``): its column's values, predictors and table.
@@ -185,11 +185,11 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
 
 
 def diagnostics(results: "Results") -> "pd.DataFrame":
-    """R-hat, bulk and tail ESS and divergences of every fit, and whether it passes :func:`ppmlib.diagnostics.is_ok`.
+    """R-hat, bulk and tail ESS and divergences of every fit, and whether it passes :func:`ppmlib.inference.diagnostics.is_ok`.
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
+    results : ppmlib.mechanism.lineup.Results
         The synthesizers, each with the ``diagnostics`` dict of its fit.
 
     Returns
@@ -210,8 +210,8 @@ def diagnostics_warning(results: "Results") -> str | None:
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
-        The synthesizers whose fits are checked with :func:`ppmlib.diagnostics.is_ok`.
+    results : ppmlib.mechanism.lineup.Results
+        The synthesizers whose fits are checked with :func:`ppmlib.inference.diagnostics.is_ok`.
 
     Returns
     -------
@@ -229,7 +229,7 @@ def diagnostics_warning(results: "Results") -> str | None:
 def utility(results: "Results", prepared: "Prepared", statistics=("mean", "90th pct"), B: int = 500,
             seed=0) -> "pd.DataFrame":
     """The mean and 90th percentile of the column in its own units: the data's (bootstrap interval)
-    and each synthesizer's (spread over its m datasets); see :func:`ppmlib.estimands.summary_table`.
+    and each synthesizer's (spread over its m datasets); see :func:`ppmlib.evaluate.estimands.summary_table`.
 
     Parameters
     ----------
@@ -237,14 +237,14 @@ def utility(results: "Results", prepared: "Prepared", statistics=("mean", "90th 
         The synthesizers and their data, as for :func:`drivers`; the synthetic values are taken back
         to the column's units (:meth:`ppmlib.synthesize.Prepared.original_units`).
     statistics, B, seed
-        As for :func:`ppmlib.estimands.summary_table`.
+        As for :func:`ppmlib.evaluate.estimands.summary_table`.
 
     Returns
     -------
     pandas.DataFrame
         One row per (statistic, source), "Data" and each synthesizer: estimate, low, high.
     """
-    from .estimands import summary_table
+    from ppmlib.evaluate.estimands import summary_table
     synthetic = {name: prepared.original_units(r.synthetic) for name, r in results.items()}
     return summary_table(prepared.values, synthetic, statistics, B=B, seed=seed)
 
@@ -262,16 +262,16 @@ def coefficients(results: "Results", prepared: "Prepared", terms=None, design=No
     terms : sequence of str, optional
         The names of the design's P columns (default ``prepared.terms``).
     design : array_like, shape (n, P), optional
-        The analyst's design, e.g. from :func:`ppmlib.estimands.analyst_design` (default
+        The analyst's design, e.g. from :func:`ppmlib.evaluate.estimands.analyst_design` (default
         ``prepared.X``).
 
     Returns
     -------
     pandas.DataFrame or None
-        :func:`ppmlib.estimands.coefficient_table`: one row per (term, source) with estimate, low
+        :func:`ppmlib.evaluate.estimands.coefficient_table`: one row per (term, source) with estimate, low
         and high; None when the model has no design (``prepared.X`` is None), even if one is given.
     """
-    from .estimands import coefficient_table
+    from ppmlib.evaluate.estimands import coefficient_table
     if prepared.X is None:
         return None
     design = prepared.X if design is None else design
@@ -285,7 +285,7 @@ def attribute_risk(results: "Results", prepared: "Prepared", H: int = 50) -> "pd
     the others (the estimator is written for a normal synthesizer).
 
     The intruder guesses a record's log value among y_i + offsets; the table holds
-    :func:`ppmlib.disclosure.risk_summary` per synthesizer (median and largest probability of the
+    :func:`ppmlib.evaluate.disclosure.risk_summary` per synthesizer (median and largest probability of the
     true value, share ranked first, ...).
 
     Parameters
@@ -298,12 +298,12 @@ def attribute_risk(results: "Results", prepared: "Prepared", H: int = 50) -> "pd
     Returns
     -------
     pandas.DataFrame or None
-        Indexed by synthesizer, the entries of :func:`ppmlib.disclosure.risk_summary`; None unless
+        Indexed by synthesizer, the entries of :func:`ppmlib.evaluate.disclosure.risk_summary`; None unless
         ``prepared.model`` is "normal".
     """
     import pandas as pd
 
-    from .disclosure import attribute_risk as estimate, risk_inputs, risk_summary
+    from ppmlib.evaluate.disclosure import attribute_risk as estimate, risk_inputs, risk_summary
     if prepared.model != "normal":
         return None
     rows = {}
@@ -319,10 +319,10 @@ def measures(results: "Results", prepared: "Prepared", radius: float = 0.05) -> 
     categorical predictors, the identification risk.
 
     Each synthetic dataset is the data's table with the column replaced by its synthetic values in
-    the column's units (:func:`ppmlib.peers.frames_of`). S_pMSE comes from
-    :func:`ppmlib.utility.pmse` (a logistic propensity model on the predictors and the column,
+    the column's units (:func:`ppmlib.baselines.peers.frames_of`). S_pMSE comes from
+    :func:`ppmlib.evaluate.utility.pmse` (a logistic propensity model on the predictors and the column,
     averaged over the m datasets); EMR, TMR and FMR from
-    :func:`ppmlib.disclosure.identification_risk` (an intruder who knows a record's predictors,
+    :func:`ppmlib.evaluate.disclosure.identification_risk` (an intruder who knows a record's predictors,
     matched exactly, and its value, matched within ``radius`` of it). Only these summaries are
     shown, never a value.
 
@@ -341,9 +341,9 @@ def measures(results: "Results", prepared: "Prepared", radius: float = 0.05) -> 
     """
     import pandas as pd
 
-    from .disclosure import identification_risk
-    from .peers import frames_of
-    from .utility import pmse
+    from ppmlib.baselines.peers import frames_of
+    from ppmlib.evaluate.disclosure import identification_risk
+    from ppmlib.evaluate.utility import pmse
     column, predictors = prepared.column, list(prepared.predictors)
     data = prepared.table[[*predictors, column]].reset_index(drop=True)
     categorical = [p for p in predictors if is_categorical(data[p])]
@@ -418,7 +418,7 @@ def summary(results, prepared: "Prepared", measured: "pd.DataFrame") -> str:
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results or the result of :func:`load_state`
+    results : ppmlib.mechanism.lineup.Results or the result of :func:`load_state`
         With ``released``, ``verdict`` (:func:`ppmlib.synthesize.diagnostics_verdict`) and
         optionally ``budget``.
     prepared : Prepared
@@ -557,7 +557,7 @@ def write_state(results, folder, H: int = 50) -> Path:
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
+    results : ppmlib.mechanism.lineup.Results
         Of :func:`ppmlib.synthesize.synthesize` (with ``prepared``, ``released``, ``budget``).
     folder : str or PathLike
         An existing private folder.
@@ -611,7 +611,7 @@ def load_state(folder) -> tuple[StateResults, "Prepared"]:
     """
     import pandas as pd
 
-    from .synthesize import Prepared
+    from ppmlib.synthesize import Prepared
     folder = Path(folder)
     meta = json.loads((folder / STATE_JSON).read_text(encoding="utf-8"))
     with np.load(folder / STATE_ARRAYS, allow_pickle=False) as stored:
@@ -680,7 +680,7 @@ def _execute(notebook, cwd: Path) -> None:
 
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    from . import _children
+    from ppmlib import _children
     tmp = cwd / "tmp"
     tmp.mkdir(mode=0o700, exist_ok=True)
     env = {key: value for key, value in os.environ.items() if key != "MPLBACKEND"}   # the kernel's inline figures
@@ -707,7 +707,7 @@ def _page(notebook) -> str:
     """The executed notebook as one HTML page: outputs only (no code, no prompts, no stderr)."""
     from nbconvert import HTMLExporter
 
-    from ._staging import REPORT_MARK
+    from ppmlib._staging import REPORT_MARK
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.get("outputs", []) if not (o.get("output_type") == "stream"
@@ -722,7 +722,7 @@ def write(results, target, private, *, resamples: int = 500, H: int = 50) -> Pat
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
+    results : ppmlib.mechanism.lineup.Results
         Of :func:`ppmlib.synthesize.synthesize`.
     target : str or PathLike
         The page (in the run's staging folder; published from there).

