@@ -32,11 +32,8 @@ BACKENDS = "ppmlib.inference.backends" if (ROOT / "ppmlib" / "inference").is_dir
 DRIVER = textwrap.dedent("""
     import os, sys, time, pathlib
     marker, point = pathlib.Path(os.environ["KILLTEST_MARKER"]), os.environ["KILLTEST_POINT"]
-    try:
-        from ppmlib.release import command as cmd, staging
-        from ppmlib.inference import backends
-    except ImportError:            # before the package's concept folders
-        from ppmlib import synthesize as cmd, _staging as staging, backends
+    from ppmlib.release import command as cmd, staging
+    from ppmlib.inference import backends
 
     def reached():
         marker.write_text(point)

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
-from ppmlib import report
+from ppmlib.release import report
 from ppmlib.inference import exact
-from ppmlib import synthesize as syn
+from ppmlib.release import command as syn
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = ["--chains", "4", "--draws", "500"]

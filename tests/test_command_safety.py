@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from ppmlib.inference import exact
-from ppmlib import synthesize as syn
+from ppmlib.release import command as syn
 
 GOOD = ["--chains", "4", "--draws", "500"]     # exact draws: R-hat ~ 1, ESS ~ 2000, the gate passes
 POOR = ["--chains", "2", "--draws", "5"]       # ESS ~ 10: the gate fails

@@ -1,4 +1,4 @@
-"""ppmlib.synthesize: one command from a user's file to a release and its report.
+"""ppmlib.release.command: one command from a user's file to a release and its report.
 
 Bad input is refused before anything is fitted or written (the message names the column and
 counts, never shows a value); a good run writes synthetic.csv and synthetic.json into --out and
@@ -13,7 +13,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 import ppmlib
-from ppmlib import synthesize as syn
+from ppmlib.release import command as syn
 
 TINY = ppmlib.Sampler(chains=2, draws=100, warmup=100)
 TINY_ARGS = ["--chains", "2", "--draws", "100"]

@@ -1,8 +1,8 @@
 """Your own microdata in one command: a file in, a private synthetic release and its report out.
 
-    python -m ppmlib.synthesize DATA.csv --column income --predictors age,region --epsilon 5 --out release/
+    ppm-synthesize DATA.csv --column income --predictors age,region --epsilon 5 --out release/
 
-(or ``ppm-synthesize ...``, or :func:`synthesize` from Python). The sensitive column is synthesized
+(or ``python -m ppmlib.synthesize ...``, or :func:`synthesize` from Python). The sensitive column is synthesized
 by the pseudo posterior mechanism: a count column by the Poisson or negative binomial model, a
 positive continuous one as log(value) by a normal or mixture regression on the predictors
 (categorical ones one-hot with a reference level, numeric ones standardized). Every other column
@@ -56,13 +56,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ppmlib import _checks, _children, _leftovers, _staging
+from ppmlib import _checks, _children, _leftovers
 from ppmlib.datasets.design import is_categorical
 from ppmlib.errors import BudgetExceeded, DataRefused, FitRejected
 from ppmlib.inference.diagnostics import GATE, failing
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.mechanism import lineup as _lineup
-from ppmlib.report import ReportFailed
+from ppmlib.release import staging as _staging
+from ppmlib.release.report import ReportFailed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -526,7 +527,7 @@ def lineup_for(weighting: str = "lw", epsilon: float | None = None, radius: floa
     Parameters
     ----------
     weighting, epsilon, radius, relative
-        As for :func:`ppmlib.synthesize.synthesize`.
+        As for :func:`ppmlib.release.command.synthesize`.
 
     Returns
     -------
@@ -753,7 +754,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     ------
     FitsFailed
         With ``out``: a fit fails the diagnostics gate and ``allow_failed_fits`` is False (nothing written).
-    ppmlib._staging.OutputRefused
+    ppmlib.release.staging.OutputRefused
         ``out`` or the report's path breaks a rule above, or another run holds ``out``.
     ValueError, TypeError, FileNotFoundError
         Bad arguments or data (see :func:`prepare` and :func:`load_table`).
@@ -800,11 +801,11 @@ def _write(results, staging: "_staging.Staging") -> None:
     """The release (and the report) in the staging folder, then published in one step."""
     prepared, chosen = results.prepared, results[results.released]
     in_units = replace(chosen, synthetic=prepared.original_units(chosen.synthetic))
-    from ppmlib.release import release
+    from ppmlib.release.publish import release
     release(in_units, staging.release / RELEASE_NAME, max_epsilon=results.budget,
             extra={"written_by": _staging.WRITTEN_BY, "diagnostics": results.verdict})
     if results.report is not None:
-        from ppmlib import report as _report
+        from ppmlib.release import report as _report
         _report.write(results, staging.report, staging.private, resamples=_resamples(prepared.n))
     staging.publish()
 
@@ -979,7 +980,7 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        0 when the release (and report) are written; 2 when :func:`ppmlib.synthesize.synthesize`
+        0 when the release (and report) are written; 2 when :func:`synthesize`
         refuses or fails, with the reason on stderr. ``--help`` and malformed arguments exit through
         argparse instead (SystemExit 0 and 2).
     """

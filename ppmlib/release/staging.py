@@ -16,6 +16,9 @@ after a SIGKILL, :mod:`ppmlib._leftovers` lets the next run remove it.
 """
 from __future__ import annotations
 
+__all__ = ["WRITTEN_BY", "RELEASE_FILES", "MANIFEST", "REPORT_MARK", "OutputRefused", "OutputBusy", "is_release",
+           "is_report", "check_out", "check_report", "default_report", "signals_held", "Staging"]
+
 import ctypes
 import errno
 import fcntl
@@ -80,7 +83,16 @@ def is_release(folder: Path) -> bool:
 
 
 def is_report(path: Path) -> bool:
-    """True when ``path`` is a regular file written as the command's report (it carries :data:`REPORT_MARK`)."""
+    """True when ``path`` is a regular file written as the command's report (it carries :data:`REPORT_MARK`).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+
+    Returns
+    -------
+    bool
+    """
     if path.is_symlink() or not path.is_file():
         return False
     with open(path, "rb") as handle:
@@ -274,7 +286,13 @@ def _exchange(a: Path, b: Path) -> bool:
 
 @contextmanager
 def signals_held():
-    """Hold SIGINT, SIGTERM and SIGHUP while the block runs (they are delivered after it)."""
+    """Hold SIGINT, SIGTERM and SIGHUP while the block runs (they are delivered after it).
+
+    Yields
+    ------
+    None
+        Inside the block the signals wait; outside the main thread nothing is held.
+    """
     held = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
     try:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)

@@ -3,9 +3,9 @@ well the fits converged, the analyst's estimands, the disclosure risk and the ag
 its summary, and how it is made.
 
 The tables are one place, called by the report notebook that ``ppm-synthesize`` executes
-(``ppmlib/synthesis_report.md``) and by the book's chapter on real wages, so the command's report
+(``ppmlib/release/synthesis_report.md``) and by the book's chapter on real wages, so the command's report
 and the chapter show the same things. Every table function takes the :class:`ppmlib.mechanism.lineup.Results`
-of :func:`ppmlib.synthesize.synthesize` (or a Results and a :class:`ppmlib.synthesize.Prepared`),
+of :func:`ppmlib.release.command.synthesize` (or a Results and a :class:`ppmlib.release.command.Prepared`),
 or the same read back by :func:`load_state`.
 
 :func:`write` makes the report: the results go to the notebook's kernel as plain data
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ppmlib.mechanism.lineup import Results
-    from ppmlib.synthesize import Prepared
+    from ppmlib.release.command import Prepared
 
 REPORT_NOTEBOOK = Path(__file__).with_name("synthesis_report.md")
 #: Where the report sends a reader for its words (LW, Delta, epsilon, removal neighbours, ...)
@@ -115,7 +115,7 @@ def overview(results: "Results") -> "pd.DataFrame":
     Parameters
     ----------
     results : ppmlib.mechanism.lineup.Results
-        The synthesizers of :func:`ppmlib.synthesize.synthesize`, each with its m synthetic datasets;
+        The synthesizers of :func:`ppmlib.release.command.synthesize`, each with its m synthetic datasets;
         ``results.released`` (when set) names the released one.
 
     Returns
@@ -145,7 +145,7 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
     ----------
     results : ppmlib.mechanism.lineup.Results
         The synthesizers, each with its by-record ``bounds`` and ``weights``, both (n,).
-    prepared : ppmlib.synthesize.Prepared
+    prepared : ppmlib.release.command.Prepared
         The data they were fitted to (``results.prepared``): its column's values, predictors and table.
     k : int
         How many records (at least 1; all n when there are fewer).
@@ -235,7 +235,7 @@ def utility(results: "Results", prepared: "Prepared", statistics=("mean", "90th 
     ----------
     results, prepared
         The synthesizers and their data, as for :func:`drivers`; the synthetic values are taken back
-        to the column's units (:meth:`ppmlib.synthesize.Prepared.original_units`).
+        to the column's units (:meth:`ppmlib.release.command.Prepared.original_units`).
     statistics, B, seed
         As for :func:`ppmlib.evaluate.estimands.summary_table`.
 
@@ -419,7 +419,7 @@ def summary(results, prepared: "Prepared", measured: "pd.DataFrame") -> str:
     Parameters
     ----------
     results : ppmlib.mechanism.lineup.Results or the result of :func:`load_state`
-        With ``released``, ``verdict`` (:func:`ppmlib.synthesize.diagnostics_verdict`) and
+        With ``released``, ``verdict`` (:func:`ppmlib.release.command.diagnostics_verdict`) and
         optionally ``budget``.
     prepared : Prepared
         The data (its n).
@@ -558,7 +558,7 @@ def write_state(results, folder, H: int = 50) -> Path:
     Parameters
     ----------
     results : ppmlib.mechanism.lineup.Results
-        Of :func:`ppmlib.synthesize.synthesize` (with ``prepared``, ``released``, ``budget``).
+        Of :func:`ppmlib.release.command.synthesize` (with ``prepared``, ``released``, ``budget``).
     folder : str or PathLike
         An existing private folder.
     H : int
@@ -611,7 +611,7 @@ def load_state(folder) -> tuple[StateResults, "Prepared"]:
     """
     import pandas as pd
 
-    from ppmlib.synthesize import Prepared
+    from ppmlib.release.command import Prepared
     folder = Path(folder)
     meta = json.loads((folder / STATE_JSON).read_text(encoding="utf-8"))
     with np.load(folder / STATE_ARRAYS, allow_pickle=False) as stored:
@@ -707,7 +707,7 @@ def _page(notebook) -> str:
     """The executed notebook as one HTML page: outputs only (no code, no prompts, no stderr)."""
     from nbconvert import HTMLExporter
 
-    from ppmlib._staging import REPORT_MARK
+    from ppmlib.release.staging import REPORT_MARK
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.get("outputs", []) if not (o.get("output_type") == "stream"
@@ -723,7 +723,7 @@ def write(results, target, private, *, resamples: int = 500, H: int = 50) -> Pat
     Parameters
     ----------
     results : ppmlib.mechanism.lineup.Results
-        Of :func:`ppmlib.synthesize.synthesize`.
+        Of :func:`ppmlib.release.command.synthesize`.
     target : str or PathLike
         The page (in the run's staging folder; published from there).
     private : str or PathLike
