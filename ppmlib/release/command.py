@@ -62,6 +62,7 @@ from ppmlib.errors import BudgetExceeded, DataRefused, FitRejected
 from ppmlib.inference.diagnostics import GATE, failing
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.mechanism import lineup as _lineup
+from ppmlib.mechanism.schemes import releasable
 from ppmlib.release import staging as _staging
 from ppmlib.release.report import ReportFailed
 
@@ -74,14 +75,14 @@ CPS1988 = "cps1988"
 COUNT_MODELS = ("poisson", "negbin")
 LOG_MODELS = ("normal", "mixture")
 #: How the record weights are made: LW, LW re-weighted at equal Delta (LW_final), or CW.
-WEIGHTINGS = ("lw", "lw_final", "cw")
+WEIGHTINGS = tuple(key.lower() for key in releasable())  # the registry's releasable synthesizers
 #: A categorical predictor with more levels than this is refused (each level is a column of X).
 MAX_LEVELS = 50
 #: The largest count the count models take: above 2**53 a float no longer holds every integer.
 MAX_COUNT = 2 ** 53
 #: The release's file names in ``--out``: synthetic.csv and synthetic.json.
 RELEASE_NAME = "synthetic"
-_RELEASED = {"lw": "LW", "lw_final": "LW_final", "cw": "CW"}
+_RELEASED = {key.lower(): key for key in releasable()}
 # memory rules of thumb: reading a CSV takes a few times its size (parsing buffers, then the
 # frame), a Parquet file its uncompressed size; the bounds hold a few log-likelihood blocks at once
 CSV_MEMORY_FACTOR = 3.0
