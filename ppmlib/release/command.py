@@ -58,7 +58,7 @@ import numpy as np
 
 from ppmlib import _checks, _children, _leftovers
 from ppmlib.datasets.design import is_categorical
-from ppmlib.errors import BudgetExceeded, DataRefused, FitRejected
+from ppmlib.errors import BadArgument, BudgetExceeded, DataRefused, FitRejected
 from ppmlib.inference.diagnostics import GATE, failing
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.mechanism import lineup as _lineup
@@ -314,7 +314,7 @@ def _numeric(table, name: str, role: str) -> np.ndarray:
     if is_categorical(col):
         parsed = pd.to_numeric(col, errors="coerce")
         bad = int((parsed.isna() & col.notna()).sum())
-        raise ValueError(f"{role} {name!r} is not numeric: {bad} of {len(col)} rows are not numbers "
+        raise DataRefused(f"{role} {name!r} is not numeric: {bad} of {len(col)} rows are not numbers "
                          f"(dtype {col.dtype})")
     return col.to_numpy(dtype=float)
 
@@ -473,13 +473,13 @@ def prepare(table: "pd.DataFrame", column: str, model: str = "auto", predictors=
         raise TypeError(f"column must be a column name (str), got {type(column).__name__}")
     missing = [c for c in (column, *predictors) if c not in table.columns]
     if missing:
-        raise ValueError(f"column(s) {missing} not in the data; it has {list(table.columns)}")
+        raise DataRefused(f"column(s) {missing} not in the data; it has {list(table.columns)}")
     if column in predictors:
-        raise ValueError(f"column {column!r} is also among the predictors; a variable cannot predict itself")
+        raise BadArgument(f"column {column!r} is also among the predictors; a variable cannot predict itself")
     if model not in ("auto", *COUNT_MODELS, *LOG_MODELS):
-        raise ValueError(f"unknown model {model!r}; choose auto, {', '.join(COUNT_MODELS + LOG_MODELS)}")
+        raise BadArgument(f"unknown model {model!r}; choose auto, {', '.join(COUNT_MODELS + LOG_MODELS)}")
     if model in COUNT_MODELS and predictors:
-        raise ValueError(f"the {model} model is intercept-only: predictors {list(predictors)} are used by the "
+        raise BadArgument(f"the {model} model is intercept-only: predictors {list(predictors)} are used by the "
                          "normal and mixture models")
     if len(table) == 0:
         raise DataRefused(f"the data has no records (only a header): {list(table.columns)}")
@@ -488,7 +488,7 @@ def prepare(table: "pd.DataFrame", column: str, model: str = "auto", predictors=
     dropped = int(incomplete.sum())
     if dropped and not drop_missing:
         by_column = ", ".join(f"{c}: {int(k)}" for c, k in used.isna().sum().items() if k)
-        raise ValueError(f"{dropped} of {len(table)} records have a missing value ({by_column}); pass "
+        raise DataRefused(f"{dropped} of {len(table)} records have a missing value ({by_column}); pass "
                          "--drop-missing (drop_missing=True) to drop them")
     kept = table.loc[~incomplete].reset_index(drop=True)
     values = _numeric(kept, column, "column")
@@ -546,17 +546,17 @@ def lineup_for(weighting: str = "lw", epsilon: float | None = None, radius: floa
         radius or epsilon that is not positive.
     """
     if weighting not in WEIGHTINGS:
-        raise ValueError(f"unknown weighting {weighting!r}; choose one of {', '.join(WEIGHTINGS)}")
+        raise BadArgument(f"unknown weighting {weighting!r}; choose one of {', '.join(WEIGHTINGS)}")
     if weighting == "cw":
         if epsilon is not None:
-            raise ValueError("--epsilon calibrates LW; it cannot be combined with --weighting cw")
+            raise BadArgument("--epsilon calibrates LW; it cannot be combined with --weighting cw")
         if radius is None:
-            raise ValueError("--weighting cw needs the policy radius: --radius R (absolute, or a fraction of each "
+            raise BadArgument("--weighting cw needs the policy radius: --radius R (absolute, or a fraction of each "
                              "value with --relative)")
         radius = _checks.real(radius, "radius", low=0, low_open=True)
         return ("Unweighted", _lineup.member("CW", radius=radius, relative=bool(relative))), "CW"
     if radius is not None:
-        raise ValueError(f"--radius is the CW policy radius; --weighting {weighting} does not use it")
+        raise BadArgument(f"--radius is the CW policy radius; --weighting {weighting} does not use it")
     lw = _lineup.member("LW") if epsilon is None else _lineup.member(
         "LW", match=_checks.real(epsilon, "epsilon", low=0, low_open=True))
     members = ("Unweighted", lw) + (("LW_final",) if weighting == "lw_final" else ())

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ppmlib import _checks
+from ppmlib.errors import BadArgument, BudgetExceeded, DataRefused
 from ppmlib._files import write_texts_atomically
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def _paths(path) -> tuple[Path, Path]:
     text = os.fspath(path)
     stem = Path(text)
     if text.endswith(("/", os.sep)) or stem.is_dir() or stem.name in ("", ".", ".."):
-        raise ValueError(f"path {text!r} names a folder; give a file name in it, e.g. {str(stem / 'release')!r}")
+        raise BadArgument(f"path {text!r} names a folder; give a file name in it, e.g. {str(stem / 'release')!r}")
     if stem.suffix in (".csv", ".json"):
         stem = stem.with_suffix("")
     return stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
@@ -76,7 +77,7 @@ def _epsilon(synthesis: "Synthesis") -> float:
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
         raise TypeError(f"synthesis.epsilon must be a number, got {type(eps).__name__}")
     if not math.isfinite(eps) or eps < 0:
-        raise ValueError(f"release refused: epsilon per dataset is {eps}, not a finite number >= 0, so the release "
+        raise BadArgument(f"release refused: epsilon per dataset is {eps}, not a finite number >= 0, so the release "
                          "has no privacy guarantee to state. Nothing was written.")
     return float(eps)
 
@@ -138,7 +139,7 @@ def _as_written(data: np.ndarray) -> np.ndarray:
         return data
     beyond = int((np.abs(data) > EXACT_INTEGERS).sum())
     if beyond:
-        raise ValueError(f"release refused: {beyond} of the {data.size} synthetic values are integers beyond 2**53, "
+        raise DataRefused(f"release refused: {beyond} of the {data.size} synthetic values are integers beyond 2**53, "
                          "which cannot be written exactly (a broken fit?). Nothing was written.")
     return data.astype(np.int64)
 
@@ -206,13 +207,13 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         max_epsilon = _checks.real(max_epsilon, "max_epsilon", low=0, low_open=True)
     data = _checks.finite_array(synthesis.synthetic, "synthesis.synthetic")
     if data.ndim not in (2, 3):
-        raise ValueError(f"synthesis.synthetic must be (m, n), or (m, n, J) for a joint synthesis, got shape {data.shape}")
+        raise BadArgument(f"synthesis.synthetic must be (m, n), or (m, n, J) for a joint synthesis, got shape {data.shape}")
     m = data.shape[0]
     epsilon = _epsilon(synthesis)
     total = m * epsilon
     if max_epsilon is not None and total > max_epsilon:
         at_most = f"at most {int(max_epsilon // epsilon)} datasets or " if epsilon > 0 else ""
-        raise ValueError(f"release refused: {m} datasets at epsilon = {epsilon:.4g} each cost "
+        raise BudgetExceeded(f"release refused: {m} datasets at epsilon = {epsilon:.4g} each cost "
                          f"m * epsilon = {total:.4g} > max_epsilon = {max_epsilon:g}; release "
                          f"{at_most}lower Delta. Nothing was written.")
     if not overwrite:
@@ -228,7 +229,7 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     meta = manifest(synthesis, csv_path.name, max_epsilon, digest)
     clash = sorted(set(extra or {}) & set(meta))
     if clash:
-        raise ValueError(f"extra may not replace the manifest's own entries {clash}")
+        raise BadArgument(f"extra may not replace the manifest's own entries {clash}")
     text = json.dumps({**meta, **(extra or {})}, indent=2, allow_nan=False) + "\n"
     # the manifest last: until it is renamed into place, the previous release is the one a reader sees
     write_texts_atomically({csv_path: csv_text, json_path: text})
@@ -261,6 +262,6 @@ def load(path) -> tuple["pd.DataFrame", dict]:
     meta = json.loads(json_path.read_text(encoding="utf-8"))
     raw = csv_path.read_bytes()
     if hashlib.sha256(raw).hexdigest() != meta.get("datasets_sha256"):
-        raise ValueError(f"{csv_path} is not the CSV that {json_path} describes (SHA-256 differs): a torn or "
+        raise DataRefused(f"{csv_path} is not the CSV that {json_path} describes (SHA-256 differs): a torn or "
                          "altered release; write it again")
     return pd.read_csv(io.BytesIO(raw)), meta  # the bytes that were checked, not a second read of the file

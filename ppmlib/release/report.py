@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ppmlib import _checks
+from ppmlib.errors import BadArgument
 from ppmlib.datasets.design import is_categorical
 from ppmlib.inference.diagnostics import GATE, failing, is_ok
 
@@ -168,7 +169,7 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
 
     k = _checks.integer(k, "k", low=1)
     if by not in results:
-        raise ValueError(f"by = {by!r} is not among the synthesizers {list(results)}")
+        raise BadArgument(f"by = {by!r} is not among the synthesizers {list(results)}")
     order = np.argsort(-results[by].bounds, kind="stable")[:k]
     table = {"rank": np.arange(1, order.size + 1)}
     for name, r in results.items():
