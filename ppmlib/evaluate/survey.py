@@ -33,7 +33,7 @@ it to ``survey``'s numbers.
 """
 from __future__ import annotations
 
-__all__ = ["STATISTICS", "weighted_table", "combined_table"]
+__all__ = ["STATISTICS", "weighted_table", "combined_table", "release_tables"]
 
 import numpy as np
 import pandas as pd
@@ -193,3 +193,53 @@ def combined_table(tables, level: float = 0.95) -> pd.DataFrame:
     names = tables[0].index.names
     index = pd.MultiIndex.from_tuples(keys, names=names) if len(cell_levels) > 1 else pd.Index(keys, name=names[0])
     return pd.DataFrame(rows, index=index)
+
+
+def release_tables(synthesis, data: pd.DataFrame, cells, *, strata: str | None = None, psu: str | None = None,
+                   level: float = 0.95) -> dict:
+    """What a survey release keeps: the weighted table of the confidential data beside the synthetic one,
+    and what synthesizing the weights changed. For the data holder's report, not for publication.
+
+    Parameters
+    ----------
+    synthesis : ppmlib.mechanism.survey.SurveySynthesis
+        The release (its m synthetic datasets, its bounds).
+    data : pandas.DataFrame
+        The confidential data it was made from.
+    cells : sequence of str
+        The cell columns.
+    strata, psu : str, optional
+        The design columns.
+    level : float
+        Coverage of the synthetic intervals.
+
+    Returns
+    -------
+    dict
+        "table": per cell, the confidential mean and SE, the synthetic (combined) mean, SE and interval,
+        and both weight totals; "weights": the weights' quantiles, confidential and synthetic;
+        "epsilon": epsilon per dataset from the outcome's term alone (same record weights) and
+        from the pair (the released, joint one).
+    """
+    cells = list(cells)
+    design = {"strata": data[strata] if strata else None, "psu": data[psu] if psu else None}
+    public = synthesis.public
+    confidential = weighted_table(data[synthesis.outcome], data[synthesis.weight], data[cells], **design)
+    tables = [weighted_table(synthesis.synthetic_outcome[l], synthesis.synthetic_weights[l], public[cells],
+                             strata=public[strata] if strata else None, psu=public[psu] if psu else None)
+              for l in range(synthesis.m)]
+    combined = combined_table(tables, level) if synthesis.m >= 2 else tables[0].assign(
+        mean_lower=np.nan, mean_upper=np.nan, weight_total_lower=np.nan, weight_total_upper=np.nan)
+    combined = combined.reindex(confidential.index)
+    table = pd.DataFrame({
+        "records": confidential["records"], "mean": confidential["mean"], "mean SE": confidential["mean_se"],
+        "synthetic mean": combined["mean"], "synthetic SE": combined["mean_se"],
+        "synthetic lower": combined["mean_lower"], "synthetic upper": combined["mean_upper"],
+        "weight total": confidential["weight_total"], "synthetic weight total": combined["weight_total"]})
+    probs = [0.01, 0.25, 0.5, 0.75, 0.99]
+    weights = pd.DataFrame({"confidential": np.quantile(data[synthesis.weight].to_numpy(float), probs),
+                            "synthetic": np.quantile(synthesis.synthetic_weights, probs)},
+                           index=[f"{p:.0%} quantile" for p in probs])
+    outcome_alone = 2 * float(synthesis.bounds.conditional[:, 0].max())
+    epsilon = {"outcome's term alone, same alpha": outcome_alone, "outcome and weight (released)": synthesis.epsilon}
+    return {"table": table, "weights": weights, "epsilon": epsilon}
