@@ -9,7 +9,7 @@ from scipy import stats
 
 from ppmlib.baselines.laplace_tables import laplace_sensitivity, laplace_table
 from ppmlib.errors import DataRefused
-from ppmlib.evaluate.survey import combined_table, weighted_table
+from ppmlib.evaluate.survey import combined_table, release_tables, weighted_table
 from ppmlib.evaluate.utility import combine
 from ppmlib.mechanism import survey
 
@@ -193,3 +193,17 @@ def test_release_holds_the_pair_and_the_public_columns_never_alpha(small_survey,
     assert meta["synthesized_columns"] == ["yedu", "w"]
     assert "alpha" not in (tmp_path / "survey.json").read_text()
     assert not np.isin(table[["dataset_1_w", "dataset_2_w"]].to_numpy(), small_survey["w"].to_numpy()).any()
+
+
+def test_release_tables_put_the_confidential_table_beside_the_combined_synthetic_one(small_survey):
+    s = survey.survey_synthesizer(small_survey, "yedu", "w", ["sex", "insured"], epsilon=3.0, m=3, draws=100,
+                                  centre=12, seed=4)
+    out = release_tables(s, small_survey, ["sex", "insured"])
+    conf = weighted_table(small_survey["yedu"], small_survey["w"], small_survey[["sex", "insured"]])
+    synth = combined_table([weighted_table(s.synthetic_outcome[l], s.synthetic_weights[l], s.public)
+                            for l in range(3)])
+    np.testing.assert_allclose(out["table"]["mean SE"], conf["mean_se"], rtol=1e-12)
+    np.testing.assert_allclose(out["table"]["synthetic SE"], synth["mean_se"], rtol=1e-12)
+    assert out["epsilon"]["outcome and weight (released)"] == s.epsilon
+    assert out["epsilon"]["outcome's term alone, same alpha"] == pytest.approx(2 * s.bounds.conditional[:, 0].max())
+    assert out["weights"].loc["50% quantile", "confidential"] == np.median(small_survey["w"])
