@@ -185,29 +185,44 @@ def cell_draws(z, X, codes, alpha, S: int, seed, prior: dict | None = None) -> d
     return {"beta": np.stack([p["beta"] for p in parts], axis=1), "sigma": np.stack([p["sigma"] for p in parts], axis=1)}
 
 
-def _log_lik(draws: dict, part: slice, z, X, codes) -> np.ndarray:
-    """Per-record normal log density under draws ``part``, shape (s, n): each record under its cell's parameters."""
-    beta = draws["beta"][part]
-    mean = sum(beta[:, codes, k] * X[:, k] for k in range(X.shape[1]))
-    sigma = draws["sigma"][part][:, codes]
-    return -0.5 * ((z - mean) / sigma) ** 2 - np.log(sigma) - 0.5 * np.log(2 * np.pi)
+def _log_lik(draws: dict, part: slice, z, X, spans) -> np.ndarray:
+    """Per-record normal log density under draws ``part``, shape (s, n), records sorted by cell: cell c
+    holds the records ``spans[c]:spans[c + 1]``, each under its cell's parameters."""
+    beta, sigma = draws["beta"][part], draws["sigma"][part]
+    out = np.empty((beta.shape[0], z.size))
+    for c in range(len(spans) - 1):
+        rows = slice(spans[c], spans[c + 1])
+        scale = sigma[:, c, None]
+        out[:, rows] = -0.5 * ((z[rows] - beta[:, c, :] @ X[rows].T) / scale) ** 2 - np.log(scale)
+    return out - 0.5 * np.log(2 * np.pi)
 
 
 def _bounds(models, alpha, S: int, block: int = 100) -> JointBounds:
-    """By-record bounds of the joint release, draw s of every conditional paired (as ppmlib.mechanism.joint)."""
-    n = alpha.size
-    paired, conditional = np.zeros(n), np.zeros((n, len(models)))
-    top, bottom = np.full((n, len(models)), -np.inf), np.full((n, len(models)), np.inf)
+    """By-record bounds of the joint release, draw s of every conditional paired (as ppmlib.mechanism.joint).
+
+    ``models`` holds (draws, z, X, codes) per conditional; the records are sorted by cell once, so each
+    cell's log densities are one matrix product, and the bounds are put back in the records' order.
+    """
+    codes = models[0][3]
+    order = np.argsort(codes, kind="stable")
+    spans = np.searchsorted(codes[order], np.arange(codes.max() + 2))
+    sorted_models = [(draws, np.asarray(z)[order], np.asarray(X)[order]) for draws, z, X, _ in models]
+    a = np.asarray(alpha)[order]
+    n, J = a.size, len(models)
+    paired, conditional = np.zeros(n), np.zeros((n, J))
+    top, bottom = np.full((n, J), -np.inf), np.full((n, J), np.inf)
     for start in range(0, S, block):
         part = slice(start, min(start + block, S))
-        terms = [alpha * _log_lik(draws, part, z, X, codes) for draws, z, X, codes in models]
+        terms = [a * _log_lik(draws, part, z, X, spans) for draws, z, X in sorted_models]
         np.maximum(paired, np.abs(sum(terms)).max(axis=0), out=paired)
         for j, t in enumerate(terms):
             np.maximum(top[:, j], t.max(axis=0), out=top[:, j])
             np.minimum(bottom[:, j], t.min(axis=0), out=bottom[:, j])
             np.maximum(conditional[:, j], np.abs(t).max(axis=0), out=conditional[:, j])
     all_pairs = np.maximum(np.abs(top.sum(axis=1)), np.abs(bottom.sum(axis=1)))
-    return JointBounds(paired, all_pairs, conditional)
+    unsort = np.empty_like(order)
+    unsort[order] = np.arange(n)
+    return JointBounds(paired[unsort], all_pairs[unsort], conditional[unsort])
 
 
 @dataclass(eq=False)
