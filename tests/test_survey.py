@@ -207,3 +207,11 @@ def test_release_tables_put_the_confidential_table_beside_the_combined_synthetic
     assert out["epsilon"]["outcome and weight (released)"] == s.epsilon
     assert out["epsilon"]["outcome's term alone, same alpha"] == pytest.approx(2 * s.bounds.conditional[:, 0].max())
     assert out["weights"].loc["50% quantile", "confidential"] == np.median(small_survey["w"])
+
+
+def test_privacy_statement_names_neighbours_database_and_totals(small_survey):
+    s = survey.survey_synthesizer(small_survey, "yedu", "w", ["sex", "insured"], epsilon=2.0, m=4, draws=100,
+                                  centre=12, seed=3)
+    text = s.privacy_statement()
+    assert "removal neighbours" in text and "this database" in text
+    assert f"m * epsilon = {4 * s.epsilon:.3g}" in text and "whole record" in text

@@ -289,6 +289,23 @@ class SurveySynthesis:
         """
         return self.public.assign(**{self.outcome: self.synthetic_outcome[l], self.weight: self.synthetic_weights[l]})
 
+    def privacy_statement(self) -> str:
+        """The guarantee in words: which neighbours, which database, epsilon per dataset and for the release.
+
+        Returns
+        -------
+        str
+        """
+        covers = (f"the whole record ({self.outcome} and its weight {self.weight} together)" if self.synthesize_weights
+                  else f"{self.outcome} only; the weights {self.weight} are released as they are, unprotected")
+        return (f"Each synthetic dataset is epsilon = 2 Delta = {self.epsilon:.3g} differentially private for "
+                f"{covers}, for this database against its removal neighbours (one record removed; adding an "
+                f"arbitrary record is not covered; replace-one neighbours cost 4 Delta = {2 * self.epsilon:.3g}). "
+                f"The {self.m} datasets cost m * epsilon = {self.m * self.epsilon:.3g} in total. The record weights "
+                "alpha and the scale c tuned to the target are computed from the data and are outside the "
+                "guarantee; the cells, strata and PSUs are public and released as they are; the release reveals "
+                f"n = {self.synthetic_outcome.shape[1]}.")
+
     def manifest(self, csv_name: str, max_epsilon: float | None, csv_sha256: str = "") -> dict:
         """The JSON half of the release: what was released and what it costs (no data, no weights alpha).
 
