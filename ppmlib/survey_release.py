@@ -198,7 +198,7 @@ def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None =
         "<p>Hajek means with Taylor-linearised standard errors (strata and PSUs when given); the synthetic "
         "columns combine the m datasets by the rules for partially synthetic data (mean of the estimates, "
         "variance ubar + b/m), with 95% intervals.</p>",
-
+        _frame_html(t),
         "<h2>What the weights' synthesis changed</h2>", f"<p>{e(changed)}</p>",
         _frame_html(out["weights"], 0),
         "</body></html>"]
