@@ -23,7 +23,10 @@ MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "ev
            # the own-data command and its report
            "synthesize", "report", "evaluate.estimands",
            # several variables at once
-           "mechanism.joint", "studies.multivariate"]
+           "mechanism.joint", "studies.multivariate",
+           # survey weights: the joint synthesizer, its tables, the Laplace baseline, the command's path
+           "mechanism.survey", "evaluate.survey", "baselines.laplace_tables", "studies.survey_tables",
+           "survey_release"]
 
 
 def defined_public_names(module) -> set:
