@@ -12,11 +12,12 @@ weights' synthesis changed. Nothing is written when anything fails.
 """
 from __future__ import annotations
 
-__all__ = ["synthesize_survey", "report_path", "report_html"]
+__all__ = ["synthesize_survey", "report_path", "report_html", "add_arguments", "main"]
 
 import html
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -203,3 +204,70 @@ def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None =
         _frame_html(out["weights"], 0),
         "</body></html>"]
     return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line: ppm-synthesize ... --weights COLUMN [--strata C] [--psu C]
+# ---------------------------------------------------------------------------------------------
+
+def add_arguments(parser) -> None:
+    """Add ``--weights``, ``--strata`` and ``--psu`` to the command's parser.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The command's parser (:func:`ppmlib.synthesize.main` builds it).
+    """
+    group = parser.add_argument_group(
+        "survey weights", "with --weights, the column and its sampling weight are synthesized together (one bound "
+                          "for the pair); --predictors are the table's public cells (categorical, kept); the "
+                          "confidential report shows the weighted tables beside the release")
+    group.add_argument("--weights", default=None, metavar="COLUMN", help="the sampling-weight column")
+    group.add_argument("--strata", default=None, metavar="COLUMN", help="the design's strata (public, kept)")
+    group.add_argument("--psu", default=None, metavar="COLUMN", help="the design's primary sampling units (public, kept)")
+
+
+def _refuse_flags(args) -> None:
+    """The flags the survey path does not use, named (before any work)."""
+    if args.weights is None:
+        if args.strata or args.psu:
+            raise DataRefused("--strata and --psu describe a survey design; they need --weights COLUMN")
+        return
+    unused = [flag for flag, used in (("--model", args.model not in ("auto", "normal")),
+                                      ("--weighting", args.weighting != "lw"), ("--radius", args.radius is not None),
+                                      ("--relative", bool(args.relative)), ("--drop-missing", bool(args.drop_missing)))
+              if used]
+    if unused:
+        raise DataRefused(f"with --weights the column and its weight get the survey model (a normal mean per cell, "
+                          f"a normal log weight given the column, LW weights); {', '.join(unused)} cannot be used")
+
+
+def main(args) -> int:
+    """Run the survey path from the parsed arguments; 0 done, 2 refused with nothing written.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The command's arguments, ``--weights`` among them.
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
+    from ppmlib.errors import PPMError
+
+    try:
+        _refuse_flags(args)
+        cells = [c.strip() for c in (args.predictors or "").split(",") if c.strip()]
+        synthesis = synthesize_survey(args.data, args.column, args.weights, cells=cells, strata=args.strata,
+                                      psu=args.psu, epsilon=args.epsilon, m=args.m, budget=args.budget,
+                                      seed=args.seed, draws=args.chains * args.draws, out=args.out,
+                                      overwrite=args.overwrite, report=not args.no_report)
+    except (PPMError, ValueError, TypeError, OSError) as err:
+        print(f"error: {err}\nnothing was written to {args.out}", file=sys.stderr)
+        return 2
+    statement = synthesis.privacy_statement()
+    print(f"released {synthesis.m} synthetic datasets of ({args.column!r}, {args.weights!r}) to {args.out}"
+          + ("" if args.no_report else f"; report: {report_path(args.out)}") + "\n" + statement)
+    return 0

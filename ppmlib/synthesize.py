@@ -536,6 +536,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--chains", type=int, default=4, help="Markov chains per fit (default 4)")
     parser.add_argument("--draws", type=int, default=1000, help="draws per chain after as many warmup (default 1000)")
     parser.add_argument("--no-report", action="store_true", help="write the release only")
+    from ppmlib import survey_release
+    survey_release.add_arguments(parser)
     return parser
 
 
@@ -555,6 +557,9 @@ def main(argv=None) -> int:
         argparse instead (SystemExit 0 and 2).
     """
     args = _parser().parse_args(argv)
+    if args.weights is not None or args.strata or args.psu:
+        from ppmlib import survey_release
+        return survey_release.main(args)        # the survey path: the column and its weight together
     from ppmlib.errors import CalibrationFailed
     from ppmlib.book.rerun import RerunFailed
     try:

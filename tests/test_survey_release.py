@@ -62,3 +62,31 @@ def test_budget_refused_before_fitting(survey_csv, tmp_path):
     with pytest.raises(BudgetExceeded, match="nothing was fitted or written"):
         survey_release.synthesize_survey(path, "yedu", "w", epsilon=2.0, m=5, budget=5.0, out=tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+def test_the_command_with_weights_releases_and_reports(survey_csv, tmp_path, capsys):
+    from ppmlib.synthesize import main
+
+    path, _ = survey_csv
+    out = tmp_path / "cmd"
+    status = main([str(path), "--column", "yedu", "--weights", "w", "--predictors", "sex", "--strata", "stratum",
+                   "--psu", "psu", "--epsilon", "2", "--m", "3", "--chains", "1", "--draws", "100", "--out", str(out)])
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert "removal neighbours" in printed and "('yedu', 'w')" in printed
+    assert (out / "synthetic.csv").exists() and survey_release.report_path(out).exists()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--weights", "w", "--model", "poisson"], "--model cannot be used"),
+    (["--strata", "stratum"], "need --weights"),
+    (["--weights", "nope"], "not in the data"),
+])
+def test_the_command_refuses_clearly_and_writes_nothing(survey_csv, tmp_path, capsys, flags, message):
+    from ppmlib.synthesize import main
+
+    path, _ = survey_csv
+    status = main([str(path), "--column", "yedu", *flags, "--m", "2", "--draws", "50", "--out", str(tmp_path / "o")])
+    assert status == 2
+    assert message in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["survey.csv"]
