@@ -459,8 +459,9 @@ def survey_synthesizer(data: pd.DataFrame, outcome: str, weight: str, cells, *, 
     scheme : str
         "unweighted" or "lw" (:data:`SCHEMES`).
     epsilon : float, optional
-        Target epsilon per dataset for "lw": c is set by bisection so that 2 Delta is within ``rtol``
-        of it (``c`` is then the starting point). None: use ``c`` as given.
+        Target epsilon per dataset for "lw": c is searched (each step a refit) so that 2 Delta lies in
+        [(1 - rtol) epsilon, epsilon], never above (``c`` is then the starting point, unless 1).
+        None: use ``c`` as given.
     c, g : float
         LW's scale and shift.
     m : int
