@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import survey_release
+from ppmlib.release import survey as survey_release
 from ppmlib.errors import BudgetExceeded, DataRefused
 
 
@@ -65,7 +65,7 @@ def test_budget_refused_before_fitting(survey_csv, tmp_path):
 
 
 def test_the_command_with_weights_releases_and_reports(survey_csv, tmp_path, capsys):
-    from ppmlib.synthesize import main
+    from ppmlib.release.command import main
 
     path, _ = survey_csv
     out = tmp_path / "cmd"
@@ -83,7 +83,7 @@ def test_the_command_with_weights_releases_and_reports(survey_csv, tmp_path, cap
     (["--weights", "nope"], "not in the data"),
 ])
 def test_the_command_refuses_clearly_and_writes_nothing(survey_csv, tmp_path, capsys, flags, message):
-    from ppmlib.synthesize import main
+    from ppmlib.release.command import main
 
     path, _ = survey_csv
     status = main([str(path), "--column", "yedu", *flags, "--m", "2", "--draws", "50", "--out", str(tmp_path / "o")])

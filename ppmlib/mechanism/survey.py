@@ -356,7 +356,7 @@ class SurveySynthesis:
         Parameters
         ----------
         path : str or PathLike
-            ``<path>.csv`` and ``<path>.json``, as for :func:`ppmlib.release.release`.
+            ``<path>.csv`` and ``<path>.json``, as for :func:`ppmlib.release.publish.release`.
         max_epsilon : float, optional
             Refuse (nothing written) a release whose m * epsilon exceeds it.
         overwrite : bool
@@ -370,7 +370,7 @@ class SurveySynthesis:
         import json
 
         from ppmlib._files import write_texts_atomically
-        from ppmlib.release import _paths
+        from ppmlib.release.publish import _paths
 
         csv_path, json_path = _paths(path)
         total = self.m * self.epsilon

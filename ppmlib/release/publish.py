@@ -128,7 +128,23 @@ def _columns(values: np.ndarray, variables) -> dict:
     return {f"dataset_{l + 1}_{v}": values[l, :, j] for l in range(values.shape[0]) for j, v in enumerate(variables)}
 
 
-def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, overwrite: bool = False) -> tuple[Path, Path]:
+#: Integers beyond this are not exact in a float, nor in most CSV readers' numbers.
+EXACT_INTEGERS = 2 ** 53
+
+
+def _as_written(data: np.ndarray) -> np.ndarray:
+    """Whole numbers as integers (counts stay counts), refused beyond 2**53 where they would not be exact."""
+    if not np.all(data == np.round(data)):
+        return data
+    beyond = int((np.abs(data) > EXACT_INTEGERS).sum())
+    if beyond:
+        raise ValueError(f"release refused: {beyond} of the {data.size} synthetic values are integers beyond 2**53, "
+                         "which cannot be written exactly (a broken fit?). Nothing was written.")
+    return data.astype(np.int64)
+
+
+def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, overwrite: bool = False,
+            extra: dict | None = None) -> tuple[Path, Path]:
     """Write a Synthesis's m synthetic datasets and their privacy budget, atomically.
 
     Parameters
@@ -144,6 +160,9 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         refused with a ValueError and nothing is written.
     overwrite : bool
         Replace an existing release at ``path`` (default: refuse, so one is not lost by accident).
+    extra : dict, optional
+        More entries for the manifest (numbers and text only; e.g. the command's diagnostics
+        verdict); they may not replace one of its own.
 
     Returns
     -------
@@ -151,8 +170,11 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
 
     Raises
     ------
+    TypeError
+        ``synthesis`` has no ``synthetic`` datasets and ``epsilon`` (None, say).
     ValueError
-        The total exceeds ``max_epsilon``; epsilon is not a finite number >= 0; ``path`` names a folder.
+        The total exceeds ``max_epsilon``; epsilon is not a finite number >= 0; ``path`` names a
+        folder; synthetic integers beyond 2**53, which a CSV reader could not hold exactly.
     FileExistsError
         A release exists at ``path`` and ``overwrite`` is False.
 
@@ -176,6 +198,9 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     ...
     ValueError: release refused: 5 datasets at epsilon = 3.935 each cost m * epsilon = 19.68 > max_epsilon = 10; ...
     """
+    if not (hasattr(synthesis, "synthetic") and hasattr(synthesis, "epsilon")):
+        raise TypeError(f"synthesis must be a Synthesis (with synthetic datasets and an epsilon), got "
+                        f"{type(synthesis).__name__}")
     csv_path, json_path = _paths(path)
     if max_epsilon is not None:
         max_epsilon = _checks.real(max_epsilon, "max_epsilon", low=0, low_open=True)
@@ -195,12 +220,16 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         if existing:
             raise FileExistsError(f"release files already exist: {existing}; pass overwrite=True to replace them")
     csv_path.parent.mkdir(parents=True, exist_ok=True)
-    values = data.astype(np.int64) if np.all(data == np.round(data)) else data
+    values = _as_written(data)
     import pandas as pd  # here, not at the top: `import ppmlib` does not load pandas
     table = pd.DataFrame(_columns(values, getattr(synthesis, "variables", ())))
     csv_text = table.to_csv(index=False, lineterminator="\n")
     digest = hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
-    text = json.dumps(manifest(synthesis, csv_path.name, max_epsilon, digest), indent=2, allow_nan=False) + "\n"
+    meta = manifest(synthesis, csv_path.name, max_epsilon, digest)
+    clash = sorted(set(extra or {}) & set(meta))
+    if clash:
+        raise ValueError(f"extra may not replace the manifest's own entries {clash}")
+    text = json.dumps({**meta, **(extra or {})}, indent=2, allow_nan=False) + "\n"
     # the manifest last: until it is renamed into place, the previous release is the one a reader sees
     write_texts_atomically({csv_path: csv_text, json_path: text})
     return csv_path, json_path

@@ -48,7 +48,7 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
     Parameters
     ----------
     data : str, PathLike or pandas.DataFrame
-        As for :func:`ppmlib.synthesize.load_table`.
+        As for :func:`ppmlib.release.command.load_table`.
     column, weights : str
         The outcome column and the sampling-weight column.
     cells : sequence of str
@@ -75,7 +75,7 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
     -------
     SurveySynthesis
     """
-    from ppmlib.synthesize import load_table
+    from ppmlib.release.command import load_table
 
     m = _checks.integer(m, "m", low=2)
     if budget is not None:
@@ -216,7 +216,7 @@ def add_arguments(parser) -> None:
     Parameters
     ----------
     parser : argparse.ArgumentParser
-        The command's parser (:func:`ppmlib.synthesize.main` builds it).
+        The command's parser (:func:`ppmlib.release.command.main` builds it).
     """
     group = parser.add_argument_group(
         "survey weights", "with --weights, the column and its sampling weight are synthesized together (one bound "
