@@ -90,3 +90,14 @@ def test_the_command_refuses_clearly_and_writes_nothing(survey_csv, tmp_path, ca
     assert status == 2
     assert message in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["survey.csv"]
+
+
+def test_the_report_goes_where_asked_never_inside_the_release(survey_csv, tmp_path):
+    path, _ = survey_csv
+    with pytest.raises(DataRefused, match="inside the release folder"):
+        survey_release.synthesize_survey(path, "yedu", "w", m=2, draws=50, out=tmp_path / "r",
+                                         report=tmp_path / "r" / "page.html")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["survey.csv"]
+    survey_release.synthesize_survey(path, "yedu", "w", m=2, draws=50, out=tmp_path / "r", report=tmp_path / "p.html")
+    assert "Survey synthesis report" in (tmp_path / "p.html").read_text()
+    assert not survey_release.report_path(tmp_path / "r").exists()

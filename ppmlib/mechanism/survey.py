@@ -327,6 +327,7 @@ class SurveySynthesis:
 
         synthesized = [self.outcome, self.weight] if self.synthesize_weights else [self.outcome]
         return {
+            "written_by": "ppm-synthesize",
             "synthesizer": f"survey joint synthesizer ({self.scheme})",
             "model": {self.outcome: "normal, a mean and a spread per cell (normal-inverse-gamma prior, exact draws)",
                       **({self.weight: "log weight normal, a line in the outcome per cell"}

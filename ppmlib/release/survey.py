@@ -68,8 +68,9 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
         The release folder (absent or empty unless ``overwrite``); the report goes beside it.
     overwrite : bool
         Replace a non-empty ``out`` (and an existing report).
-    report : bool
-        Write ``<out>.report-confidential.html``.
+    report : bool or str or PathLike
+        True: write the confidential report at ``<out>.report-confidential.html``; a path: there
+        (never inside ``out``); False: no report.
 
     Returns
     -------
@@ -84,6 +85,10 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
             raise BudgetExceeded(f"m = {m} datasets at epsilon = {epsilon:g} cost {m * epsilon:g} > budget = "
                                  f"{budget:g}; nothing was fitted or written")
     out_dir = _check_out(out, overwrite)
+    page = None if out_dir is None or report is False else report_path(out_dir) if report is True else Path(report)
+    if page is not None and out_dir.resolve() in page.resolve().parents:
+        raise DataRefused(f"the report {str(page)!r} would sit inside the release folder {str(out_dir)!r}; "
+                          "it summarizes the confidential data and must not")
     table = load_table(data)
     cells = _columns(cells, table, "the cells (--predictors)")
     design = _columns([c for c in (strata, psu) if c], table, "the design columns (--strata, --psu)")
@@ -95,7 +100,7 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
     synthesis = survey_synthesizer(table, column, weights, cells, strata=strata, psu=psu,
                                    epsilon=epsilon, m=m, draws=draws, seed=seed)
     if out_dir is not None:
-        _publish(synthesis, table, out_dir, overwrite=overwrite, budget=budget, report=report,
+        _publish(synthesis, table, out_dir, overwrite=overwrite, budget=budget, page=page,
                  design={"strata": strata, "psu": psu}, cells=cells)
     return synthesis
 
@@ -127,26 +132,29 @@ def report_path(out) -> Path:
     return out.with_name(out.name + ".report-confidential.html")
 
 
-def _publish(synthesis, table, out: Path, *, overwrite, budget, report, design, cells) -> None:
-    """The release in a staging folder beside ``out``, the report in a temporary file; both renamed into place."""
+def _publish(synthesis, table, out: Path, *, overwrite, budget, page, design, cells) -> None:
+    """The release in a staging folder beside ``out``, the report in a temporary file beside ``page``; both
+    renamed into place."""
+    if page is not None and page.exists() and not overwrite:
+        raise DataRefused(f"the report {str(page)!r} exists; choose another path or overwrite")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
-    page = None
+    temporary = None
     try:
         synthesis.release(staging / RELEASE_NAME, max_epsilon=budget)
-        if report:
-            fd, page = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".html")
+        if page is not None:
+            fd, temporary = tempfile.mkstemp(dir=page.parent, prefix=f".{page.name}.", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(report_html(synthesis, table, cells, **design))
         if out.exists():
             shutil.rmtree(out)      # empty, or overwrite (checked before fitting)
         os.replace(staging, out)
-        if page is not None:
-            os.replace(page, report_path(out))
+        if temporary is not None:
+            os.replace(temporary, page)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
-        if page is not None and Path(page).exists():
-            os.unlink(page)
+        if temporary is not None and Path(temporary).exists():
+            os.unlink(temporary)
         raise
 
 
@@ -263,11 +271,20 @@ def main(args) -> int:
         synthesis = synthesize_survey(args.data, args.column, args.weights, cells=cells, strata=args.strata,
                                       psu=args.psu, epsilon=args.epsilon, m=args.m, budget=args.budget,
                                       seed=args.seed, draws=args.chains * args.draws, out=args.out,
-                                      overwrite=args.overwrite, report=not args.no_report)
+                                      overwrite=args.overwrite, report=_report_arg(args))
     except (PPMError, ValueError, TypeError, OSError) as err:
         print(f"error: {err}\nnothing was written to {args.out}", file=sys.stderr)
         return 2
     statement = synthesis.privacy_statement()
+    report = _report_arg(args)
+    where = "" if report is False else f"; report (confidential): {report_path(args.out) if report is True else report}"
     print(f"released {synthesis.m} synthetic datasets of ({args.column!r}, {args.weights!r}) to {args.out}"
-          + ("" if args.no_report else f"; report: {report_path(args.out)}") + "\n" + statement)
+          + where + "\n" + statement)
     return 0
+
+
+def _report_arg(args):
+    """False (--no-report), the --report path if the command has that flag and it was given, else True."""
+    if args.no_report:
+        return False
+    return getattr(args, "report", None) or True
