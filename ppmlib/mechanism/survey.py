@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ppmlib import _checks
-from ppmlib.errors import BudgetExceeded, CalibrationFailed, DataRefused
+from ppmlib.errors import BadArgument, BudgetExceeded, CalibrationFailed, DataRefused
 from ppmlib.inference.posterior import spaced_draws
 from ppmlib.mechanism.bounds import epsilon as _epsilon
 from ppmlib.mechanism.joint import JointBounds
@@ -504,12 +504,12 @@ def survey_synthesizer(data: pd.DataFrame, outcome: str, weight: str, cells, *, 
     if absent:
         raise DataRefused(f"columns {absent} are not in the data")
     if scheme not in SCHEMES:
-        raise ValueError(f"unknown scheme {scheme!r}; choose one of {list(SCHEMES)}")
+        raise BadArgument(f"unknown scheme {scheme!r}; choose one of {list(SCHEMES)}")
     w = check_survey_weights(data[weight], f"the weight column {weight!r}")
     y = _outcome(data[outcome], outcome)
     m, draws = _checks.integer(m, "m", low=1), _checks.integer(draws, "draws", low=1)
     if m > draws:
-        raise ValueError(f"m = {m} synthetic datasets need at least m draws; draws = {draws}")
+        raise BadArgument(f"m = {m} synthetic datasets need at least m draws; draws = {draws}")
     model = _JointModel(y, np.log(w), _cell_codes(data[cells]),
                         (float(centre), float(weight_centre)), draws, seed, prior, synthesize_weights)
     settings, calibration = {"seed": seed}, {}

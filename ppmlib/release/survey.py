@@ -235,19 +235,18 @@ def add_arguments(parser) -> None:
     group.add_argument("--psu", default=None, metavar="COLUMN", help="the design's primary sampling units (public, kept)")
 
 
-def _refuse_flags(args) -> None:
-    """The flags the survey path does not use, named (before any work)."""
+def _flag_problem(args) -> str | None:
+    """What is wrong with the flags for the survey path, in the command's words (None: nothing)."""
     if args.weights is None:
-        if args.strata or args.psu:
-            raise DataRefused("--strata and --psu describe a survey design; they need --weights COLUMN")
-        return
+        return "--strata and --psu describe a survey design; they need --weights COLUMN"
     unused = [flag for flag, used in (("--model", args.model not in ("auto", "normal")),
                                       ("--weighting", args.weighting != "lw"), ("--radius", args.radius is not None),
                                       ("--relative", bool(args.relative)), ("--drop-missing", bool(args.drop_missing)))
               if used]
     if unused:
-        raise DataRefused(f"with --weights the column and its weight get the survey model (a normal mean per cell, "
-                          f"a normal log weight given the column, LW weights); {', '.join(unused)} cannot be used")
+        return (f"with --weights the column and its weight get the survey model (a normal mean per cell, a normal "
+                f"log weight given the column, LW weights); {', '.join(unused)} cannot be used")
+    return None
 
 
 def main(args) -> int:
@@ -265,8 +264,11 @@ def main(args) -> int:
     """
     from ppmlib.errors import PPMError
 
+    problem = _flag_problem(args)
+    if problem is not None:
+        print(f"error: {problem}\nnothing was written to {args.out}", file=sys.stderr)
+        return 2
     try:
-        _refuse_flags(args)
         cells = [c.strip() for c in (args.predictors or "").split(",") if c.strip()]
         synthesis = synthesize_survey(args.data, args.column, args.weights, cells=cells, strata=args.strata,
                                       psu=args.psu, epsilon=args.epsilon, m=args.m, budget=args.budget,
