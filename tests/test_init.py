@@ -23,7 +23,10 @@ MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "ev
            # the own-data command, its report and where it writes
            "release.command", "release.report", "release.staging", "synthesize", "evaluate.estimands",
            # several variables at once
-           "mechanism.joint", "studies.multivariate"]
+           "mechanism.joint", "studies.multivariate",
+           # survey weights: the joint synthesizer, its tables, the Laplace baseline, the command's path
+           "mechanism.survey", "evaluate.survey", "baselines.laplace_tables", "studies.survey_tables",
+           "release.survey"]
 
 
 def defined_public_names(module) -> set:

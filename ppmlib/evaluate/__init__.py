@@ -4,7 +4,8 @@
 - :mod:`~ppmlib.evaluate.estimands`: the analyst's estimands on confidential and synthetic data
 - :mod:`~ppmlib.evaluate.disclosure`: attribute-disclosure risk and identification risk
 - :mod:`~ppmlib.evaluate.audit`: membership attacks and the lower bound on epsilon they prove
+- :mod:`~ppmlib.evaluate.survey`: weighted cell tables with design-based standard errors, combined over m datasets
 """
 from ppmlib._lazy import submodules
 
-__getattr__, __dir__ = submodules(__name__, ("utility", "estimands", "disclosure", "audit"))
+__getattr__, __dir__ = submodules(__name__, ("utility", "estimands", "disclosure", "audit", "survey"))

@@ -834,6 +834,8 @@ def _parser() -> argparse.ArgumentParser:
     _mechanism_arguments(parser)
     _output_arguments(parser)
     _sampler_arguments(parser)
+    from ppmlib.release import survey
+    survey.add_arguments(parser)
     return parser
 
 
@@ -986,6 +988,9 @@ def main(argv=None) -> int:
         argparse instead (SystemExit 0 and 2).
     """
     args = _parser().parse_args(argv)
+    if args.weights is not None or args.strata or args.psu:
+        from ppmlib.release import survey
+        return survey.main(args)        # the survey path: the column and its weight together
     from ppmlib.errors import CalibrationFailed
     previous = _on_signals()
     try:

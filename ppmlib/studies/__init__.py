@@ -9,4 +9,4 @@ from ppmlib._lazy import submodules
 
 __getattr__, __dir__ = submodules(__name__, ("vector_weighted", "reweighting", "dp_definitions", "attribute_risk",
                                              "privacy_audit", "asymptotic_dp", "ce_income", "against_alternatives",
-                                             "multivariate"))
+                                             "multivariate", "survey_tables"))
