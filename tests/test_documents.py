@@ -110,3 +110,31 @@ def test_a_benchmark_script_writes_a_result_the_book_reads(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"title": "no rows"}))
     with pytest.raises(ValueError, match="bad.json lacks"):
         results.benchmark_results(tmp_path)
+
+
+def test_the_glossary_lists_every_synthesizer_of_the_registry(monkeypatch):
+    from ppmlib.book import sphinx_ext
+    from ppmlib.mechanism import schemes
+    glossary = (ROOT / "book" / "glossary.md").read_text()
+    assert "{{ scheme_glossary }}" in glossary
+    terms = [line for line in sphinx_ext.scheme_glossary().splitlines() if line and not line.startswith((" ", "`"))]
+    assert terms == [name for s in schemes.REGISTRY.values() for name in (s.key, s.alias) if name]
+    assert {"DPweighted", "EMweighted", "Countweighted", "LW_final", "CW_final", "Unweighted"} <= set(terms)
+    # a synthesizer added to the registry appears in the glossary without editing it
+    extra = schemes.Scheme("NEW", "lw", "a new synthesizer", alias="Newweighted", base="LW", releasable=True)
+    monkeypatch.setattr(schemes, "REGISTRY", {**schemes.REGISTRY, "NEW": extra})
+    text = sphinx_ext.scheme_glossary()
+    assert "\nNEW\nNewweighted\n   A new synthesizer. Built on LW. `ppm-synthesize` can release it." in text
+
+
+def test_the_performance_page_is_read_again_when_a_result_changes(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from ppmlib.book import results, sphinx_ext
+    (tmp_path / "a.json").write_text("{}")
+    monkeypatch.setattr(results, "RESULTS", tmp_path)
+    env = SimpleNamespace(found_docs={sphinx_ext.PERFORMANCE_PAGE, "book/intro"})
+    assert sphinx_ext.reread_performance(None, env, set(), set(), set()) == [sphinx_ext.PERFORMANCE_PAGE]
+    assert sphinx_ext.reread_performance(None, env, set(), set(), set()) == []     # nothing changed
+    (tmp_path / "a.json").write_text('{"rows": []}')
+    assert sphinx_ext.reread_performance(None, env, set(), set(), set()) == [sphinx_ext.PERFORMANCE_PAGE]
