@@ -13,6 +13,7 @@ import os
 import time
 
 import ppmlib
+from _results import record
 from ppmlib.inference import backends
 
 
@@ -42,14 +43,20 @@ def best_time(task, y, repeat=5):
 def main():
     y = ppmlib.datasets.simulate.poisson(1000, 100, seed=1)
     available = {"cmdstanpy": backends.cmdstan_available(), "pystan": backends.pystan_available()}
+    rows = []
     for name, ok in available.items():
         if not ok:
             print(f"{name:10s} skipped: not installed here")
             continue
         os.environ["PPMLIB_BACKEND"] = name
         one_fit(y, 0)  # warm-up: compile or load from cache
-        print(f"{name:10s} warm fit('poisson', n=1000, 4 x 1000 draws) incl. log_lik: {best_time(one_fit, y):.2f} s; "
-              f"LW pipeline (2 fits of 1 x 1000 draws, weights, Delta): {best_time(lw_pipeline, y):.2f} s")
+        single, pipeline = best_time(one_fit, y), best_time(lw_pipeline, y)
+        print(f"{name:10s} warm fit('poisson', n=1000, 4 x 1000 draws) incl. log_lik: {single:.2f} s; "
+              f"LW pipeline (2 fits of 1 x 1000 draws, weights, Delta): {pipeline:.2f} s")
+        rows.append({"backend": name, "one fit, 4 x 1000 draws, incl. log_lik (s)": round(single, 2),
+                     "LW pipeline, 2 fits of 1 x 1000 draws (s)": round(pipeline, 2)})
+    record("fit", title="Warm Stan fits at n = 1000 on each backend (best of 5)", rows=rows,
+           notes="The LW pipeline: unweighted fit, LW weights, weighted fit, Delta.")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 import ppmlib
+from _results import record
 from ppmlib.inference import backends
 from ppmlib.datasets.design import independent_columns
 from ppmlib.inference.diagnostics import summarize
@@ -162,9 +163,16 @@ def main(argv=None):
           f"adapt_delta {args.adapt_delta}, Dirichlet {family('mixture').check_prior(DIRICHLET)['dirichlet_concentration']}, "
           f"seeds {args.seed}, data {args.data or 'data/ce_like.csv'}")
     ratios = {weighting: [] for weighting in weightings}
+    measured_rows = []
     for seed in args.seed:
-        for weighting, ratio in compare(programs, weightings, y, X, X_independent, seed, args).items():
+        for weighting, ratio in compare(programs, weightings, y, X, X_independent, seed, args, measured_rows).items():
             ratios[weighting].append(ratio)
+    record("mixture", title="The CE mixture at the paper's size: stan/mixture.stan against the first program",
+           rows=[{k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()} for row in measured_rows],
+           notes=f"{args.predictors} predictors, K = 3, {SAMPLER['chains']} chains x {SAMPLER['draws']} draws after "
+                 f"{SAMPLER['warmup']} warmup, adapt_delta {args.adapt_delta} for the current program (Stan's 0.8 for "
+                 f"the first); load: the 1-minute load average after each fit. Targets: under 15 s warm, no "
+                 f"divergences, ESS/s >= 20x the first program.")
     if len(args.seed) > 1:
         for weighting, values in ratios.items():
             if values:
@@ -173,7 +181,7 @@ def main(argv=None):
                       f"min {min(values):.1f}x)")
 
 
-def compare(programs, weightings, y, X, X_independent, seed: int, args) -> dict:
+def compare(programs, weightings, y, X, X_independent, seed: int, args, measured_rows: list) -> dict:
     """Every program and weighting at one seed, each row printed as it is measured; ESS/s ratios current / first."""
     weights = {"unweighted": np.ones(y.size), "SW": np.full(y.size, args.scalar)}
     rows = {}
@@ -184,6 +192,7 @@ def compare(programs, weightings, y, X, X_independent, seed: int, args) -> dict:
             return None
         rows[program, weighting], draws = run(program, weighting, weights[weighting], y, X.to_numpy(),
                                               X_independent.to_numpy(), seed, args.adapt_delta)
+        measured_rows.append({"seed": seed, **rows[program, weighting]})
         print(f"seed: {seed}  " + "  ".join(f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}"
                                              for k, v in rows[program, weighting].items()), flush=True)
         return draws

@@ -16,6 +16,7 @@ import argparse
 import os
 import time
 
+from _results import record
 from ppmlib.studies import asymptotic_dp as montecarlo
 
 
@@ -28,7 +29,7 @@ def main():
     parser.add_argument("--save", default="")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}")
-    tables = {}
+    tables, rows = {}, []
     for workers in args.workers:
         start = time.perf_counter()
         study = montecarlo.run_study(["poisson", "nb_mixture"], n=args.n, R=args.R, seed=args.seed + workers,
@@ -39,6 +40,13 @@ def main():
         print(f"{workers} worker(s): {seconds:.0f} s for {len(d)} fits ({len(d) // 2} databases); "
               f"worst R-hat {d['max_rhat'].max():.4f}, smallest bulk ESS {d['min_ess_bulk'].min():.0f}, "
               f"divergences {int(d['divergences'].sum())}; load average {os.getloadavg()}", flush=True)
+        rows.append({"workers": workers, "wall time (s)": round(seconds), "fits": len(d),
+                     "worst R-hat": round(float(d["max_rhat"].max()), 4),
+                     "smallest bulk ESS": int(d["min_ess_bulk"].min()), "divergences": int(d["divergences"].sum()),
+                     "1-minute load after": round(os.getloadavg()[0], 1)})
+    record("montecarlo", title=f"The asymptotic-DP study's Stan fits (R = {args.R} databases of n = {args.n} per "
+                               f"model, Unweighted and LW) on 1 and 2 workers", rows=rows,
+           notes="Warm model cache; the 2-worker run includes starting the local Dask cluster. Target: 5 minutes.")
     first = next(iter(tables.values()))
     print(montecarlo.contraction(first).round(3).to_string())
     if args.save:

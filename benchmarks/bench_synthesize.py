@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _results import record
+
 MODELS = ("poisson", "negbin")
 
 
@@ -66,11 +68,11 @@ def main() -> None:
                 result = json.loads(done.stdout.strip().splitlines()[-1])
                 rows.append({"model": model, "report": report, "seconds": seconds, **result})
                 print(rows[-1], flush=True)
-    print(f"\n| model | n | report | time (s) | peak memory, command (GB) | peak memory, largest child (GB) |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['model']} | {args.n:,} | {'yes' if r['report'] else 'no'} | {r['seconds']:.0f} | "
-              f"{r['peak_gb']:.2f} | {r['children_peak_gb']:.2f} |")
+    record("synthesize", title="ppm-synthesize on a file of counts (LW, 4 chains x 1000 draws, m = 20)",
+           rows=[{"model": r["model"], "n": args.n, "report": "yes" if r["report"] else "no",
+                  "time (s)": round(r["seconds"]), "peak memory, command (GB)": round(r["peak_gb"], 2),
+                  "peak memory, largest child (GB)": round(r["children_peak_gb"], 2)} for r in rows],
+           notes="Warm model cache. Target: every process under 2 GB at n = 10^6.")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def missing_parameters_or_import(toc: dict, root: Path = ROOT) -> list[str]:
 
 def missing_smoke_entries(toc: dict, smoke: set, root: Path = ROOT) -> set:
     """Notebook chapters with no entry in book/smoke.yml."""
-    return {Path(c).name + ".md" for c in notebook_chapters(toc, root)} - smoke
+    return {Path(c).relative_to("book").as_posix() + ".md" for c in notebook_chapters(toc, root)} - smoke
 
 
 BOOK_TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
@@ -145,7 +145,7 @@ def exercise_problems(toc: dict, root: Path = ROOT) -> list[str]:
     import re
     problems = []
     for chapter in notebook_chapters(toc, root):
-        if chapter == toc.get("root"):
+        if chapter == toc.get("root") or chapter.startswith("book/guide/"):  # guides are not chapters
             continue
         text = (root / f"{chapter}.md").read_text()
         exercises = re.findall(r"```\{exercise\}\n:label: (\S+)", text)

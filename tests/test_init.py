@@ -16,7 +16,7 @@ MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "ev
            "inference.backends", "mechanism.synthesis", "inference.posterior", "mechanism.reweighting", "models.families", "progress", "mechanism.lineup", "mechanism.schemes", "datasets.design", "datasets.example",
            "baselines.peers", "errors",
            # the book's tooling
-           "book.rerun", "book.bookcheck", "book.provenance", "book.claims",
+           "book.rerun", "book.bookcheck", "book.provenance", "book.claims", "book.results",
            # one study per chapter
            "studies.vector_weighted", "studies.reweighting", "studies.dp_definitions", "studies.attribute_risk",
            "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income", "studies.against_alternatives",
