@@ -1,8 +1,8 @@
 """The Laplace mechanism on a survey's weighted cell totals: the baseline of the survey-tables chapter.
 
 An agency that publishes only the table can add Laplace noise to each cell's weighted total
-T_c = sum_{i in c} w_i y_i and weight total N_c = sum_{i in c} w_i, and divide. With public bounds
-0 < w_i <= W and |y_i| <= Y (records outside them are clipped to them first), removing or adding one
+``T_c = sum_{i in c} w_i y_i`` and weight total ``N_c = sum_{i in c} w_i``, and divide. With public bounds
+``0 < w_i <= W`` and ``|y_i| <= Y`` (records outside them are clipped to them first), removing or adding one
 record changes the one pair (T_c, N_c) of its cell by at most (W Y, W), an L1 change of W (Y + 1); the
 cells are disjoint. Laplace noise of scale b = W (Y + 1) / epsilon on each of the 2C numbers is
 therefore epsilon-differentially private for every database within the bounds, against add/remove

@@ -232,7 +232,7 @@ class SurveySynthesis:
     Attributes
     ----------
     scheme : str
-        A key of :data:`SCHEMES`.
+        A key of :data:`ppmlib.mechanism.synthesis.SCHEMES`.
     settings : dict
         c, g, the seed, the target epsilon if any.
     synthesize_weights : bool
@@ -357,7 +357,7 @@ class SurveySynthesis:
         Parameters
         ----------
         path : str or PathLike
-            ``<path>.csv`` and ``<path>.json``, as for :func:`ppmlib.release.publish.release`.
+            ``<path>.csv`` and ``<path>.json``, as for :func:`ppmlib.release`.
         max_epsilon : float, optional
             Refuse (nothing written) a release whose m * epsilon exceeds it.
         overwrite : bool
@@ -458,7 +458,7 @@ def survey_synthesizer(data: pd.DataFrame, outcome: str, weight: str, cells, *, 
     strata, psu : str, optional
         Public design columns, kept as they are for the design-based standard errors.
     scheme : str
-        "unweighted" or "lw" (:data:`SCHEMES`).
+        "unweighted" or "lw" (:data:`ppmlib.mechanism.synthesis.SCHEMES`).
     epsilon : float, optional
         Target epsilon per dataset for "lw": c is searched (each step a refit) so that 2 Delta lies in
         [(1 - rtol) epsilon, epsilon], never above (``c`` is then the starting point, unless 1).

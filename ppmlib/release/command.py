@@ -124,7 +124,7 @@ def text_encoding(path, encoding: str | None = None) -> str:
     Returns
     -------
     str
-        A codec name for :func:`open` / :func:`pandas.read_csv`.
+        A codec name for ``open`` / ``pandas.read_csv``.
 
     Raises
     ------

@@ -12,7 +12,7 @@ once, naming the first), makes a private (0700) staging folder beside it, where 
 writes goes (the release, the report, the report's inputs), and :meth:`Staging.publish` renames
 the finished release into place in one step: ``--out`` holds the old release or the new one, never
 a mix, never a half. The staging folder is removed on every way out (:meth:`Staging.close`);
-after a SIGKILL, :mod:`ppmlib._leftovers` lets the next run remove it.
+after a SIGKILL, ``ppmlib._leftovers`` lets the next run remove it.
 """
 from __future__ import annotations
 
