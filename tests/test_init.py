@@ -14,12 +14,13 @@ import pytest
 MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "evaluate.disclosure", "mechanism.guarantee", "evaluate.utility", "seeding",
            "release", "datasets.ce_like", "datasets.salary_like", "datasets.simulate", "inference.exact", "evaluate.audit", "inference.parallel", "plots",
            "inference.backends", "mechanism.synthesis", "inference.posterior", "mechanism.reweighting", "models.families", "progress", "mechanism.lineup", "datasets.design", "datasets.example",
-           "baselines.peers", "errors",
+           "baselines.peers", "errors", "mechanism.censoring", "mechanism.ledger",
            # the book's tooling
            "book.rerun", "book.bookcheck", "book.provenance", "book.claims",
            # one study per chapter
            "studies.vector_weighted", "studies.reweighting", "studies.dp_definitions", "studies.attribute_risk",
            "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income", "studies.against_alternatives",
+           "studies.strict_privacy",
            # the own-data command and its report
            "synthesize", "report", "evaluate.estimands",
            # several variables at once

@@ -388,8 +388,8 @@ class Poisson(_Counts):
         return special.xlogy(y, y) - y - special.gammaln(y + 1.0)
 
     def box_loss_bound(self, y, X, box, *, reference_scale=1.0):
-        """``box = {"lambda": (low, high)}``: the log-likelihood is concave in lambda, so the loss
-        s_i - f is largest at an end of the box (and never negative: s_i is the maximum)."""
+        # ``box = {"lambda": (low, high)}``: the log-likelihood is concave in lambda, so the loss
+        # s_i - f is largest at an end of the box (and never negative: s_i is the maximum).
         low, high = _box_range(box, "lambda", positive=True)
         ends = {"lambda": np.array([low, high])}
         return (self.best_log_lik(y, X) - self.log_lik(ends, y, X)).max(axis=0)
@@ -428,9 +428,9 @@ class NegBin(_Counts):
         return family("poisson").best_log_lik(y, X)
 
     def box_loss_bound(self, y, X, box, *, reference_scale=1.0):
-        """``box = {"mu": (low, high), "phi": (low, high)}``: the loss is evaluated on a 65 x 65
-        grid over the box, log-spaced, ends included (an approximation of the maximum: the
-        weights it gives still depend on the record and public constants only)."""
+        # ``box = {"mu": (low, high), "phi": (low, high)}``: the loss is evaluated on a 65 x 65
+        # grid over the box, log-spaced, ends included (an approximation of the maximum: the
+        # weights it gives still depend on the record and public constants only).
         mu = np.geomspace(*_box_range(box, "mu", positive=True), 65)
         phi = np.geomspace(*_box_range(box, "phi", positive=True), 65)
         grid = {"mu": np.repeat(mu, phi.size), "phi": np.tile(phi, mu.size)}
@@ -482,11 +482,11 @@ class Normal(Family):
         return np.full(np.shape(y)[0], -np.log(scale) - 0.5 * np.log(2 * np.pi))
 
     def box_loss_bound(self, y, X, box, *, reference_scale=1.0):
-        """``box = {"mean": (low, high), "sigma": (low, high)}``: every record's mean X_i beta in
-        [low, high] and every scale in the sigma range (for the mixture: every component's). The
-        loss s_i - f = log(sigma / sigma_ref) + (y_i - mean)^2 / (2 sigma^2) is largest at the mean
-        farthest from y_i and at an end of the sigma range, and smallest at the nearest mean and
-        the sigma closest to the distance; B_i is the larger of the two in absolute value."""
+        # ``box = {"mean": (low, high), "sigma": (low, high)}``: every record's mean X_i beta in
+        # [low, high] and every scale in the sigma range (for the mixture: every component's). The
+        # loss s_i - f = log(sigma / sigma_ref) + (y_i - mean)^2 / (2 sigma^2) is largest at the mean
+        # farthest from y_i and at an end of the sigma range, and smallest at the nearest mean and
+        # the sigma closest to the distance; B_i is the larger of the two in absolute value.
         scale = _checks.real(reference_scale, "reference_scale", low=0, low_open=True)
         m_low, m_high = _box_range(box, "mean")
         s_low, s_high = _box_range(box, "sigma", positive=True)
