@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 import ppmlib
-from ppmlib import backends
+from ppmlib.datasets import simulate
+from ppmlib.inference import backends
 
 RESULTS = Path(__file__).resolve().parent / "results" / "bench_censoring.json"
 
@@ -29,7 +30,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "bench_censoring.json"
 def data(model):
     rng = np.random.default_rng(1)
     if model == "poisson":
-        return ppmlib.simulate.poisson(1000, 100, seed=1), None
+        return simulate.poisson(1000, 100, seed=1), None
     x = rng.normal(size=1000)
     return 1.0 + 0.5 * x + rng.normal(scale=0.7, size=1000), np.column_stack([np.ones(1000), x])
 

@@ -442,7 +442,8 @@ def pull_toward_prior(mechanisms: dict, prior_location: float, name: str = "CM")
     return pd.DataFrame(rows)
 
 
-def pull_figure(mechanisms: dict, prior_location: float, names=("CM", "WCM", "strict weighted"), xlabel="location"):
+def pull_figure(mechanisms: dict, prior_location: float, names=("CM", "WCM", "strict weighted"), xlabel="location",
+                log_y: bool = False):
     """The location's posterior (mean and central 90%) of each censored scheme against the total epsilon,
     with the unweighted posterior's mean and the prior mean as lines.
 
@@ -456,6 +457,8 @@ def pull_figure(mechanisms: dict, prior_location: float, names=("CM", "WCM", "st
         The schemes drawn.
     xlabel : str
         What the location is.
+    log_y : bool
+        A log scale for the location (when a scheme sits at the prior, far from the data).
 
     Returns
     -------
@@ -477,6 +480,8 @@ def pull_figure(mechanisms: dict, prior_location: float, names=("CM", "WCM", "st
     ax.axhline(base.mean(), color="k", ls="--", lw=1, label="unweighted posterior mean")
     ax.axhline(prior_location, color="grey", ls=":", lw=1.5, label="prior mean")
     ax.set_xscale("log")
+    if log_y:
+        ax.set_yscale("log")
     ax.set_xlabel(r"total $\varepsilon$ of the release")
     ax.set_ylabel(f"{xlabel}: posterior median and 90% interval")
     ax.set_title("Censoring pulls the posterior toward the prior as ε falls")
