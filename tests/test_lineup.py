@@ -11,7 +11,7 @@ TINY = ppmlib.Sampler(chains=2, draws=150, warmup=150)
 # --- descriptions and their checks (no Stan) ------------------------------------------------
 
 def test_standard_names_are_the_books_one_name_each_with_aliases():
-    assert list(lu.STANDARD) == ["Unweighted", "LW", "LW_final", "CW", "CW_final", "SW"]
+    assert list(lu.STANDARD) == ["Unweighted", "LW", "LW_final", "CW", "CW_final", "SW", "CM", "WCM", "Strict weighted"]
     assert lu.member("LW", alias=lu.ALIASES["LW"]).label == "LW (DPweighted)"
     assert lu.member("SW").match == "LW" and lu.member("SW", match=4.0).match == 4.0
     assert lu.member("LW", c=0.7, g=-0.1).settings == {"c": 0.7, "g": -0.1}
@@ -103,7 +103,7 @@ def test_lw_final_reweights_lw_at_equal_delta_and_epsilon_targets_are_met():
     assert abs(res["LW_final"].delta - res["LW"].delta) < 0.1
     assert res["LW_final"].weights.mean() > res["LW"].weights.mean()   # re-weighting spends the budget
     assert abs(res["SW"].epsilon / 6.0 - 1) <= 0.03
-    assert res["LW_final"].name == "LW_final" and res.colours["LW_final"] == "#a6761d"
+    assert res["LW_final"].name == "LW_final" and res.labels["LW_final"] == "LW_final"
 
 
 @pytest.mark.stan

@@ -55,14 +55,17 @@ def centring_table(y, epsilons, *, sampler, seed=0) -> pd.DataFrame:
         Indexed by (centring, epsilon): share censored, posterior mean and sd of lambda.
     """
     from ppmlib.mechanism.censoring import CENTRINGS
-    from ppmlib.mechanism.synthesis import synthesizer
+    from ppmlib.mechanism.lineup import Member, run as run_lineup
+    keys = [(centring, eps) for centring in CENTRINGS for eps in epsilons]
+    members = [Member("Unweighted", "unweighted")] + [
+        Member(f"CM {c} {e:g}", "cm", settings={"epsilon": e, "centring": c}) for c, e in keys]
+    done = run_lineup(members, "poisson", y, sampler=sampler, seed=[seed] * len(members), m=1, progress=False)
     rows = {}
-    for centring in CENTRINGS:
-        for eps in epsilons:
-            s = synthesizer("poisson", y, "cm", epsilon=eps, centring=centring, sampler=sampler, seed=seed, m=1)
-            rows[(centring, eps)] = {"share censored": s.share_censored, "posterior mean": float(s.location_draws.mean()),
-                                     "posterior sd": float(s.location_draws.std())}
-    base = synthesizer("poisson", y, sampler=sampler, seed=seed, m=1)
+    for (centring, eps), member in zip(keys, members[1:]):
+        made = done[member.name]
+        rows[(centring, eps)] = {"share censored": made.share_censored, "posterior mean": float(made.location_draws.mean()),
+                                 "posterior sd": float(made.location_draws.std())}
+    base = done["Unweighted"]
     rows[("uncensored", np.nan)] = {"share censored": 0.0, "posterior mean": float(base.location_draws.mean()),
                                     "posterior sd": float(base.location_draws.std())}
     return pd.DataFrame(rows).T.rename_axis(["centring", "epsilon"])
@@ -215,31 +218,35 @@ def exact_grid(y, totals, *, delta: float = 1e-6, m: int = 5, box: dict, draws: 
         (name, E) -> (Synthesis, seconds); ("Unweighted", None) too.
     """
     from ppmlib.inference import exact
-    from ppmlib.mechanism.synthesis import synthesizer
+    from ppmlib.mechanism.lineup import Member, run as run_lineup
     y = _checks.counts(y)
     per = _per_dataset(totals, delta, m)
     sampler = exact.ConjugateSampler(chains=2, draws=max(1, draws // 2))
     s = make_seeds(_checks.seed(seed), 2 + 5 * len(per))
-    start = time.perf_counter()
-    base = synthesizer("poisson", y, sampler=sampler, seed=s[0], m=m)
-    out = {("Unweighted", None): (base, time.perf_counter() - start)}
+    done = run_lineup([Member("Unweighted", "unweighted")], "poisson", y, sampler=sampler, seed=[s[0]], m=m,
+                      progress=False)
+    base = done["Unweighted"]
+    out = {("Unweighted", None): (base, done.seconds["Unweighted"])}
     for j, (E, eps) in enumerate(per.items()):
+        members, member_seeds = [], []
         for k, name in enumerate((*MECHANISMS, LITERAL_CM)):
             if name not in names:
                 continue
             scheme = MECHANISMS.get(name, "cm")
-            start = time.perf_counter()
             if name == LITERAL_CM:
-                made = synthesizer("poisson", y, "cm", epsilon=eps, centring="zero", name=name, sampler=sampler,
-                                   seed=s[2 + 5 * j + k], m=m)
-            elif scheme == "lw":
-                made = synthesizer("poisson", y, "custom", weights=local_weights_at(y, eps, seed=s[1]), name=name,
-                                   sampler=sampler, seed=s[2 + 5 * j + k], m=m)
+                members.append(Member(name, "cm", settings={"epsilon": eps, "centring": "zero"}))
+            elif scheme == "lw":     # LW scaled to 2 Delta = eps over its own exact draws: its weights as given
+                members.append(Member(name, "custom", settings={"weights": local_weights_at(y, eps, seed=s[1])}))
+            elif scheme == "wcm":
+                members.append(Member(name, "wcm", base="Unweighted", settings={"epsilon": eps}))
+            elif scheme == "strict_weighted":
+                members.append(Member(name, "strict_weighted", settings={"epsilon": eps, "box": box}))
             else:
-                extra = {"base": base} if scheme == "wcm" else {"box": box} if scheme == "strict_weighted" else {}
-                made = synthesizer("poisson", y, scheme, epsilon=eps, name=name, sampler=sampler,
-                                   seed=s[2 + 5 * j + k], m=m, **extra)
-            out[(name, E)] = (made, time.perf_counter() - start)
+                members.append(Member(name, "cm", settings={"epsilon": eps}))
+            member_seeds.append(s[2 + 5 * j + k])
+        done = run_lineup(members, "poisson", y, sampler=sampler, seed=member_seeds, m=m, progress=False,
+                          given={"Unweighted": base})
+        out.update({(name, E): (done[name], done.seconds[name]) for name in done if name != "Unweighted"})
     return out
 
 
@@ -292,24 +299,29 @@ def mechanism_grid(design, totals, *, delta: float = 1e-6, m: int = 10, box: dic
         (name, E) -> (Synthesis, seconds).
     """
     from ppmlib.mechanism.lineup import Member, run as run_lineup
-    from ppmlib.mechanism.synthesis import synthesizer
     per = _per_dataset(totals, delta, m)
     s = make_seeds(_checks.seed(seed), 2 + 4 * len(per))
     shared = dict(X=design.X, m=m, sampler=sampler)
-    start = time.perf_counter()
-    base = synthesizer(design.model, design.y, "unweighted", seed=s[0], **shared)
-    out = {("Unweighted", None): (base, time.perf_counter() - start)}
+    done = run_lineup([Member("Unweighted", "unweighted")], design.model, design.y, seed=[s[0]], progress=progress,
+                      **shared)
+    base = done["Unweighted"]
+    out = {("Unweighted", None): (base, done.seconds["Unweighted"])}
     lw_ends = None
     censored = dict(centring=centring, reference_scale=reference_scale)
     for j, (E, eps) in enumerate(per.items()):
+        members, member_seeds = [], []
         for k, name in enumerate(n for n in MECHANISMS if n != "PPM (local)"):
             if name not in names:
                 continue
             scheme = MECHANISMS[name]
-            extra = {"base": base} if scheme == "wcm" else {"box": box} if scheme == "strict_weighted" else {}
-            start = time.perf_counter()
-            out[(name, E)] = (synthesizer(design.model, design.y, scheme, epsilon=eps, seed=s[2 + 4 * j + k],
-                                          name=name, **censored, **extra, **shared), time.perf_counter() - start)
+            extra = {"box": box} if scheme == "strict_weighted" else {}
+            members.append(Member(name, scheme, base="Unweighted" if scheme == "wcm" else None,
+                                  settings={"epsilon": eps, **censored, **extra}))
+            member_seeds.append(s[2 + 4 * j + k])
+        if members:
+            done = run_lineup(members, design.model, design.y, seed=member_seeds, given={"Unweighted": base},
+                              progress=progress, **shared)
+            out.update({(name, E): (done[name], done.seconds[name]) for name in done if name != "Unweighted"})
         if "PPM (local)" not in names:
             continue
         if lw_ends is None:
