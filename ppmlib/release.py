@@ -81,7 +81,35 @@ def _epsilon(synthesis: "Synthesis") -> float:
     return float(eps)
 
 
-def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, csv_sha256: str = "") -> dict:
+def _strict_text(synthesis: "Synthesis") -> dict:
+    """The neighbours, guarantee and caveats of a censored (strict) synthesis, in the ledger's words."""
+    from ppmlib.mechanism.ledger import SCOPES
+    covers = SCOPES[synthesis.guarantee]
+    return {"neighbours": covers,
+            "guarantee": ("Each synthetic dataset is made from one draw of the censored posterior (every record's "
+                          "term clipped into [-epsilon/2, epsilon/2]); each draw is epsilon-DP and "
+                          f"epsilon-bounded-range for {covers}. The ledger states the release's total."),
+            "not_covered": _ledger_not_covered(synthesis.guarantee)}
+
+
+def _ledger_not_covered(guarantee: str) -> str:
+    """What the ledger's guarantee word leaves out (:data:`ppmlib.mechanism.ledger` wording).
+
+    Parameters
+    ----------
+    guarantee : str
+        A key of :data:`ppmlib.mechanism.ledger.SCOPES`.
+
+    Returns
+    -------
+    str
+    """
+    from ppmlib.mechanism.ledger import NOT_COVERED
+    return NOT_COVERED[guarantee]
+
+
+def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, csv_sha256: str = "",
+             delta: float = 1e-6) -> dict:
     """The JSON half of a release: what was released and what it costs (no data, no weights).
 
     Parameters
@@ -94,16 +122,24 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         The budget the release was checked against.
     csv_sha256 : str
         Hex SHA-256 of the CSV's bytes: :func:`ppmlib.release.load` checks it, so a manifest beside another CSV is caught.
+    delta : float
+        The delta at which the ledger converts the release's zCDP to (epsilon, delta).
 
     Returns
     -------
     dict
         Synthesizer, model, file, m, n, epsilon per dataset and in total, the composition rule,
-        the neighbours covered, the guarantee and what it does not cover: only numbers and text
-        (valid JSON: no NaN, no infinity), and the CSV's SHA-256.
+        the neighbours covered, the guarantee and what it does not cover, and the ledger
+        (:mod:`ppmlib.mechanism.ledger`: rho, the zCDP total at delta, whom each number covers):
+        only numbers and text (valid JSON: no NaN, no infinity), and the CSV's SHA-256.
     """
+    from ppmlib.mechanism.ledger import ledger
     m, n = synthesis.synthetic.shape[:2]
     epsilon = _epsilon(synthesis)
+    guarantee = getattr(synthesis, "guarantee", "local")
+    text = {"neighbours": NEIGHBOURS, "guarantee": COVERS, "not_covered": DOES_NOT_COVER} if guarantee == "local" \
+        else _strict_text(synthesis)
+    book = ledger(epsilon, int(m), delta=delta, guarantee=guarantee).to_dict() if epsilon > 0 else None
     return {
         "synthesizer": synthesis.name,
         **_model(synthesis),
@@ -115,9 +151,8 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         "total_epsilon": m * epsilon,
         "composition": "sequential: m datasets from m draws cost m * epsilon",
         "budget_max_epsilon": max_epsilon,
-        "neighbours": NEIGHBOURS,
-        "guarantee": COVERS,
-        "not_covered": DOES_NOT_COVER,
+        **text,
+        "ledger": book,
     }
 
 
@@ -128,7 +163,8 @@ def _columns(values: np.ndarray, variables) -> dict:
     return {f"dataset_{l + 1}_{v}": values[l, :, j] for l in range(values.shape[0]) for j, v in enumerate(variables)}
 
 
-def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, overwrite: bool = False) -> tuple[Path, Path]:
+def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, overwrite: bool = False,
+            delta: float = 1e-6) -> tuple[Path, Path]:
     """Write a Synthesis's m synthetic datasets and their privacy budget, atomically.
 
     Parameters
@@ -144,6 +180,8 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         refused with a ValueError and nothing is written.
     overwrite : bool
         Replace an existing release at ``path`` (default: refuse, so one is not lost by accident).
+    delta : float
+        The delta of the manifest's ledger (the release's (epsilon, delta) from zCDP).
 
     Returns
     -------
@@ -200,7 +238,7 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     table = pd.DataFrame(_columns(values, getattr(synthesis, "variables", ())))
     csv_text = table.to_csv(index=False, lineterminator="\n")
     digest = hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
-    text = json.dumps(manifest(synthesis, csv_path.name, max_epsilon, digest), indent=2, allow_nan=False) + "\n"
+    text = json.dumps(manifest(synthesis, csv_path.name, max_epsilon, digest, delta), indent=2, allow_nan=False) + "\n"
     # the manifest last: until it is renamed into place, the previous release is the one a reader sees
     write_texts_atomically({csv_path: csv_text, json_path: text})
     return csv_path, json_path

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ppmlib.mechanism.lineup import Results
     from ppmlib.synthesize import Prepared
 
-def privacy_statement(synthesis, n: int) -> str:
+def privacy_statement(synthesis, n: int, delta: float = 1e-6) -> str:
     """What the released synthesizer's epsilon promises, exactly, as one Markdown paragraph.
 
     Parameters
@@ -36,6 +36,8 @@ def privacy_statement(synthesis, n: int) -> str:
         The released synthesizer (its ``delta``, ``epsilon`` and m datasets).
     n : int
         The number of records (the release reveals it).
+    delta : float
+        The delta of the ledger (a censored synthesis is stated by :meth:`ppmlib.mechanism.ledger.Ledger.statement`).
 
     Returns
     -------
@@ -51,6 +53,10 @@ def privacy_statement(synthesis, n: int) -> str:
     True
     """
     m = synthesis.synthetic.shape[0]
+    if getattr(synthesis, "guarantee", "local") != "local":   # censored: the ledger's statement, word for word
+        from ppmlib.mechanism.ledger import ledger
+        lines = ledger(synthesis.epsilon, m, delta=delta, guarantee=synthesis.guarantee).statement()
+        return f"**{synthesis.name}**: " + "; ".join(lines) + f"; the release reveals n = {n}."
     return (f"**{synthesis.name}**: Δ = {synthesis.delta:.3g}, so each of the m = {m} synthetic datasets is "
             f"**ε = 2Δ = {synthesis.epsilon:.3g}** differentially private for this file against its *removal "
             f"neighbours* (the file with one of its records removed; adding an arbitrary record is not covered); "

@@ -26,7 +26,8 @@ the book's chapter on real wages calls both.
 from __future__ import annotations
 
 __all__ = ["CPS1988", "COUNT_MODELS", "LOG_MODELS", "WEIGHTINGS", "MAX_LEVELS", "RELEASE_NAME", "Prepared",
-           "load_table", "prepare", "minimum_records", "lineup_for", "synthesize", "main"]
+           "load_table", "prepare", "minimum_records", "lineup_for", "GUARANTEES", "STRICT_EPSILON", "privacy_plan",
+           "synthesize", "main"]
 
 import argparse
 import os
@@ -400,11 +401,64 @@ def _check_out(out, overwrite: bool) -> Path | None:
     return out
 
 
+#: The command's guarantees: "strict" (CM, every database) and "local" (the papers' pseudo posterior mechanism).
+GUARANTEES = ("strict", "local")
+#: The per-dataset epsilon of a strict release when neither an epsilon nor a total is given.
+STRICT_EPSILON = 1.0
+
+
+def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: float | None = None,
+                 total_epsilon: float | None = None, delta: float = 1e-6, m: int = 20, radius: float | None = None,
+                 relative: bool = False) -> tuple[tuple, str, float | None]:
+    """The lineup, the released member and the per-dataset epsilon of a guarantee.
+
+    "strict" releases CM (every record's term censored, :mod:`ppmlib.mechanism.censoring`): each
+    dataset is epsilon-DP for every database. Its epsilon is ``epsilon``, or the largest whose m
+    datasets are (``total_epsilon``, ``delta``)-DP (:func:`ppmlib.mechanism.ledger.solve_per_dataset_epsilon`),
+    or :data:`STRICT_EPSILON`. "local" is :func:`lineup_for`'s pseudo posterior mechanism, with LW
+    calibrated to the epsilon solved from ``total_epsilon`` when that is given.
+
+    Parameters
+    ----------
+    guarantee : str
+        One of :data:`GUARANTEES`.
+    weighting, radius, relative : str, float, bool
+        The local mechanism's weighting (see :func:`lineup_for`); strict takes "lw" (the default) only.
+    epsilon, total_epsilon : float, optional
+        Per dataset, or for the whole release of m datasets (not both).
+    delta : float
+        The release's delta, in (0, 1).
+    m : int
+        Datasets.
+
+    Returns
+    -------
+    (members, released, epsilon)
+        The lineup, the released member's name and the per-dataset epsilon (None: LW uncalibrated).
+    """
+    from ppmlib.mechanism.ledger import solve_per_dataset_epsilon
+    if guarantee not in GUARANTEES:
+        raise ValueError(f"unknown guarantee {guarantee!r}; choose one of {', '.join(GUARANTEES)}")
+    if epsilon is not None and total_epsilon is not None:
+        raise ValueError("give --epsilon (per dataset) or --total-epsilon (the release), not both")
+    if total_epsilon is not None:
+        epsilon = solve_per_dataset_epsilon(total_epsilon, delta, m)
+    if guarantee == "local":
+        members, released = lineup_for(weighting, epsilon, radius, relative)
+        return members, released, epsilon
+    if weighting != "lw" or radius is not None:
+        raise ValueError("--weighting and --radius choose the local mechanism's weights; --guarantee strict "
+                         "releases CM (give --guarantee local to use them)")
+    epsilon = STRICT_EPSILON if epsilon is None else _checks.real(epsilon, "epsilon", low=0, low_open=True)
+    return ("Unweighted", _lineup.member("CM", epsilon=epsilon)), "CM", epsilon
+
+
 def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighting: str = "lw",
                epsilon: float | None = None, radius: float | None = None, relative: bool = False, m: int = 20,
                budget: float | None = None, seed: int = 0, out=None, overwrite: bool = False,
                drop_missing: bool = False, max_levels: int = MAX_LEVELS, sampler: Sampler | None = None,
-               report: bool = True, progress: bool = True) -> "_lineup.Results":
+               report: bool = True, progress: bool = True, guarantee: str = "strict",
+               total_epsilon: float | None = None, delta: float = 1e-6) -> "_lineup.Results":
     """The whole command as one call: load, check, synthesize, and (with ``out``) release and report.
 
     Parameters
@@ -432,6 +486,13 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         Also write report.html into ``out``.
     progress : bool
         Progress bars while fitting.
+    guarantee : str
+        "strict" (default: CM, epsilon-DP per dataset for every database) or "local" (the pseudo
+        posterior mechanism: this database only); see :func:`privacy_plan`.
+    total_epsilon : float, optional
+        The release's total epsilon at ``delta``; the per-dataset epsilon is solved from it.
+    delta : float
+        The release's delta (the ledger's zCDP conversion).
 
     Returns
     -------
@@ -439,9 +500,10 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         The synthesizers by name (Unweighted, LW, and LW_final or CW), each a :class:`ppmlib.Synthesis`;
         ``.prepared`` is the :class:`Prepared` data and ``.released`` the released member's name.
     """
-    members, released = lineup_for(weighting, epsilon, radius, relative)
-    out_dir = _check_out(out, overwrite)
     m = _checks.integer(m, "m", low=1)
+    delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+    members, released, epsilon = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative)
+    out_dir = _check_out(out, overwrite)
     sampler = _sampler(sampler)
     if budget is not None:
         budget = _checks.real(budget, "budget", low=0, low_open=True)
@@ -453,6 +515,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     results = _lineup.run(members, prepared.model, prepared.y, X=prepared.X, prior=prepared.prior, m=m,
                           sampler=sampler, seed=seed, progress=progress)
     results.prepared, results.released, results.budget = prepared, released, budget
+    results.guarantee, results.delta = guarantee, delta
     if out_dir is not None:
         _write(results, out_dir, overwrite=overwrite, report=report)
     return results
@@ -465,7 +528,7 @@ def _write(results, out: Path, *, overwrite: bool, report: bool) -> None:
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
         in_units = replace(chosen, synthetic=prepared.original_units(chosen.synthetic))
-        in_units.release(staging / RELEASE_NAME, max_epsilon=results.budget)
+        in_units.release(staging / RELEASE_NAME, max_epsilon=results.budget, delta=getattr(results, "delta", 1e-6))
         if report:
             _report(results, staging)
         if out.exists():
@@ -523,6 +586,13 @@ def _parser() -> argparse.ArgumentParser:
                              "the same Delta better), cw (count weights; needs --radius)")
     parser.add_argument("--epsilon", type=float, default=None, metavar="E",
                         help="calibrate LW so that each dataset is E-DP (fails with the reachable range)")
+    parser.add_argument("--guarantee", default="strict", choices=GUARANTEES,
+                        help="strict (default): CM, each dataset epsilon-DP for every database; local: the "
+                             "pseudo posterior mechanism, epsilon = 2 Delta for this file only")
+    parser.add_argument("--total-epsilon", type=float, default=None, metavar="E",
+                        help="the release's total epsilon at --delta: the per-dataset epsilon is solved from it")
+    parser.add_argument("--delta", type=float, default=1e-6, metavar="D",
+                        help="the release's delta for the zCDP ledger (default 1e-6)")
     parser.add_argument("--radius", type=float, default=None, help="CW's policy radius, on the model's scale")
     parser.add_argument("--relative", action="store_true", help="CW's radius is a fraction of each value")
     parser.add_argument("--m", type=int, default=20, help="synthetic datasets to release (cost m * epsilon; default 20)")
@@ -564,19 +634,28 @@ def main(argv=None) -> int:
             epsilon=args.epsilon, radius=args.radius, relative=args.relative, m=args.m, budget=args.budget,
             seed=args.seed, out=args.out, overwrite=args.overwrite, drop_missing=args.drop_missing,
             max_levels=args.max_levels, sampler=Sampler(chains=args.chains, draws=args.draws, warmup=args.draws),
-            report=not args.no_report)
+            report=not args.no_report, guarantee=args.guarantee, total_epsilon=args.total_epsilon, delta=args.delta)
     except (ValueError, TypeError, OSError, CalibrationFailed, RerunFailed) as err:
         print(f"error: {err}\nnothing was written to {args.out}", file=sys.stderr)
         return 2
     chosen = results[results.released]
     m = chosen.synthetic.shape[0]
     print(f"released {m} synthetic datasets of {args.column!r} ({results.prepared.n} records, model "
-          f"{results.prepared.model}, {chosen.name}) to {args.out}\n"
-          f"epsilon = 2 Delta = {chosen.epsilon:.3g} per dataset for this file's removal neighbours (one record "
+          f"{results.prepared.model}, {chosen.name}) to {args.out}")
+    print(_ledger_lines(chosen, m, args.delta, results.prepared.n))
+    return 0
+
+
+def _ledger_lines(chosen, m: int, delta: float, n: int) -> str:
+    """The privacy statement the command prints: the ledger's lines (strict), or the local statement and them."""
+    from ppmlib.mechanism.ledger import ledger
+    lines = "\n".join(ledger(chosen.epsilon, m, delta=delta, guarantee=chosen.guarantee).statement())
+    if chosen.guarantee != "local":
+        return lines + f"\nthe release reveals n = {n}"
+    return (f"epsilon = 2 Delta = {chosen.epsilon:.3g} per dataset for this file's removal neighbours (one record "
           f"removed; adding an arbitrary record is not covered); m * epsilon = {m * chosen.epsilon:.3g} in total; replace-one neighbours: 4 Delta = "
           f"{2 * chosen.epsilon:.3g} per dataset; the weights are data-dependent and outside the guarantee; "
-          f"the release reveals n = {results.prepared.n}")
-    return 0
+          f"the release reveals n = {n}\n" + lines)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ OpenDP's own ``make_zCDP_to_approxDP`` to 1e-9.
 """
 from __future__ import annotations
 
-__all__ = ["SCOPES", "Ledger", "bounded_range_rho", "cdp_delta", "cdp_epsilon", "simple_cdp_epsilon", "ledger",
+__all__ = ["SCOPES", "NOT_COVERED", "Ledger", "bounded_range_rho", "cdp_delta", "cdp_epsilon", "simple_cdp_epsilon", "ledger",
            "solve_per_dataset_epsilon"]
 
 import math
@@ -141,7 +141,8 @@ def simple_cdp_epsilon(rho: float, delta: float) -> float:
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
-_NOT_COVERED = {
+#: The guarantee word -> what its numbers leave out.
+NOT_COVERED = {
     "strict": "the release's size n; MCMC draws only approximate the exact censored posterior",
     "strict, weights as given": "how the weights were computed from the data; the release's size n; MCMC draws "
                                 "only approximate the exact censored posterior",
@@ -206,7 +207,7 @@ class Ledger:
         eps, dlt = self.total
         return [
             f"guarantee: {self.guarantee}; every number below holds for {self.scope}",
-            f"not covered: {_NOT_COVERED[self.guarantee]}",
+            f"not covered: {NOT_COVERED[self.guarantee]}",
             f"per dataset: epsilon = {self.epsilon:.4g} (epsilon-DP and epsilon-bounded-range, so "
             f"rho = epsilon^2/8 = {bounded_range_rho(self.epsilon):.4g})",
             f"basic composition of m = {self.m} datasets: ({self.basic_total:.4g}, 0)-DP",

@@ -86,7 +86,7 @@ class Synthesis:
         """Draws of the mean parameter (mu) of the pseudo posterior."""
         return self.fit.model.location(self.fit.draws)
 
-    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False):
+    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False, delta: float = 1e-6):
         """Write the m synthetic datasets (CSV) and their privacy budget (JSON), both or neither.
 
         Never writes the weights, bounds, draws or confidential data; refuses (ValueError,
@@ -100,13 +100,15 @@ class Synthesis:
             The total budget allowed.
         overwrite : bool
             Replace an existing release at ``path``.
+        delta : float
+            The delta of the manifest's ledger.
 
         Returns
         -------
         (csv_path, json_path)
         """
         from ppmlib.release import release
-        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite)
+        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite, delta=delta)
 
     def summary(self) -> dict:
         """One row for a table: Delta, epsilon, weights and diagnostics.
