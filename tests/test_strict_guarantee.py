@@ -94,3 +94,14 @@ def test_quadrature_ratio_matches_the_closed_form_for_the_uncensored_posterior()
     ours = G.grid_log_ratios(terms, exact.gamma_logpdf(grid, 1.0, 0.001), grid)
     closed = np.abs(exact.loo_log_ratio(grid, y, alpha)).max(axis=1)
     np.testing.assert_allclose(ours, closed, rtol=1e-6)
+
+
+def test_the_audit_of_cm_stays_below_its_epsilon():
+    """The privacy audit's exact attack on CM: each target's exact loss over the posteriors' mass and the
+    audit's lower bound stay within epsilon (the bound holds for every database)."""
+    from ppmlib.studies.privacy_audit import audit_censored
+    y = np.r_[DATABASES["ordinary"], 400]           # one tail record among the bulk
+    table = audit_censored(y, EPS, trials=1000, seed=3)
+    assert list(table["target"]) == ["largest", "smallest", "typical"]
+    assert (table["exact loss"] <= EPS + 1e-9).all() and (table["eps_lb"] <= EPS).all()
+    assert table["exact loss"].max() > 0.1 * EPS     # the typical record does move the posterior
