@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ppmlib import _checks
+from ppmlib.errors import BadArgument
 
 #: The centrings :func:`censoring` knows: "best" (the window's top at the record's best log-likelihood) and "zero".
 CENTRINGS = ("best", "zero")
@@ -95,7 +96,7 @@ def censoring(model, y, X, weights, epsilon: float, *, centring: str = "best", r
     """
     epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
     if centring not in CENTRINGS:
-        raise ValueError(f"centring must be one of {CENTRINGS}, got {centring!r}")
+        raise BadArgument(f"centring must be one of {CENTRINGS}, got {centring!r}")
     weights = _checks.weights(weights, np.shape(y)[0])
     if centring == "zero":
         return Censoring(epsilon, np.zeros(weights.size), centring)

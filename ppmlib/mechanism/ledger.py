@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 
 from ppmlib import _checks
+from ppmlib.errors import BadArgument
 
 #: The guarantee word -> whom the per-dataset epsilon covers, as every statement words it.
 SCOPES = {
@@ -259,7 +260,7 @@ def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "str
     (20.0, 2.5)
     """
     if guarantee not in SCOPES:
-        raise ValueError(f"guarantee must be one of {sorted(SCOPES)}, got {guarantee!r}")
+        raise BadArgument(f"guarantee must be one of {sorted(SCOPES)}, got {guarantee!r}")
     epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
     m = _checks.integer(m, "m", low=1)
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
