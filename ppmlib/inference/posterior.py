@@ -143,7 +143,7 @@ class Fit:
     seed: int | None
     #: False once :meth:`subset` has dropped draws: where one chain ends and the next begins is then unknown
     whole_chains: bool = field(default=True, repr=False)
-    #: The censoring of a strict fit (:class:`ppmlib.mechanism.censoring.Censoring`); None for the pseudo posterior
+    #: The censoring of a strict fit (:class:`ppmlib.models.censoring.Censoring`); None for the pseudo posterior
     censoring: object = field(default=None, repr=False)
 
     @property
@@ -355,7 +355,7 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
     censoring : float or Censoring, optional
         Fit the censored (strict) posterior: each record's term alpha_i log p is replaced by
         clip(alpha_i (log p - r_i), -epsilon/2, epsilon/2). A float is epsilon, with the default
-        centring (:func:`ppmlib.mechanism.censoring.censoring`); a ``Censoring`` is used as given.
+        centring (:func:`ppmlib.models.censoring.censoring`); a ``Censoring`` is used as given.
         None (the default) fits the pseudo posterior.
 
     Returns
@@ -404,7 +404,7 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
 
 def _censoring(value, fam: Family, y, X, alpha):
     """None, a float epsilon (the default centring) or a Censoring of n records, checked."""
-    from ppmlib.mechanism.censoring import Censoring, censoring
+    from ppmlib.models.censoring import Censoring, censoring
     if value is None or isinstance(value, Censoring):
         if value is not None and np.shape(value.shifts) != (y.size,):
             raise BadArgument(f"censoring holds {np.size(value.shifts)} shifts but y has {y.size} records")

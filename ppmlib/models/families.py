@@ -191,7 +191,7 @@ class Family:
             As :meth:`Family.check_prior` returns it.
         emit_log_lik : bool
             Ask the program for its own per-record log-likelihood.
-        censoring : ppmlib.mechanism.censoring.Censoring, optional
+        censoring : ppmlib.models.censoring.Censoring, optional
             Censor every record's term (the strict mechanism); None fits the pseudo posterior.
 
         Returns
@@ -233,14 +233,14 @@ class Family:
             Records, as the checks return them.
         weights : ndarray, shape (n,)
             alpha.
-        censoring : ppmlib.mechanism.censoring.Censoring
+        censoring : ppmlib.models.censoring.Censoring
             The window and the records' weighted centres.
 
         Returns
         -------
         ndarray, shape (S, n)
         """
-        from ppmlib.mechanism.censoring import censored_terms
+        from ppmlib.models.censoring import censored_terms
         return censored_terms(self.log_lik(draws, y, X), weights, censoring)
 
     def box_loss_bound(self, y, X, box: dict, *, reference_scale: float = 1.0) -> np.ndarray:
