@@ -24,7 +24,7 @@ from ppmlib.mechanism.schemes import REGISTRY, aliases
 # one colour per source, the same in every chapter: each synthesizer of the registry its own,
 # which its paper's alias ("DPweighted") and its label with the alias ("LW (DPweighted)") share
 COLOURS = {"Unweighted": "#1b9e77", "LW": "#d95f02", "LW_final": "#a6761d", "CW": "#7570b3", "CW_final": "#66a61e",
-           "SW": "#e7298a"}
+           "SW": "#e7298a", "CM": "#e6ab02", "WCM": "#b15928", "Strict weighted": "#6a3d9a"}
 # a synthesizer of the registry without a colour of its own takes the next one of matplotlib's cycle
 PALETTE = {"Data": "#4d4d4d", **{key: COLOURS.get(key) or to_hex(plt.get_cmap("Dark2")(i % 8))
                                  for i, key in enumerate(REGISTRY)}}
@@ -32,6 +32,8 @@ PALETTE.update({label: PALETTE[name] for name, alias in aliases().items() for la
 PALETTE["Capped"] = "#1f78b4"  # the fixed-cap weighting of the asymptotic-DP chapter
 # the peers of ppmlib.baselines.peers (the "Against the alternatives" chapter)
 PALETTE.update({"Histogram": "#666666", "AIM": "#1f78b4", "MST": "#a6cee3", "CART": "#17becf"})
+# the strict privacy chapter's names for the censored schemes and the local mechanism
+PALETTE.update({"strict weighted": PALETTE["Strict weighted"], "PPM (local)": PALETTE["LW"], "CM (r_i = 0)": "#999999"})
 # the multivariate chapter: LW joint is LW; the per-variable synthesizers take CW's and SW's colours
 # (no other chapter shows them together)
 PALETTE.update({"LW joint": PALETTE["LW"], "LW per variable": PALETTE["CW"],

@@ -94,6 +94,13 @@
 //
 // Data: weights are data; emit_log_lik = 1 writes Stan's own unweighted mixture log-density per
 // record (the marginal over the K components), computed from beta and X as ppmlib does in numpy.
+//
+// Censoring (censor = 1, the strict mechanism of Hu, Williams and Savitsky 2022): record i then
+// contributes u_i = clip(alpha_i * log_mix_i - censor_shift_i, -censor_bound, censor_bound), where
+// log_mix_i is its mixture log-density, censor_shift_i = alpha_i * r_i its weighted centre (from
+// the record's own values and public constants) and censor_bound = epsilon / 2; clip(x, -b, b) is
+// written (|x + b| - |x - b|) / 2. The centres' non-centring scale still uses the total weight: it
+// is a reparametrisation, so it changes how NUTS moves, not the density.
 data {
   int<lower=1> n;
   int<lower=1> P;
@@ -108,6 +115,9 @@ data {
   real<lower=0> prior_sigma_mean;
   int<lower=0, upper=1> shared_slopes;  // 1: one theta for all components (they differ in centre and scale)
   int<lower=0, upper=1> emit_log_lik;
+  int<lower=0, upper=1> censor;
+  real<lower=0> censor_bound;
+  vector[censor ? n : 0] censor_shift;
 }
 transformed data {
   int J = P - 1;                       // non-intercept columns
@@ -174,7 +184,12 @@ model {
       log_mix = log_sum_exp(log_mix, log_pi[k] - log(sigma[k]) + log_norm - 0.5 * square((y - mu[:, k]) / sigma[k]));
     }
   }
-  target += dot_product(weights, log_mix);
+  if (censor) {
+    vector[n] u = weights .* log_mix - censor_shift;
+    target += sum(0.5 * (abs(u + censor_bound) - abs(u - censor_bound)));
+  } else {
+    target += dot_product(weights, log_mix);
+  }
 }
 generated quantities {
   matrix[P, K] beta;          // column k holds component k's coefficients on the columns of X

@@ -14,16 +14,30 @@
 // several times faster than a loop over records. emit_log_lik = 1 also sends the n records y and
 // writes Stan's own unweighted neg_binomial_2_lpmf per record (the tests compare ppmlib's numpy
 // version with it); with 0, y is empty, so the data sent to Stan does not grow with n.
+//
+// Censoring (censor = 1, the strict mechanism of Hu, Williams and Savitsky 2022): record i then
+// contributes u_i = clip(alpha_i * log p(y_i | mu, phi) - shift_i, -censor_bound, censor_bound),
+// where shift_i = alpha_i * r_i is its weighted centre (from the record's own value and public
+// constants) and censor_bound = epsilon / 2. A clipped term is not linear in the weight, so the
+// records come as groups of equal (value, weight, shift) instead of value_weights (which ppmlib
+// then sends empty). clip(x, -b, b) is written (|x + b| - |x - b|) / 2.
 data {
   int<lower=1> n;
   int<lower=0, upper=1> emit_log_lik;
   array[emit_log_lik ? n : 0] int<lower=0> y;
-  int<lower=1> n_values;
+  int<lower=0> n_values;
   array[n_values] int<lower=0> values;
   vector<lower=0>[n_values] value_weights;
   real prior_log_mu_mean;
   real<lower=0> prior_log_mu_sd;
   real<lower=0> prior_inv_sqrt_phi_sd;
+  int<lower=0, upper=1> censor;
+  real<lower=0> censor_bound;
+  int<lower=0> n_groups;
+  array[censor ? n_groups : 0] int<lower=0> group_values;
+  vector<lower=0>[censor ? n_groups : 0] group_sizes;
+  vector<lower=0>[censor ? n_groups : 0] group_weights;
+  vector[censor ? n_groups : 0] group_shifts;
 }
 parameters {
   real log_mu;
@@ -38,6 +52,13 @@ model {
   inv_sqrt_phi ~ normal(0, prior_inv_sqrt_phi_sd);
   for (k in 1:n_values) {
     target += value_weights[k] * neg_binomial_2_log_lpmf(values[k] | log_mu, phi);
+  }
+  if (censor) {
+    vector[n_groups] u;
+    for (k in 1:n_groups) {
+      u[k] = group_weights[k] * neg_binomial_2_log_lpmf(group_values[k] | log_mu, phi) - group_shifts[k];
+    }
+    target += dot_product(group_sizes, 0.5 * (abs(u + censor_bound) - abs(u - censor_bound)));
   }
 }
 generated quantities {

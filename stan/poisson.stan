@@ -14,6 +14,16 @@
 // emit_log_lik = 1 also sends the n records and writes the unweighted per-record log-likelihood
 // with Stan's own poisson_lpmf (the tests check ppmlib's numpy version against it); with 0, y is
 // empty.
+//
+// Censoring (censor = 1, the strict mechanism of Hu, Williams and Savitsky 2022): record i then
+// contributes u_i = clip(alpha_i * log p(y_i | lambda) - shift_i, -censor_bound, censor_bound)
+// instead of alpha_i * log p(y_i | lambda), where shift_i = alpha_i * r_i is its weighted centre
+// (ppmlib computes r_i from the record's own value and public constants) and censor_bound = epsilon / 2.
+// The sums above cannot express a clipped term, so the records come as groups of equal
+// (value, weight, shift): group_sizes[k] records of value group_values[k]. With censor = 0 the
+// groups are empty and the program is the one above, draw for draw.
+// clip(x, -b, b) is written (|x + b| - |x - b|) / 2: vectorised, and its gradient is x's inside
+// the window and 0 outside, as the clipped density's is.
 data {
   int<lower=1> n;
   real<lower=0> sum_w;
@@ -23,13 +33,29 @@ data {
   real<lower=0> prior_rate;
   int<lower=0, upper=1> emit_log_lik;
   array[emit_log_lik ? n : 0] int<lower=0> y;
+  int<lower=0, upper=1> censor;
+  real<lower=0> censor_bound;
+  int<lower=0> n_groups;
+  array[censor ? n_groups : 0] int<lower=0> group_values;
+  vector<lower=0>[censor ? n_groups : 0] group_sizes;
+  vector<lower=0>[censor ? n_groups : 0] group_weights;
+  vector[censor ? n_groups : 0] group_shifts;
+}
+transformed data {
+  vector[censor ? n_groups : 0] group_y = to_vector(group_values);
+  vector[censor ? n_groups : 0] group_lgamma = lgamma(group_y + 1);
 }
 parameters {
   real<lower=0> lambda;
 }
 model {
   lambda ~ gamma(prior_shape, prior_rate);
-  target += sum_wy * log(lambda) - sum_w * lambda - sum_w_lgamma;
+  if (censor) {
+    vector[n_groups] u = group_weights .* (group_y * log(lambda) - lambda - group_lgamma) - group_shifts;
+    target += dot_product(group_sizes, 0.5 * (abs(u + censor_bound) - abs(u - censor_bound)));
+  } else {
+    target += sum_wy * log(lambda) - sum_w * lambda - sum_w_lgamma;
+  }
 }
 generated quantities {
   vector[emit_log_lik ? n : 0] log_lik;

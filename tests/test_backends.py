@@ -62,8 +62,9 @@ def test_chain_one_of_a_four_chain_fit_is_the_one_chain_fit(counts):
 
 
 @needs_both
+@pytest.mark.parametrize("censored", [False, True], ids=["pseudo posterior", "censored"])
 @pytest.mark.parametrize("model", ["poisson", "negbin", "normal", "mixture"])
-def test_both_backends_give_identical_draws(model, counts, monkeypatch):
+def test_both_backends_give_identical_draws(model, censored, counts, monkeypatch):
     rng = np.random.default_rng(4)
     X, y, prior = None, counts, None
     if model in ("normal", "mixture"):
@@ -74,7 +75,7 @@ def test_both_backends_give_identical_draws(model, counts, monkeypatch):
         prior = {"K": 2, "prior_centre_mean": 1.0}
     weights = rng.uniform(0.1, 1.0, counts.size)
     kwargs = dict(X=X, weights=weights, seed=31, sampler=ppmlib.Sampler(chains=3, draws=200, warmup=200), emit_log_lik=True,
-                  prior=prior)
+                  prior=prior, censoring=1.0 if censored else None)   # the strict mechanism's switch, the same programs
     cmd, py = (_on(b, monkeypatch, model, y, **kwargs) for b in ("cmdstanpy", "pystan"))
     assert cmd.draws.keys() == py.draws.keys() and "log_lik" in cmd.draws
     for name in cmd.draws:

@@ -47,7 +47,8 @@ def test_no_example_is_skipped(name):
 CORE = ["models.families", "inference.posterior", "inference.backends", "mechanism.bounds", "mechanism.weights", "mechanism.synthesis", "inference.exact", "release.publish", "evaluate.utility",
         "evaluate.disclosure", "datasets.design", "inference.diagnostics", "datasets.simulate", "seeding", "inference.parallel", "mechanism.reweighting", "mechanism.guarantee", "book.claims",
         "progress", "errors", "mechanism.lineup", "mechanism.schemes", "datasets.example", "mechanism.joint", "release.command", "release.report", "release.staging", "evaluate.estimands", "baselines.peers",
-        "mechanism.survey", "evaluate.survey", "baselines.laplace_tables", "release.survey"]
+        "mechanism.survey", "evaluate.survey", "baselines.laplace_tables", "release.survey",
+        "mechanism.censoring", "mechanism.ledger", "models.censoring"]
 
 
 def _returns_a_value(function) -> bool:

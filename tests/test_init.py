@@ -14,12 +14,13 @@ import pytest
 MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "evaluate.disclosure", "mechanism.guarantee", "evaluate.utility", "seeding",
            "release", "release.publish", "datasets.ce_like", "datasets.salary_like", "datasets.simulate", "inference.exact", "evaluate.audit", "inference.parallel", "plots",
            "inference.backends", "mechanism.synthesis", "inference.posterior", "mechanism.reweighting", "models.families", "progress", "mechanism.lineup", "mechanism.schemes", "datasets.design", "datasets.example",
-           "baselines.peers", "errors",
+           "baselines.peers", "errors", "mechanism.censoring", "mechanism.ledger", "models.censoring",
            # the book's tooling
            "book.rerun", "book.bookcheck", "book.provenance", "book.claims", "book.results",
            # one study per chapter
            "studies.vector_weighted", "studies.reweighting", "studies.dp_definitions", "studies.attribute_risk",
            "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income", "studies.against_alternatives",
+           "studies.strict_privacy",
            # the own-data command, its report and where it writes
            "release.command", "release.report", "release.staging", "synthesize", "evaluate.estimands",
            # several variables at once

@@ -167,9 +167,12 @@ def test_lineup_for_each_weighting(weighting, epsilon, radius, members, released
     (["--column", "grade"], "column 'grade' is not numeric: 120 of 120 rows are not numbers"),
     (["--column", "visits", "--model", "poisson", "--predictors", "grade"], "intercept-only"),
     (["--column", "salary", "--model", "negbin"], "non-integer values; the negbin model synthesizes counts"),
-    (["--column", "salary", "--weighting", "cw"], "--weighting cw needs the policy radius"),
-    (["--column", "salary", "--radius", "0.3"], "--radius is the CW policy radius"),
-    (["--column", "salary", "--weighting", "cw", "--radius", "0.3", "--epsilon", "4"], "cannot be combined"),
+    (["--column", "salary", "--guarantee", "local", "--weighting", "cw"], "--weighting cw needs the policy radius"),
+    (["--column", "salary", "--guarantee", "local", "--radius", "0.3"], "--radius is the CW policy radius"),
+    (["--column", "salary", "--guarantee", "local", "--weighting", "cw", "--radius", "0.3", "--epsilon", "4"],
+     "cannot be combined"),
+    (["--column", "salary", "--weighting", "cw", "--radius", "0.3"], "--guarantee strict releases CM"),
+    (["--column", "salary", "--epsilon", "1", "--total-epsilon", "5"], "not both"),
     (["--column", "salary", "--epsilon", "4", "--m", "10", "--budget", "30"], "cost 40 > budget = 30"),
     (["--column", "salary", "--m", "0"], "m must be"),
 ])
@@ -219,7 +222,7 @@ def test_command_writes_release_and_report_on_a_csv(tmp_path, capsys):
     wages().assign(grade=lambda f: f["grade"].where(f.index % 50 != 7)).to_csv(csv, index=False)
     out = tmp_path / "release"
     assert syn.main([str(csv), "--column", "salary", "--model", "normal", "--predictors", "grade,age", "--m", "4",
-                     "--seed", "3", "--drop-missing", "--allow-failed-fits", "--out", str(out)] + TINY_ARGS) == 0
+                     "--seed", "3", "--drop-missing", "--allow-failed-fits", "--guarantee", "local", "--out", str(out)] + TINY_ARGS) == 0
     said = capsys.readouterr().out
     assert sorted(p.name for p in out.iterdir()) == ["synthetic.csv", "synthetic.json"]
     meta = json.loads((out / "synthetic.json").read_text())
@@ -230,7 +233,7 @@ def test_command_writes_release_and_report_on_a_csv(tmp_path, capsys):
     assert f"epsilon = 2 Delta = {eps:.3g} per dataset" in said and f"m * epsilon = {4 * eps:.3g}" in said
     # the Python call with the same arguments gives the same numbers (seeded)
     again = syn.synthesize(csv, "salary", model="normal", predictors=["grade", "age"], m=4, seed=3, sampler=TINY,
-                           drop_missing=True, progress=False)
+                           drop_missing=True, progress=False, guarantee="local")
     np.testing.assert_allclose(np.exp(again["LW"].synthetic).T, released.to_numpy(), rtol=1e-12)
     assert again["LW"].epsilon == pytest.approx(eps, rel=1e-12)
     # the report: every section, the released epsilon, diagnostics of every fit, risk, drivers by rank
@@ -263,7 +266,7 @@ def test_counts_epsilon_target_parquet_and_overwrite(tmp_path):
     syn.synthesize(path, "visits", model="poisson", m=2, seed=1, sampler=TINY, out=out, report=False,
                    allow_failed_fits=True, progress=False)
     results = syn.synthesize(path, "visits", model="negbin", epsilon=4.0, m=3, seed=1, sampler=TINY, out=out,
-                             overwrite=True, report=False, allow_failed_fits=True, progress=False)
+                             overwrite=True, report=False, allow_failed_fits=True, progress=False, guarantee="local")
     assert sorted(p.name for p in out.iterdir()) == ["synthetic.csv", "synthetic.json"]    # the old release replaced
     meta = json.loads((out / "synthetic.json").read_text())
     assert abs(meta["epsilon_per_dataset"] - 4.0) <= 2 * 0.05                                # LW calibrated to 4
@@ -276,22 +279,41 @@ def test_counts_epsilon_target_parquet_and_overwrite(tmp_path):
 def test_unreachable_epsilon_and_a_budget_exceeded_after_fitting_write_nothing(csv, tmp_path, capsys):
     out = tmp_path / "release"
     err = refused(capsys, [str(csv), "--column", "visits", "--model", "poisson", "--epsilon", "1000", "--m", "3",
-                           "--no-report", "--allow-failed-fits"] + TINY_ARGS, out, "target_epsilon = 1000 is out of reach")
+                           "--no-report", "--allow-failed-fits", "--guarantee", "local"] + TINY_ARGS, out, "target_epsilon = 1000 is out of reach")
     assert "reaches epsilon from" in err
     refused(capsys, [str(csv), "--column", "visits", "--model", "poisson", "--m", "3", "--budget", "0.5",
-                     "--no-report", "--allow-failed-fits"] + TINY_ARGS, out, "release refused: 3 datasets at epsilon")
+                     "--no-report", "--allow-failed-fits", "--guarantee", "local"] + TINY_ARGS, out, "release refused: 3 datasets at epsilon")
 
 
 @pytest.mark.stan
 def test_cw_and_lw_final_release_their_own_synthesizer(csv, tmp_path):
     cw = syn.synthesize(csv, "visits", model="poisson", weighting="cw", radius=2.0, m=3, seed=2, sampler=TINY,
-                        out=tmp_path / "cw", report=False, allow_failed_fits=True, progress=False)
+                        out=tmp_path / "cw", report=False, allow_failed_fits=True, progress=False, guarantee="local")
     assert json.loads((tmp_path / "cw" / "synthetic.json").read_text())["synthesizer"] == "CW"
     assert cw["CW"].settings["radius"] == 2.0 and list(cw) == ["Unweighted", "CW"]
     final = syn.synthesize(csv, "visits", model="negbin", weighting="lw_final", m=3, seed=2, sampler=TINY,
-                           progress=False)
+                           progress=False, guarantee="local")
     assert list(final) == ["Unweighted", "LW", "LW_final"] and final.released == "LW_final"
     assert abs(final["LW_final"].delta - final["LW"].delta) < 0.05
+
+
+@pytest.mark.stan
+def test_the_default_release_is_strict_and_says_so_word_for_word(csv, tmp_path, capsys):
+    """No flags: CM at the total epsilon asked for; the printed lines are the ledger's, and the manifest
+    carries the same lines and numbers."""
+    from ppmlib.mechanism.ledger import SCOPES, ledger, solve_per_dataset_epsilon
+    out = tmp_path / "release"
+    assert syn.main([str(csv), "--column", "visits", "--model", "poisson", "--m", "3", "--total-epsilon", "6",
+                     "--delta", "1e-5", "--no-report", "--allow-failed-fits", "--out", str(out)] + TINY_ARGS) == 0
+    said = capsys.readouterr().out
+    meta = json.loads((out / "synthetic.json").read_text())
+    eps = solve_per_dataset_epsilon(6.0, 1e-5, 3)
+    book = ledger(eps, 3, delta=1e-5, guarantee="strict")
+    assert meta["synthesizer"] == "CM" and meta["epsilon_per_dataset"] == pytest.approx(eps, rel=1e-12)
+    assert meta["ledger"]["statement"] == book.statement() and meta["ledger"]["covers"] == SCOPES["strict"]
+    assert meta["ledger"]["release_epsilon"] == pytest.approx(6.0, rel=1e-9)
+    assert all(line in said for line in book.statement()) and "2 Delta" not in said
+    assert meta["neighbours"] == SCOPES["strict"]
 
 
 # --- the chapter on real wages, run on a file of one's own ----------------------------------------

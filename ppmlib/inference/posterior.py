@@ -143,6 +143,21 @@ class Fit:
     seed: int | None
     #: False once :meth:`subset` has dropped draws: where one chain ends and the next begins is then unknown
     whole_chains: bool = field(default=True, repr=False)
+    #: The censoring of a strict fit (:class:`ppmlib.models.censoring.Censoring`); None for the pseudo posterior
+    censoring: object = field(default=None, repr=False)
+
+    @property
+    def censored_log_lik(self) -> np.ndarray:
+        """S x n censored terms u_i(theta_s) of a strict fit (what each record adds to its log posterior).
+
+        Raises
+        ------
+        ValueError
+            The fit was not censored.
+        """
+        if self.censoring is None:
+            raise BadArgument("this fit was not censored: it has no censored terms (fit with censoring=...)")
+        return self.model.censored_log_lik(self.draws, self.y, self.X, self.weights, self.censoring)
 
     @property
     def n_draws(self) -> int:
@@ -222,7 +237,7 @@ class Fit:
         kept = Fit(self.model, self.y, self.X, self.weights,
                    {k: v[keep] for k, v in self.draws.items()},
                    {k: v[keep] for k, v in self.sampler.items()}, self.chains, self.backend, self.seed,
-                   self.whole_chains and bool(keep.all()))
+                   self.whole_chains and bool(keep.all()), self.censoring)
         if not kept.whole_chains:
             object.__setattr__(kept, "_whole_run", self.__dict__.get("_whole_run", self))  # for diagnostics
         return kept
@@ -310,7 +325,7 @@ class Fit:
 
 
 def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, seed=None,
-        prior: dict | None = None, emit_log_lik: bool = False) -> Fit:
+        prior: dict | None = None, emit_log_lik: bool = False, censoring=None) -> Fit:
     """Fit the alpha-weighted (pseudo posterior) synthesizer ``model`` to ``y``.
 
     The pseudo posterior is xi^alpha(theta | y) proportional to prod_i p(y_i | theta)^alpha_i
@@ -337,6 +352,11 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
         Overrides of the default prior settings named in the Stan program's header.
     emit_log_lik : bool
         Also return Stan's own per-record log-likelihood in ``draws["log_lik"]``, shape (S, n) (tests).
+    censoring : float or Censoring, optional
+        Fit the censored (strict) posterior: each record's term alpha_i log p is replaced by
+        clip(alpha_i (log p - r_i), -epsilon/2, epsilon/2). A float is epsilon, with the default
+        centring (:func:`ppmlib.models.censoring.censoring`); a ``Censoring`` is used as given.
+        None (the default) fits the pseudo posterior.
 
     Returns
     -------
@@ -378,19 +398,30 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
     y = fam.check_y(y)
     X = fam.check_X(X, y.size)
     alpha = _checks.weights(weights, y.size)
-    return _fit(fam, y, X, alpha, _sampler(sampler), _checks.seed(seed), fam.check_prior(prior), emit_log_lik)
+    cens = _censoring(censoring, fam, y, X, alpha)
+    return _fit(fam, y, X, alpha, _sampler(sampler), _checks.seed(seed), fam.check_prior(prior), emit_log_lik, cens)
+
+
+def _censoring(value, fam: Family, y, X, alpha):
+    """None, a float epsilon (the default centring) or a Censoring of n records, checked."""
+    from ppmlib.models.censoring import Censoring, censoring
+    if value is None or isinstance(value, Censoring):
+        if value is not None and np.shape(value.shifts) != (y.size,):
+            raise BadArgument(f"censoring holds {np.size(value.shifts)} shifts but y has {y.size} records")
+        return value
+    return censoring(fam, y, X, alpha, value)
 
 
 def _fit(fam: Family, y: np.ndarray, X, alpha: np.ndarray, sampler: Sampler, seed, prior: dict,
-         emit_log_lik: bool = False) -> Fit:
+         emit_log_lik: bool = False, censoring=None) -> Fit:
     """:func:`fit` on checked inputs: y and X as the family's checks return them, the full prior dict."""
     if seed is None:
         seed = int(np.random.default_rng().integers(STAN_SEED_LIMIT))
-    data = fam.stan_data(y, X, alpha, prior, emit_log_lik)
+    data = fam.stan_data(y, X, alpha, prior, emit_log_lik, censoring)
     out = sampler.sample(fam, data, seed)
     keep = set(fam.params) | ({"log_lik"} if emit_log_lik else set())
     params = {k: v for k, v in out.params.items() if k in keep}
-    return Fit(fam, y, X, alpha, params, out.sampler, sampler.chains, out.backend, seed)
+    return Fit(fam, y, X, alpha, params, out.sampler, sampler.chains, out.backend, seed, censoring=censoring)
 
 
 def spaced_draws(n_draws: int, m: int) -> np.ndarray:

@@ -9,8 +9,10 @@
 - :mod:`~ppmlib.mechanism.joint`: several variables synthesized in sequence under one record-level bound
 - :mod:`~ppmlib.mechanism.guarantee`: what an epsilon promises, checked against the exact posterior
 - :mod:`~ppmlib.mechanism.survey`: a survey's outcome and sampling weight synthesized together under one bound
+- :mod:`~ppmlib.mechanism.censoring`: the strict mechanism (every record's term censored)
+- :mod:`~ppmlib.mechanism.ledger`: what a whole release costs (zCDP, (epsilon, delta), basic composition)
 """
 from ppmlib._lazy import submodules
 
 __getattr__, __dir__ = submodules(__name__, ("weights", "bounds", "synthesis", "reweighting", "lineup", "joint",
-                                             "guarantee", "survey"))
+                                             "guarantee", "survey", "censoring", "ledger"))

@@ -240,6 +240,35 @@ def _custom(member: Member, ctx: Context) -> Synthesis:
     return _plain(member, ctx, "custom", weights=_setting(member, "weights", None))
 
 
+def _censoring_epsilon(member: Member, ctx: Context) -> float:
+    """A censored member's per-draw epsilon: its ``epsilon`` setting, a number ``match`` (the target
+    epsilon itself: censoring needs no calibration), or the epsilon of the member ``match`` names."""
+    if isinstance(member.match, str):
+        return ctx.done[member.match].epsilon
+    if member.match is not None:
+        return _checks.real(member.match, f"{member.name}: match (a target epsilon)", low=0, low_open=True)
+    return _setting(member, "epsilon", None)
+
+
+def _censored(member: Member, ctx: Context, scheme: str, **extra) -> Synthesis:
+    return _plain(member, ctx, scheme, epsilon=_censoring_epsilon(member, ctx),
+                  centring=_setting(member, "centring", "best"),
+                  reference_scale=_setting(member, "reference_scale", 1.0), **extra)
+
+
+def _cm(member: Member, ctx: Context) -> Synthesis:
+    return _censored(member, ctx, "cm")
+
+
+def _wcm(member: Member, ctx: Context) -> Synthesis:
+    return _censored(member, ctx, "wcm", base=ctx.done[member.base], c=_setting(member, "c", 1.0),
+                     g=_setting(member, "g", 0.0))
+
+
+def _strict_weighted(member: Member, ctx: Context) -> Synthesis:
+    return _censored(member, ctx, "strict_weighted", box=_setting(member, "box", None), c=_setting(member, "c", None))
+
+
 def _final(member: Member, ctx: Context) -> Synthesis:
     from ppmlib.mechanism.reweighting import reweight_to_tolerance
     run = {k: v for k, v in ctx.run.items() if k in ("X", "prior", "sampler")}
@@ -278,6 +307,10 @@ KINDS = MappingProxyType({
     "sw": Kind(_sw, needs_base=True, matchable=True, settings=("a", "rtol", "max_iter", "known")),
     "custom": Kind(_custom, settings=("weights",)),
     "final": Kind(_final, needs_base=True, settings=("tau", "k0", "max_iter")),
+    "cm": Kind(_cm, matchable=True, settings=("epsilon", "centring", "reference_scale")),
+    "wcm": Kind(_wcm, needs_base=True, matchable=True, settings=("epsilon", "centring", "reference_scale", "c", "g")),
+    "strict_weighted": Kind(_strict_weighted, matchable=True,
+                            settings=("epsilon", "centring", "reference_scale", "box", "c")),
 })
 
 #: The book's synthesizers, one name each, as lineup members: built from the one registry,

@@ -45,7 +45,9 @@ class Scheme:
         ``ppm-synthesize`` may release it (``--weighting`` takes its key, in any case).
     guarantee : str
         What its epsilon covers: "none" (no differential privacy), "local" (this database against
-        its removal neighbours, Delta estimated from the draws, the weights treated as fixed).
+        its removal neighbours, Delta estimated from the draws, the weights treated as fixed),
+        "strict" (every database, censored: :mod:`ppmlib.mechanism.censoring`) or "strict, weights
+        as given" (the same for the weights as computed from the data).
     """
     key: str
     kind: str
@@ -76,6 +78,14 @@ REGISTRY = MappingProxyType({s.key: s for s in (
     Scheme("CW_final", "final", "CW re-weighted at equal Delta", base="CW"),
     Scheme("SW", "sw", "one scalar weight for every record (the exponential mechanism's form), matched to LW's "
            "Delta", alias="EMweighted", base="Unweighted", match="LW", matchable=True),
+    # the censored mechanisms (book/strict_privacy.md): every record's term clipped into [-epsilon/2, epsilon/2];
+    # their epsilon is a setting (or a number ``match``), not calibrated
+    Scheme("CM", "cm", "every record at full weight, its log-likelihood term censored into [-epsilon/2, epsilon/2]",
+           matchable=True, guarantee="strict"),
+    Scheme("WCM", "wcm", "LW's weights inside the censoring (strict for the weights as given: they come from the data)",
+           base="Unweighted", matchable=True, guarantee="strict, weights as given"),
+    Scheme("Strict weighted", "strict_weighted", "weights from each record's own value and a public parameter box, "
+           "inside the censoring", matchable=True, guarantee="strict"),
 )})
 
 

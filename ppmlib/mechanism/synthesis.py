@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ppmlib import _checks
-from ppmlib.errors import CalibrationFailed
+from ppmlib.errors import BadArgument, CalibrationFailed
 from ppmlib.progress import progress_bar
 from ppmlib.mechanism.bounds import _streamed_truncated_bounds
 from ppmlib.mechanism.bounds import epsilon as _epsilon
@@ -26,7 +26,6 @@ from ppmlib.models.families import family
 from ppmlib.inference.posterior import Fit, Sampler, _fit, _sampler
 from ppmlib.seeding import seeds
 from ppmlib.mechanism.weights import cw_weights, lw_weights, scalar_weights
-from ppmlib.errors import BadArgument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,6 +57,12 @@ class Synthesis:
         Synthetic datasets, one per draw.
     calibration : dict
         Filled by :func:`match_delta` (parameter, value, target, history).
+    guarantee : str
+        Whom ``epsilon`` covers, a key of :data:`ppmlib.mechanism.ledger.SCOPES`: "local" (this
+        database, 2 Delta from the draws), "strict" (every database: censored, weights from each
+        record alone) or "strict, weights as given" (censored, weights computed from the data).
+    share_censored : float or None
+        The share of records whose term is censored, averaged over the kept draws (None: not censored).
     """
     name: str
     scheme: str
@@ -69,6 +74,8 @@ class Synthesis:
     epsilon: float
     synthetic: np.ndarray
     calibration: dict = field(default_factory=dict)
+    guarantee: str = "local"
+    share_censored: float | None = None
 
     @property
     def diagnostics(self) -> dict:
@@ -79,7 +86,7 @@ class Synthesis:
         """Draws of the mean parameter (mu) of the pseudo posterior."""
         return self.fit.model.location(self.fit.draws)
 
-    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False):
+    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False, delta: float = 1e-6):
         """Write the m synthetic datasets (CSV) and their privacy budget (JSON), both or neither.
 
         Never writes the weights, bounds, draws or confidential data; refuses (ValueError,
@@ -93,13 +100,15 @@ class Synthesis:
             The total budget allowed.
         overwrite : bool
             Replace an existing release at ``path``.
+        delta : float
+            The delta of the manifest's ledger.
 
         Returns
         -------
         (csv_path, json_path)
         """
         from ppmlib.release import release
-        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite)
+        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite, delta=delta)
 
     def summary(self) -> dict:
         """One row for a table: Delta, epsilon, weights and diagnostics.
@@ -107,10 +116,12 @@ class Synthesis:
         Returns
         -------
         dict
-            synthesizer, Delta, epsilon, mean and min weight, max R-hat, min bulk and tail ESS, divergences.
+            synthesizer, Delta, epsilon, guarantee, share censored, mean and min weight, max R-hat, min bulk
+            and tail ESS, divergences.
         """
         d = self.diagnostics
-        return {"synthesizer": self.name, "Delta": self.delta, "epsilon": self.epsilon,
+        return {"synthesizer": self.name, "Delta": self.delta, "epsilon": self.epsilon, "guarantee": self.guarantee,
+                "share censored": self.share_censored,
                 "mean weight": float(self.weights.mean()), "min weight": float(self.weights.min()),
                 "max R-hat": d["max_rhat"], "min bulk ESS": d["min_ess_bulk"],
                 "min tail ESS": d["min_ess_tail"], "divergences": d["divergences"]}
@@ -131,17 +142,28 @@ class Scheme:
         The default name of its :class:`Synthesis` in tables and figures.
     settings : dict
         Setting -> default, in the order they are recorded; ``REQUIRED`` if the caller must give
-        it. ``base`` and ``weights`` (objects, not numbers) are not recorded in the Synthesis.
+        it. ``base``, ``weights`` and ``box`` (objects, not numbers) are not recorded in the Synthesis.
     make : callable
-        (y, settings) -> (n,) alpha, where settings hold every setting and the truncation q.
+        (y, settings) -> (n,) alpha, where settings hold every setting, the truncation q, and the
+        checked ``model`` (Family) and ``X``.
     needs : str
         What the required settings are, for the error that says one is missing.
+    guarantee : str
+        Whom its epsilon covers (a key of :data:`ppmlib.mechanism.ledger.SCOPES`); the censored
+        schemes are "strict" or "strict, weights as given" and take ``epsilon``, ``centring`` and
+        ``reference_scale``.
     """
     name: str
     label: str
     settings: dict
     make: Callable[[np.ndarray, dict], np.ndarray]
     needs: str = ""
+    guarantee: str = "local"
+
+    @property
+    def censored(self) -> bool:
+        """The scheme censors every record's term (the strict mechanism)."""
+        return self.guarantee != "local"
 
     def resolve(self, given: dict) -> dict:
         """The scheme's settings with the defaults filled in; a clear error for unknown or missing ones.
@@ -183,7 +205,7 @@ class Scheme:
         -------
         dict
         """
-        return {k: settings[k] for k in self.settings if k not in ("base", "weights")}
+        return {k: settings[k] for k in self.settings if k not in ("base", "weights", "box")}
 
 
 def _lw(y: np.ndarray, s: dict) -> np.ndarray:
@@ -195,7 +217,17 @@ def _lw(y: np.ndarray, s: dict) -> np.ndarray:
     return lw_weights(base, c=s["c"], g=s["g"], q=_base_truncation(s["base"], s["q"]))
 
 
-#: The weighting schemes :func:`ppmlib.synthesizer` knows, by name: unweighted, lw, cw, sw, custom.
+def _box(y: np.ndarray, s: dict) -> np.ndarray:
+    from ppmlib.mechanism.censoring import box_weights
+    c = s["epsilon"] if s["c"] is None else s["c"]
+    return box_weights(s["model"], y, s["X"], s["box"], c, reference_scale=s["reference_scale"])
+
+
+#: Settings of every censored scheme: the per-draw epsilon, the centring and the normal families' public scale.
+_CENSORED = {"epsilon": REQUIRED, "centring": "best", "reference_scale": 1.0}
+
+#: The weighting schemes :func:`ppmlib.synthesizer` knows, by name: unweighted, lw, cw, sw, custom, and
+#: the censored cm, wcm and strict_weighted.
 SCHEMES = {scheme.name: scheme for scheme in (
     Scheme("unweighted", "Unweighted", {}, lambda y, s: np.ones(y.size)),
     Scheme("lw", "LW", {"base": REQUIRED, "c": 1.0, "g": 0.0}, _lw,
@@ -207,6 +239,14 @@ SCHEMES = {scheme.name: scheme for scheme in (
            "a is the scalar weight in [0, 1] given to every record"),
     Scheme("custom", "Custom", {"weights": REQUIRED}, lambda y, s: _checks.weights(s["weights"], y.size),
            "weights are the (n,) record weights alpha in [0, 1]"),
+    Scheme("cm", "CM", dict(_CENSORED), lambda y, s: np.ones(y.size),
+           "epsilon is the per-draw epsilon of the censoring window [-epsilon/2, epsilon/2]", guarantee="strict"),
+    Scheme("wcm", "WCM", {**_CENSORED, "base": REQUIRED, "c": 1.0, "g": 0.0}, _lw,
+           "epsilon is the censoring's per-draw epsilon and base the unweighted Fit or Synthesis of LW's risks",
+           guarantee="strict, weights as given"),
+    Scheme("strict_weighted", "Strict weighted", {**_CENSORED, "box": REQUIRED, "c": None}, _box,
+           "epsilon is the censoring's per-draw epsilon and box the public parameter box of the weights "
+           "(the family's box_loss_bound; c defaults to epsilon)", guarantee="strict"),
 )}
 
 
@@ -230,6 +270,11 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     weights treated as fixed; replace-one costs 4 Delta); one synthetic dataset is drawn
     from each of m kept draws (m datasets cost m epsilon in total).
 
+    The censored schemes ("cm", "wcm", "strict_weighted") fit the censored posterior instead
+    (:mod:`ppmlib.mechanism.censoring`): epsilon is their ``epsilon`` setting, which holds for every
+    database (WCM: for its weights as given); Delta_i is then the largest abs(u_i) over the draws
+    (at most epsilon / 2), and the Synthesis records the share of records censored.
+
     Parameters
     ----------
     model : str
@@ -240,8 +285,10 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
         A key of :data:`ppmlib.mechanism.synthesis.SCHEMES`, with its settings as keywords:
         "unweighted" (none); "lw" (``base``, the unweighted Fit or Synthesis; ``c`` = 1, ``g`` = 0);
         "cw" (``radius``; ``c`` = 1, ``g`` = 0, ``relative`` = False); "sw" (the scalar ``a``);
-        "custom" (``weights``, shape (n,)). An unknown scheme, a setting the scheme does not take
-        or a missing one is a ValueError that lists the choices.
+        "custom" (``weights``, shape (n,)); censored: "cm" (``epsilon``), "wcm" (``epsilon``,
+        ``base``; ``c``, ``g``), "strict_weighted" (``epsilon``, ``box``; ``c`` = epsilon), each
+        with ``centring`` = "best" and ``reference_scale`` = 1. An unknown scheme, a setting the
+        scheme does not take or a missing one is a ValueError that lists the choices.
     X : array, shape (n, K), optional
         The design matrix of the normal and mixture models.
     q : float
@@ -293,15 +340,36 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     if m > sampler.total_draws:
         raise BadArgument(f"m = {m} synthetic datasets need at least m draws; {sampler} makes {sampler.total_draws}")
     seed = _checks.seed(seed)
-    resolved = {**chosen.resolve(settings), "q": q}
+    resolved = {**chosen.resolve(settings), "q": q, "model": fam, "X": X}
     alpha = chosen.make(y, resolved)
     fit_seed, synthesis_seed = seeds(seed, 2)
+    recorded = {**chosen.recorded(resolved), "q": q, "seed": seed}
+    if chosen.censored:
+        return _censored(fam, y, X, alpha, sampler, (fit_seed, synthesis_seed), prior, m, resolved, chosen,
+                         name or chosen.label, recorded)
     posterior = _fit(fam, y, X, alpha, sampler, fit_seed, fam.check_prior(prior))
     keep, bounds = _streamed_truncated_bounds(posterior, alpha, q)  # abs(alpha f) built once for both
     kept = posterior.subset(keep)
     delta = float(bounds.max())
-    return Synthesis(name or chosen.label, chosen.name, {**chosen.recorded(resolved), "q": q, "seed": seed}, alpha,
+    return Synthesis(name or chosen.label, chosen.name, recorded, alpha,
                      kept, bounds, delta, _epsilon(delta), kept.synthesize(m, synthesis_seed))
+
+
+def _censored(fam, y, X, alpha, sampler, fit_and_synthesis_seeds, prior, m, resolved, chosen, name, recorded):
+    """A censored scheme's fit, bounds (the largest abs(u_i) per record), share censored and datasets."""
+    from ppmlib.mechanism.censoring import censored_share, censoring
+    if resolved["q"] != 1.0:
+        raise BadArgument(f"scheme {chosen.name!r} is censored: its guarantee needs every draw, so q must be 1, "
+                         f"got {resolved['q']:g}")
+    cens = censoring(fam, y, X, alpha, resolved["epsilon"], centring=resolved["centring"],
+                     reference_scale=resolved["reference_scale"])
+    fit_seed, synthesis_seed = fit_and_synthesis_seeds
+    posterior = _fit(fam, y, X, alpha, sampler, fit_seed, fam.check_prior(prior), censoring=cens)
+    terms = posterior.censored_log_lik
+    bounds = np.abs(terms).max(axis=0)
+    share = censored_share(posterior.log_lik, alpha, cens)
+    return Synthesis(name, chosen.name, recorded, alpha, posterior, bounds, float(bounds.max()), cens.epsilon,
+                     posterior.synthesize(m, synthesis_seed), guarantee=chosen.guarantee, share_censored=share)
 
 
 def _base_truncation(base, q) -> float:

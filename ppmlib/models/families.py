@@ -178,7 +178,7 @@ class Family:
                                    low_open=k in self.positive_prior) for k, v in prior.items()}
         return {**self.default_prior, **checked}
 
-    def stan_data(self, y, X, weights, prior, emit_log_lik: bool) -> dict:
+    def stan_data(self, y, X, weights, prior, emit_log_lik: bool, censoring=None) -> dict:
         """The data block of ``stan/<name>.stan``.
 
         Parameters
@@ -191,13 +191,75 @@ class Family:
             As :meth:`Family.check_prior` returns it.
         emit_log_lik : bool
             Ask the program for its own per-record log-likelihood.
+        censoring : ppmlib.models.censoring.Censoring, optional
+            Censor every record's term (the strict mechanism); None fits the pseudo posterior.
 
         Returns
         -------
         dict
             Name -> value, as the program's ``data`` block declares them.
         """
-        return {"n": y.size, "y": y, "weights": weights, **prior, "emit_log_lik": int(emit_log_lik)}
+        return {"n": y.size, "y": y, "weights": weights, **prior, "emit_log_lik": int(emit_log_lik),
+                **_censor_by_record(censoring, y.size)}
+
+    def best_log_lik(self, y, X, *, reference_scale: float = 1.0) -> np.ndarray:
+        """s_i: each record's log-likelihood at the parameter that fits it best, from its own values
+        and public constants only (the censoring's centre, :mod:`ppmlib.mechanism.censoring`).
+
+        Parameters
+        ----------
+        y, X : arrays
+            As the checks return them.
+        reference_scale : float
+            The public scale of the continuous families (whose density has no finite maximum).
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
+        raise NotImplementedError
+
+    def censored_log_lik(self, draws: dict, y, X, weights, censoring) -> np.ndarray:
+        """Each record's censored term u_i = clip(alpha_i log p(y_i | theta_s) - shift_i, -epsilon/2, epsilon/2).
+
+        What the censored program adds to the log posterior for record i (the Stan programs compute
+        the same clip); the uncensored fit adds alpha_i log p(y_i | theta_s).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        y, X : arrays
+            Records, as the checks return them.
+        weights : ndarray, shape (n,)
+            alpha.
+        censoring : ppmlib.models.censoring.Censoring
+            The window and the records' weighted centres.
+
+        Returns
+        -------
+        ndarray, shape (S, n)
+        """
+        from ppmlib.models.censoring import censored_terms
+        return censored_terms(self.log_lik(draws, y, X), weights, censoring)
+
+    def box_loss_bound(self, y, X, box: dict, *, reference_scale: float = 1.0) -> np.ndarray:
+        """B_i = max over a public parameter box of abs(log p(y_i | theta) - s_i), per record.
+
+        Parameters
+        ----------
+        y, X : arrays
+            As the checks return them.
+        box : dict
+            The family's box (see the subclass): parameter ranges stated before seeing the data.
+        reference_scale : float
+            As for :meth:`best_log_lik`.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
+        raise NotImplementedError
 
     def log_lik(self, draws: dict, y, X) -> np.ndarray:
         """The unweighted per-record log-likelihood log p(y_i | theta_s).
@@ -309,13 +371,29 @@ class Poisson(_Counts):
     default_prior = POISSON_PRIOR
     positive_prior = ("prior_shape", "prior_rate")
 
-    def stan_data(self, y, X, weights, prior, emit_log_lik):
+    def stan_data(self, y, X, weights, prior, emit_log_lik, censoring=None):
         # the weighted Poisson likelihood needs only these sums; y itself is sent only to write
-        # Stan's own per-record log_lik (tests), so the data sent to Stan does not grow with n
+        # Stan's own per-record log_lik (tests), so the data sent to Stan does not grow with n.
+        # Censored, the sums are not used (0) and the records go as groups (_censor_by_group)
         values, value_weights = _value_weights(y, weights)
-        return {"n": y.size, "sum_w": float(weights.sum()), "sum_wy": float(weights @ y),
-                "sum_w_lgamma": float(value_weights @ special.gammaln(values + 1.0)),
-                **prior, "emit_log_lik": int(emit_log_lik), "y": y if emit_log_lik else np.zeros(0, int)}
+        plain = censoring is None
+        return {"n": y.size, "sum_w": float(weights.sum()) if plain else 0.0,
+                "sum_wy": float(weights @ y) if plain else 0.0,
+                "sum_w_lgamma": float(value_weights @ special.gammaln(values + 1.0)) if plain else 0.0,
+                **prior, "emit_log_lik": int(emit_log_lik), "y": y if emit_log_lik else np.zeros(0, int),
+                **_censor_by_group(censoring, y, weights)}
+
+    def best_log_lik(self, y, X, *, reference_scale=1.0):
+        # the saturated log-likelihood: lambda = y_i (0 log 0 = 0)
+        y = np.asarray(y, dtype=float)
+        return special.xlogy(y, y) - y - special.gammaln(y + 1.0)
+
+    def box_loss_bound(self, y, X, box, *, reference_scale=1.0):
+        # ``box = {"lambda": (low, high)}``: the log-likelihood is concave in lambda, so the loss
+        # s_i - f is largest at an end of the box (and never negative: s_i is the maximum).
+        low, high = _box_range(box, "lambda", positive=True)
+        ends = {"lambda": np.array([low, high])}
+        return (self.best_log_lik(y, X) - self.log_lik(ends, y, X)).max(axis=0)
 
     def log_lik(self, draws, y, X):
         lam = draws["lambda"][:, None]
@@ -334,13 +412,30 @@ class NegBin(_Counts):
     default_prior = {"prior_log_mu_mean": 0.0, "prior_log_mu_sd": 10.0, "prior_inv_sqrt_phi_sd": 1.0}
     positive_prior = ("prior_log_mu_sd", "prior_inv_sqrt_phi_sd")
 
-    def stan_data(self, y, X, weights, prior, emit_log_lik):
+    def stan_data(self, y, X, weights, prior, emit_log_lik, censoring=None):
         # the program sums the likelihood over distinct values, each with its records' total weight;
-        # y is sent only to write Stan's own per-record log_lik (tests)
+        # y is sent only to write Stan's own per-record log_lik (tests). Censored, the records go as
+        # groups instead (_censor_by_group) and the value sums are empty
         values, value_weights = _value_weights(y, weights)
+        if censoring is not None:
+            values, value_weights = np.zeros(0, int), np.zeros(0)
         return {"n": y.size, **prior, "emit_log_lik": int(emit_log_lik),
                 "y": y if emit_log_lik else np.zeros(0, int),
-                "n_values": values.size, "values": values, "value_weights": value_weights}
+                "n_values": values.size, "values": values, "value_weights": value_weights,
+                **_censor_by_group(censoring, y, weights)}
+
+    def best_log_lik(self, y, X, *, reference_scale=1.0):
+        # the Poisson saturated value: the negative binomial's supremum at mu = y_i as phi grows
+        return family("poisson").best_log_lik(y, X)
+
+    def box_loss_bound(self, y, X, box, *, reference_scale=1.0):
+        # ``box = {"mu": (low, high), "phi": (low, high)}``: the loss is evaluated on a 65 x 65
+        # grid over the box, log-spaced, ends included (an approximation of the maximum: the
+        # weights it gives still depend on the record and public constants only).
+        mu = np.geomspace(*_box_range(box, "mu", positive=True), 65)
+        phi = np.geomspace(*_box_range(box, "phi", positive=True), 65)
+        grid = {"mu": np.repeat(mu, phi.size), "phi": np.tile(phi, mu.size)}
+        return np.abs(self.best_log_lik(y, X) - self.log_lik(grid, y, X)).max(axis=0)
 
     def log_lik(self, draws, y, X):
         mu, phi = draws["mu"][:, None], draws["phi"][:, None]
@@ -379,8 +474,33 @@ class Normal(Family):
             raise BadArgument(f"X must be an (n, K) design matrix with n = {n} rows, got shape {X.shape}")
         return X
 
-    def stan_data(self, y, X, weights, prior, emit_log_lik):
-        return {**super().stan_data(y, X, weights, prior, emit_log_lik), "K": X.shape[1], "X": X}
+    def stan_data(self, y, X, weights, prior, emit_log_lik, censoring=None):
+        return {**super().stan_data(y, X, weights, prior, emit_log_lik, censoring), "K": X.shape[1], "X": X}
+
+    def best_log_lik(self, y, X, *, reference_scale=1.0):
+        # log Normal(y_i | y_i, sigma_ref): the record fitted exactly, at the public reference scale
+        scale = _checks.real(reference_scale, "reference_scale", low=0, low_open=True)
+        return np.full(np.shape(y)[0], -np.log(scale) - 0.5 * np.log(2 * np.pi))
+
+    def box_loss_bound(self, y, X, box, *, reference_scale=1.0):
+        # ``box = {"mean": (low, high), "sigma": (low, high)}``: every record's mean X_i beta in
+        # [low, high] and every scale in the sigma range (for the mixture: every component's). The
+        # loss s_i - f = log(sigma / sigma_ref) + (y_i - mean)^2 / (2 sigma^2) is largest at the mean
+        # farthest from y_i and at an end of the sigma range, and smallest at the nearest mean and
+        # the sigma closest to the distance; B_i is the larger of the two in absolute value.
+        scale = _checks.real(reference_scale, "reference_scale", low=0, low_open=True)
+        m_low, m_high = _box_range(box, "mean")
+        s_low, s_high = _box_range(box, "sigma", positive=True)
+        y = np.asarray(y, dtype=float)
+        far = np.maximum(np.abs(y - m_low), np.abs(y - m_high))
+        near = np.where((y >= m_low) & (y <= m_high), 0.0, np.minimum(np.abs(y - m_low), np.abs(y - m_high)))
+
+        def loss(d, sigma):
+            return np.log(sigma / scale) + d**2 / (2 * sigma**2)
+
+        largest = np.maximum(loss(far, s_low), loss(far, s_high))
+        smallest = loss(near, np.clip(near, s_low, s_high))
+        return np.maximum(np.abs(largest), np.abs(smallest))
 
     def mean(self, draws, X) -> np.ndarray:
         """Model mean X_i beta_s of every record under every draw, S x n.
@@ -408,6 +528,38 @@ class Normal(Family):
 
     def predict(self, draws, X, n, rng):
         return rng.normal(self.mean(draws, X), draws["sigma"][:, None])
+
+
+def _censor_by_record(censoring, n: int) -> dict:
+    """The censoring data of the programs that loop over records (normal, mixture)."""
+    if censoring is None:
+        return {"censor": 0, "censor_bound": 0.0, "censor_shift": np.zeros(0)}
+    return {"censor": 1, "censor_bound": float(censoring.bound), "censor_shift": np.asarray(censoring.shifts, float)}
+
+
+def _censor_by_group(censoring, y, weights) -> dict:
+    """The censoring data of the count programs: records grouped by equal (value, weight, shift)."""
+    if censoring is None:
+        return {"censor": 0, "censor_bound": 0.0, "n_groups": 0, "group_values": np.zeros(0, int),
+                "group_sizes": np.zeros(0), "group_weights": np.zeros(0), "group_shifts": np.zeros(0)}
+    rows, sizes = np.unique(np.column_stack([y, weights, censoring.shifts]), axis=0, return_counts=True)
+    return {"censor": 1, "censor_bound": float(censoring.bound), "n_groups": sizes.size,
+            "group_values": rows[:, 0].astype(np.int64), "group_sizes": sizes.astype(float),
+            "group_weights": rows[:, 1], "group_shifts": rows[:, 2]}
+
+
+def _box_range(box, name: str, positive: bool = False) -> tuple[float, float]:
+    """``box[name]`` as a checked (low, high) pair."""
+    if not isinstance(box, dict) or name not in box:
+        raise BadArgument(f"box must be a dict with the range {name!r}: {{{name!r}: (low, high), ...}}, got {box!r}")
+    try:
+        low, high = (float(v) for v in box[name])
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"box[{name!r}] must be a (low, high) pair of numbers, got {box[name]!r}") from err
+    if not (np.isfinite(low) and np.isfinite(high) and low <= high and (low > 0 or not positive)):
+        raise BadArgument(f"box[{name!r}] must be finite with low <= high{' and low > 0' if positive else ''}, "
+                         f"got ({low:g}, {high:g})")
+    return low, high
 
 
 def _by_value(y) -> tuple:
@@ -513,7 +665,7 @@ class Mixture(Normal):
                              "with ppmlib.datasets.design.independent_columns")
         return X
 
-    def stan_data(self, y, X, weights, prior, emit_log_lik):
+    def stan_data(self, y, X, weights, prior, emit_log_lik, censoring=None):
         K = prior["K"]
         if K != int(K) or K < 1:
             raise BadArgument(f"prior['K'] (the number of mixture components) must be a positive integer, got {K!r}")
@@ -521,7 +673,7 @@ class Mixture(Normal):
             raise BadArgument(f"prior['shared_slopes'] must be 0 or 1, got {prior['shared_slopes']!r}")
         prior = {**prior, "K": int(K), "shared_slopes": int(prior["shared_slopes"])}
         # Family's data, not Normal's: here K is the number of components and P the design's columns
-        return {**Family.stan_data(self, y, X, weights, prior, emit_log_lik), "P": X.shape[1], "X": X}
+        return {**Family.stan_data(self, y, X, weights, prior, emit_log_lik, censoring), "P": X.shape[1], "X": X}
 
     def component_log_densities(self, draws, y, X) -> np.ndarray:
         """log pi_k + log Normal(y_i | X_i beta_k, sigma_k), shape (S, n, K).

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 __all__ = ["CPS1988", "COUNT_MODELS", "LOG_MODELS", "WEIGHTINGS", "MAX_LEVELS", "MAX_COUNT", "RELEASE_NAME",
            "Prepared", "FitsFailed", "text_encoding", "load_table", "prepare", "design_columns", "minimum_records",
-           "lineup_for", "available_memory", "memory_needed", "diagnostics_verdict", "synthesize", "main"]
+           "lineup_for", "GUARANTEES", "STRICT_EPSILON", "privacy_plan", "available_memory", "memory_needed", "diagnostics_verdict", "synthesize", "main"]
 
 import argparse
 import codecs
@@ -696,12 +696,65 @@ def _inputs(data) -> tuple:
     return (Path(data),) if isinstance(data, (str, os.PathLike)) and str(data).lower() != CPS1988 else ()
 
 
+#: The command's guarantees: "strict" (CM, every database) and "local" (the papers' pseudo posterior mechanism).
+GUARANTEES = ("strict", "local")
+#: The per-dataset epsilon of a strict release when neither an epsilon nor a total is given.
+STRICT_EPSILON = 1.0
+
+
+def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: float | None = None,
+                 total_epsilon: float | None = None, delta: float = 1e-6, m: int = 20, radius: float | None = None,
+                 relative: bool = False) -> tuple[tuple, str, float | None]:
+    """The lineup, the released member and the per-dataset epsilon of a guarantee.
+
+    "strict" releases CM (every record's term censored, :mod:`ppmlib.mechanism.censoring`): each
+    dataset is epsilon-DP for every database. Its epsilon is ``epsilon``, or the largest whose m
+    datasets are (``total_epsilon``, ``delta``)-DP (:func:`ppmlib.mechanism.ledger.solve_per_dataset_epsilon`),
+    or :data:`STRICT_EPSILON`. "local" is :func:`lineup_for`'s pseudo posterior mechanism, with LW
+    calibrated to the epsilon solved from ``total_epsilon`` when that is given.
+
+    Parameters
+    ----------
+    guarantee : str
+        One of :data:`GUARANTEES`.
+    weighting, radius, relative : str, float, bool
+        The local mechanism's weighting (see :func:`lineup_for`); strict takes "lw" (the default) only.
+    epsilon, total_epsilon : float, optional
+        Per dataset, or for the whole release of m datasets (not both).
+    delta : float
+        The release's delta, in (0, 1).
+    m : int
+        Datasets.
+
+    Returns
+    -------
+    (members, released, epsilon)
+        The lineup, the released member's name and the per-dataset epsilon (None: LW uncalibrated).
+    """
+    from ppmlib.mechanism.ledger import solve_per_dataset_epsilon
+    if guarantee not in GUARANTEES:
+        raise BadArgument(f"unknown guarantee {guarantee!r}; choose one of {', '.join(GUARANTEES)}")
+    if epsilon is not None and total_epsilon is not None:
+        raise BadArgument("give --epsilon (per dataset) or --total-epsilon (the release), not both")
+    if total_epsilon is not None:
+        epsilon = solve_per_dataset_epsilon(total_epsilon, delta, m)
+    if guarantee == "local":
+        members, released = lineup_for(weighting, epsilon, radius, relative)
+        return members, released, epsilon
+    if weighting != "lw" or radius is not None:
+        raise BadArgument("--weighting and --radius choose the local mechanism's weights; --guarantee strict "
+                         "releases CM (give --guarantee local to use them)")
+    epsilon = STRICT_EPSILON if epsilon is None else _checks.real(epsilon, "epsilon", low=0, low_open=True)
+    return ("Unweighted", _lineup.member("CM", epsilon=epsilon)), "CM", epsilon
+
+
 def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighting: str = "lw",
                epsilon: float | None = None, radius: float | None = None, relative: bool = False, m: int = 20,
                budget: float | None = None, seed: int = 0, out=None, report=True, overwrite: bool = False,
                allow_failed_fits: bool = False, drop_missing: bool = False, max_levels: int = MAX_LEVELS,
                encoding: str | None = None, sampler: Sampler | None = None,
-               progress: bool = True) -> "_lineup.Results":
+               progress: bool = True, guarantee: str = "strict", total_epsilon: float | None = None,
+               delta: float = 1e-6) -> "_lineup.Results":
     """The whole command as one call: load, check, synthesize, and (with ``out``) release and report.
 
     Everything that can be checked is checked before any fit: the arguments, ``out`` and the
@@ -744,6 +797,14 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     progress : bool
         Progress bars while fitting.
 
+    guarantee : str
+        "strict" (default: CM, epsilon-DP per dataset for every database) or "local" (the pseudo
+        posterior mechanism: this database only); see :func:`privacy_plan`.
+    total_epsilon : float, optional
+        The release's total epsilon at ``delta``; the per-dataset epsilon is solved from it.
+    delta : float
+        The release's delta (the ledger's zCDP conversion).
+
     Returns
     -------
     ppmlib.mechanism.lineup.Results
@@ -760,8 +821,9 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     ValueError, TypeError, FileNotFoundError
         Bad arguments or data (see :func:`prepare` and :func:`load_table`).
     """
-    members, released = lineup_for(weighting, epsilon, radius, relative)
     m = _checks.integer(m, "m", low=1)
+    delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+    members, released, epsilon = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative)
     sampler = _sampler(sampler)
     budget = _check_budget(budget, epsilon, m)
     out, report = _targets(out, report, overwrite, _inputs(data))
@@ -774,6 +836,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         results = _lineup.run(members, prepared.model, prepared.y, X=prepared.X, prior=prepared.prior, m=m,
                               sampler=sampler, seed=seed, progress=progress)
         results.prepared, results.released, results.budget = prepared, released, budget
+        results.guarantee, results.delta = guarantee, delta
         # the gate guards a release: without out nothing is released, and the verdict is only recorded
         results.verdict = _gate(results, allow_failed_fits) if out is not None else diagnostics_verdict(results)
         results.out, results.report = out, report
@@ -804,7 +867,8 @@ def _write(results, staging: "_staging.Staging") -> None:
     in_units = replace(chosen, synthetic=prepared.original_units(chosen.synthetic))
     from ppmlib.release.publish import release
     release(in_units, staging.release / RELEASE_NAME, max_epsilon=results.budget,
-            extra={"written_by": _staging.WRITTEN_BY, "diagnostics": results.verdict})
+            extra={"written_by": _staging.WRITTEN_BY, "diagnostics": results.verdict},
+            delta=getattr(results, "delta", 1e-6))
     if results.report is not None:
         from ppmlib.release import report as _report
         _report.write(results, staging.report, staging.private, resamples=_resamples(prepared.n))
@@ -861,6 +925,13 @@ def _mechanism_arguments(parser) -> None:
                              "the same Delta better), cw (count weights; needs --radius)")
     parser.add_argument("--epsilon", type=float, default=None, metavar="E",
                         help="calibrate LW so that each dataset is E-DP (fails with the reachable range)")
+    parser.add_argument("--guarantee", default="strict", choices=GUARANTEES,
+                        help="strict (default): CM, each dataset epsilon-DP for every database; local: the "
+                             "pseudo posterior mechanism, epsilon = 2 Delta for this file only")
+    parser.add_argument("--total-epsilon", type=float, default=None, metavar="E",
+                        help="the release's total epsilon at --delta: the per-dataset epsilon is solved from it")
+    parser.add_argument("--delta", type=float, default=1e-6, metavar="D",
+                        help="the release's delta for the zCDP ledger (default 1e-6)")
     parser.add_argument("--radius", type=float, default=None, help="CW's policy radius, on the model's scale")
     parser.add_argument("--relative", action="store_true", help="CW's radius is a fraction of each value")
     parser.add_argument("--m", type=int, default=20, help="synthetic datasets to release (cost m * epsilon; default 20)")
@@ -898,7 +969,8 @@ def _call(args):
         epsilon=args.epsilon, radius=args.radius, relative=args.relative, m=args.m, budget=args.budget,
         seed=args.seed, out=args.out, report=report, overwrite=args.overwrite,
         allow_failed_fits=args.allow_failed_fits, drop_missing=args.drop_missing, max_levels=args.max_levels,
-        encoding=args.encoding, sampler=_sampler_of(args))
+        encoding=args.encoding, sampler=_sampler_of(args), guarantee=args.guarantee,
+        total_epsilon=args.total_epsilon, delta=args.delta)
 
 
 # Python's words in an error, and the flag a user of the command sets instead
@@ -923,14 +995,23 @@ def _summary(args, results) -> str:
         gate = f"diagnostics: every fit passes the gate ({verdict['gate']})"
     lines = [f"released {m} synthetic datasets of {args.column!r} ({prepared.n} records, model {prepared.model}, "
              f"{chosen.name}) to {results.out}",
-             f"epsilon = 2 Delta = {chosen.epsilon:.3g} per dataset for this file's removal neighbours (one record "
-             f"removed; adding an arbitrary record is not covered); m * epsilon = {m * chosen.epsilon:.3g} in total; "
-             f"replace-one neighbours: 4 Delta = {2 * chosen.epsilon:.3g} per dataset; the weights are "
-             f"data-dependent and outside the guarantee; the release reveals n = {prepared.n}",
+             _privacy_lines(chosen, m, getattr(results, "delta", 1e-6), prepared.n),
              gate]
     if results.report is not None:
         lines.append(f"report (confidential, not for publication): {results.report}")
     return "\n".join(lines)
+
+
+def _privacy_lines(chosen, m: int, delta: float, n: int) -> str:
+    """The privacy statement the command prints: the ledger's lines (strict), or the local statement and them."""
+    from ppmlib.mechanism.ledger import ledger
+    lines = "\n".join(ledger(chosen.epsilon, m, delta=delta, guarantee=chosen.guarantee).statement())
+    if chosen.guarantee != "local":
+        return lines + f"\nthe release reveals n = {n}"
+    return (f"epsilon = 2 Delta = {chosen.epsilon:.3g} per dataset for this file's removal neighbours (one record "
+            f"removed; adding an arbitrary record is not covered); m * epsilon = {m * chosen.epsilon:.3g} in total; "
+            f"replace-one neighbours: 4 Delta = {2 * chosen.epsilon:.3g} per dataset; the weights are "
+            f"data-dependent and outside the guarantee; the release reveals n = {n}\n" + lines)
 
 
 def _stop_now(signum, frame) -> None:

@@ -82,7 +82,35 @@ def _epsilon(synthesis: "Synthesis") -> float:
     return float(eps)
 
 
-def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, csv_sha256: str = "") -> dict:
+def _strict_text(synthesis: "Synthesis") -> dict:
+    """The neighbours, guarantee and caveats of a censored (strict) synthesis, in the ledger's words."""
+    from ppmlib.mechanism.ledger import SCOPES
+    covers = SCOPES[synthesis.guarantee]
+    return {"neighbours": covers,
+            "guarantee": ("Each synthetic dataset is made from one draw of the censored posterior (every record's "
+                          "term clipped into [-epsilon/2, epsilon/2]); each draw is epsilon-DP and "
+                          f"epsilon-bounded-range for {covers}. The ledger states the release's total."),
+            "not_covered": _ledger_not_covered(synthesis.guarantee)}
+
+
+def _ledger_not_covered(guarantee: str) -> str:
+    """What the ledger's guarantee word leaves out (:data:`ppmlib.mechanism.ledger` wording).
+
+    Parameters
+    ----------
+    guarantee : str
+        A key of :data:`ppmlib.mechanism.ledger.SCOPES`.
+
+    Returns
+    -------
+    str
+    """
+    from ppmlib.mechanism.ledger import NOT_COVERED
+    return NOT_COVERED[guarantee]
+
+
+def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, csv_sha256: str = "",
+             delta: float = 1e-6) -> dict:
     """The JSON half of a release: what was released and what it costs (no data, no weights).
 
     Parameters
@@ -95,16 +123,24 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         The budget the release was checked against.
     csv_sha256 : str
         Hex SHA-256 of the CSV's bytes: :func:`ppmlib.release.load` checks it, so a manifest beside another CSV is caught.
+    delta : float
+        The delta at which the ledger converts the release's zCDP to (epsilon, delta).
 
     Returns
     -------
     dict
         Synthesizer, model, file, m, n, epsilon per dataset and in total, the composition rule,
-        the neighbours covered, the guarantee and what it does not cover: only numbers and text
-        (valid JSON: no NaN, no infinity), and the CSV's SHA-256.
+        the neighbours covered, the guarantee and what it does not cover, and the ledger
+        (:mod:`ppmlib.mechanism.ledger`: rho, the zCDP total at delta, whom each number covers):
+        only numbers and text (valid JSON: no NaN, no infinity), and the CSV's SHA-256.
     """
+    from ppmlib.mechanism.ledger import ledger
     m, n = synthesis.synthetic.shape[:2]
     epsilon = _epsilon(synthesis)
+    guarantee = getattr(synthesis, "guarantee", "local")
+    text = {"neighbours": NEIGHBOURS, "guarantee": COVERS, "not_covered": DOES_NOT_COVER} if guarantee == "local" \
+        else _strict_text(synthesis)
+    book = ledger(epsilon, int(m), delta=delta, guarantee=guarantee).to_dict() if epsilon > 0 else None
     return {
         "synthesizer": synthesis.name,
         **_model(synthesis),
@@ -116,9 +152,8 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         "total_epsilon": m * epsilon,
         "composition": "sequential: m datasets from m draws cost m * epsilon",
         "budget_max_epsilon": max_epsilon,
-        "neighbours": NEIGHBOURS,
-        "guarantee": COVERS,
-        "not_covered": DOES_NOT_COVER,
+        **text,
+        "ledger": book,
     }
 
 
@@ -145,7 +180,7 @@ def _as_written(data: np.ndarray) -> np.ndarray:
 
 
 def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, overwrite: bool = False,
-            extra: dict | None = None) -> tuple[Path, Path]:
+            extra: dict | None = None, delta: float = 1e-6) -> tuple[Path, Path]:
     """Write a Synthesis's m synthetic datasets and their privacy budget, atomically.
 
     Parameters
@@ -164,6 +199,8 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     extra : dict, optional
         More entries for the manifest (numbers and text only; e.g. the command's diagnostics
         verdict); they may not replace one of its own.
+    delta : float
+        The delta of the manifest's ledger (the release's (epsilon, delta) from zCDP).
 
     Returns
     -------
@@ -226,7 +263,7 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     table = pd.DataFrame(_columns(values, getattr(synthesis, "variables", ())))
     csv_text = table.to_csv(index=False, lineterminator="\n")
     digest = hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
-    meta = manifest(synthesis, csv_path.name, max_epsilon, digest)
+    meta = manifest(synthesis, csv_path.name, max_epsilon, digest, delta)
     clash = sorted(set(extra or {}) & set(meta))
     if clash:
         raise BadArgument(f"extra may not replace the manifest's own entries {clash}")

@@ -53,7 +53,7 @@ class ReportFailed(RuntimeError):
     """The report's notebook failed; the message names the cell and the error, never a value."""
 
 
-def privacy_statement(synthesis, n: int) -> str:
+def privacy_statement(synthesis, n: int, delta: float = 1e-6) -> str:
     """What the released synthesizer's epsilon promises, exactly, as one Markdown paragraph.
 
     Parameters
@@ -62,6 +62,8 @@ def privacy_statement(synthesis, n: int) -> str:
         The released synthesizer (its ``delta``, ``epsilon`` and m datasets).
     n : int
         The number of records (the release reveals it).
+    delta : float
+        The delta of the ledger (a censored synthesis is stated by :meth:`ppmlib.mechanism.ledger.Ledger.statement`).
 
     Returns
     -------
@@ -77,6 +79,10 @@ def privacy_statement(synthesis, n: int) -> str:
     True
     """
     m = synthesis.synthetic.shape[0]
+    if getattr(synthesis, "guarantee", "local") != "local":   # censored: the ledger's statement, word for word
+        from ppmlib.mechanism.ledger import ledger
+        lines = ledger(synthesis.epsilon, m, delta=delta, guarantee=synthesis.guarantee).statement()
+        return f"**{synthesis.name}**: " + "; ".join(lines) + f"; the release reveals n = {n}."
     return (f"**{synthesis.name}**: Δ = {synthesis.delta:.3g}, so each of the m = {m} synthetic datasets is "
             f"**ε = 2Δ = {synthesis.epsilon:.3g}** differentially private for this file against its *removal "
             f"neighbours* (the file with one of its records removed; adding an arbitrary record is not covered); "
@@ -88,7 +94,7 @@ def privacy_statement(synthesis, n: int) -> str:
             f"reveals the number of records, n = {n}.")
 
 
-def privacy_html(synthesis, n: int) -> str:
+def privacy_html(synthesis, n: int, delta: float = 1e-6) -> str:
     """:func:`privacy_statement` as HTML (bold and italics as tags), for the report's page.
 
     Parameters
@@ -97,6 +103,8 @@ def privacy_html(synthesis, n: int) -> str:
         The released synthesizer.
     n : int
         The number of records.
+    delta : float
+        The delta of the ledger.
 
     Returns
     -------
@@ -104,7 +112,7 @@ def privacy_html(synthesis, n: int) -> str:
         One ``<p>``.
     """
     import re
-    words = html.escape(privacy_statement(synthesis, n), quote=False)
+    words = html.escape(privacy_statement(synthesis, n, delta), quote=False)
     words = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", words)
     return "<p>" + re.sub(r"\*(\w[^*]*?\w)\*", r"<i>\1</i>", words) + "</p>"
 

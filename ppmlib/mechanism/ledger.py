@@ -1,0 +1,310 @@
+"""The privacy ledger: what a whole release costs, priced as the (epsilon, delta) peers price theirs.
+
+One synthetic dataset comes from one posterior draw. When every record's term in the (pseudo)
+log posterior spans at most epsilon (the censored mechanism: each term in [-epsilon/2, epsilon/2];
+the local mechanism: each term in [-Delta, Delta] with 2 Delta = epsilon, for this database only),
+the draw is epsilon-DP and epsilon-bounded-range (Durfee and Rogers 2019), hence
+epsilon^2/8-zCDP (Cesar and Rogers 2021). m draws compose to rho = m epsilon^2 / 8, which converts
+to (epsilon_total, delta)-DP with the conversion OpenDP uses for AIM and MST (Canonne, Kamath and
+Steinke 2020: the smallest epsilon whose delta(epsilon) is at most delta). Basic composition,
+(m epsilon, 0)-DP, holds as well; the release is covered by whichever is smaller.
+
+OpenDP is not imported here: the conversion is implemented below and the tests compare it with
+OpenDP's own ``make_zCDP_to_approxDP`` to 1e-9.
+"""
+from __future__ import annotations
+
+__all__ = ["SCOPES", "NOT_COVERED", "Ledger", "bounded_range_rho", "cdp_delta", "cdp_epsilon", "simple_cdp_epsilon", "ledger",
+           "solve_per_dataset_epsilon"]
+
+import math
+from dataclasses import dataclass
+
+from ppmlib import _checks
+from ppmlib.errors import BadArgument
+
+#: The guarantee word -> whom the per-dataset epsilon covers, as every statement words it.
+SCOPES = {
+    "strict": "every database (removal and addition of one record)",
+    "strict, weights as given": "every database (removal and addition of one record), with the record weights "
+                                "held as given: they were computed from this database, which the guarantee does not cover",
+    "local": "this database only (removal of one of its records; weights and bound computed from it)",
+}
+
+
+def bounded_range_rho(epsilon: float) -> float:
+    """rho of one epsilon-bounded-range draw: epsilon^2 / 8 (Cesar and Rogers 2021).
+
+    Parameters
+    ----------
+    epsilon : float
+        The span of the privacy loss over outputs, >= 0.
+
+    Returns
+    -------
+    float
+        The zCDP parameter rho.
+    """
+    epsilon = _checks.real(epsilon, "epsilon", low=0)
+    return epsilon * epsilon / 8.0
+
+
+def cdp_delta(rho: float, epsilon: float) -> float:
+    """delta(epsilon) of a rho-zCDP mechanism (Canonne, Kamath and Steinke 2020, Proposition 7).
+
+    delta = min over a > 1 of exp((a - 1)(a rho - epsilon) + a log(1 - 1/a)) / (a - 1), capped at
+    1. The exponent is convex in a on the bracket searched, so the minimiser is where its
+    derivative (2a - 1) rho - epsilon + log(1 - 1/a) changes sign; it is found by bisection over
+    [1.01, (epsilon + 1) / (2 rho) + 2] down to adjacent floats (the bracket OpenDP searches).
+
+    Parameters
+    ----------
+    rho : float
+        zCDP parameter, >= 0.
+    epsilon : float
+        >= 0.
+
+    Returns
+    -------
+    float
+        delta in [0, 1].
+    """
+    rho = _checks.real(rho, "rho", low=0)
+    epsilon = _checks.real(epsilon, "epsilon", low=0)
+    if rho == 0 or math.isinf(epsilon):
+        return 0.0
+    if math.isinf(rho):
+        return 1.0
+    low, high = 1.01, (epsilon + 1.0) / (2.0 * rho) + 2.0
+    while True:
+        mid = low + (high - low) / 2.0
+        if mid in (low, high):
+            break
+        if (2.0 * mid - 1.0) * rho - epsilon + math.log1p(-1.0 / mid) < 0:
+            low = mid
+        else:
+            high = mid
+    a = high
+    exponent = (a - 1.0) * (a * rho - epsilon) + a * math.log1p(-1.0 / a)
+    return min(1.0, math.exp(exponent) / (a - 1.0))
+
+
+def cdp_epsilon(rho: float, delta: float) -> float:
+    """The smallest epsilon with :func:`cdp_delta` (rho, epsilon) <= delta: rho-zCDP as (epsilon, delta)-DP.
+
+    Bisection on epsilon down to adjacent floats, from the bracket [0, 2] doubled until it holds.
+
+    Parameters
+    ----------
+    rho : float
+        zCDP parameter, >= 0.
+    delta : float
+        In (0, 1].
+
+    Returns
+    -------
+    float
+        epsilon_total.
+    """
+    rho = _checks.real(rho, "rho", low=0)
+    delta = _checks.real(delta, "delta", low=0, high=1, low_open=True)
+    if delta == 1.0 or rho == 0:
+        return 0.0
+    low, high = 0.0, 2.0
+    while cdp_delta(rho, high) > delta:
+        low, high = high, 2.0 * high
+    while True:
+        mid = low + (high - low) / 2.0
+        if mid in (low, high):
+            return high
+        if cdp_delta(rho, mid) > delta:
+            low = mid
+        else:
+            high = mid
+
+
+def simple_cdp_epsilon(rho: float, delta: float) -> float:
+    """The simpler, looser conversion rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke 2016).
+
+    Parameters
+    ----------
+    rho : float
+        >= 0.
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+    """
+    rho = _checks.real(rho, "rho", low=0)
+    delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+#: The guarantee word -> what its numbers leave out.
+NOT_COVERED = {
+    "strict": "the release's size n; MCMC draws only approximate the exact censored posterior",
+    "strict, weights as given": "how the weights were computed from the data; the release's size n; MCMC draws "
+                                "only approximate the exact censored posterior",
+    "local": "any other database; adding a record; the weights, the bound Delta and any tuning computed from the "
+             "data; the release's size n",
+}
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """What a release of m synthetic datasets costs, and whom each number covers.
+
+    Attributes
+    ----------
+    guarantee : str
+        "strict" (every database), "strict, weights as given" or "local" (this database only): a
+        key of :data:`SCOPES`.
+    epsilon : float
+        Per dataset (one draw): epsilon-DP and epsilon-bounded-range.
+    m : int
+        Datasets released.
+    delta : float
+        The delta at which rho is converted.
+    """
+    guarantee: str
+    epsilon: float
+    m: int
+    delta: float
+
+    @property
+    def scope(self) -> str:
+        """Whom every number of this ledger covers."""
+        return SCOPES[self.guarantee]
+
+    @property
+    def basic_total(self) -> float:
+        """m epsilon: the release is (m epsilon, 0)-DP by basic composition."""
+        return self.m * self.epsilon
+
+    @property
+    def rho(self) -> float:
+        """m epsilon^2 / 8: the release's zCDP parameter."""
+        return self.m * bounded_range_rho(self.epsilon)
+
+    @property
+    def zcdp_total(self) -> float:
+        """epsilon_total at ``delta`` from rho (OpenDP's conversion)."""
+        return cdp_epsilon(self.rho, self.delta)
+
+    @property
+    def total(self) -> tuple[float, float]:
+        """The release's (epsilon, delta): the smaller of the two totals (both hold)."""
+        return (self.basic_total, 0.0) if self.basic_total <= self.zcdp_total else (self.zcdp_total, self.delta)
+
+    def statement(self) -> list[str]:
+        """The ledger in words, one line per number; the command prints, releases and reports these lines.
+
+        Returns
+        -------
+        list of str
+        """
+        eps, dlt = self.total
+        return [
+            f"guarantee: {self.guarantee}; every number below holds for {self.scope}",
+            f"not covered: {NOT_COVERED[self.guarantee]}",
+            f"per dataset: epsilon = {self.epsilon:.4g} (epsilon-DP and epsilon-bounded-range, so "
+            f"rho = epsilon^2/8 = {bounded_range_rho(self.epsilon):.4g})",
+            f"basic composition of m = {self.m} datasets: ({self.basic_total:.4g}, 0)-DP",
+            f"zCDP composition: rho = m epsilon^2/8 = {self.rho:.4g}, i.e. ({self.zcdp_total:.4g}, {self.delta:.3g})-DP",
+            f"the release as a whole: ({eps:.4g}, {dlt:.3g})-DP for {self.scope}",
+        ]
+
+    def to_dict(self) -> dict:
+        """The ledger's numbers and scope, for the release manifest (JSON-ready).
+
+        Returns
+        -------
+        dict
+        """
+        eps, dlt = self.total
+        return {"guarantee": self.guarantee, "covers": self.scope, "epsilon_per_dataset": self.epsilon, "m": self.m,
+                "basic_composition_epsilon": self.basic_total, "rho_zcdp": self.rho, "delta": self.delta,
+                "zcdp_epsilon_total": self.zcdp_total, "release_epsilon": eps, "release_delta": dlt,
+                "statement": self.statement()}
+
+
+def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "strict") -> Ledger:
+    """The ledger of m datasets at ``epsilon`` each.
+
+    Parameters
+    ----------
+    epsilon : float
+        Per-dataset epsilon, > 0.
+    m : int
+        Datasets released, >= 1.
+    delta : float
+        In (0, 1): the delta of the zCDP conversion.
+    guarantee : str
+        A key of :data:`SCOPES`.
+
+    Returns
+    -------
+    Ledger
+
+    Raises
+    ------
+    ValueError
+        A value out of range or an unknown guarantee.
+
+    Examples
+    --------
+    >>> book = ledger(1.0, 20, delta=1e-6)
+    >>> book.basic_total, book.rho
+    (20.0, 2.5)
+    """
+    if guarantee not in SCOPES:
+        raise BadArgument(f"guarantee must be one of {sorted(SCOPES)}, got {guarantee!r}")
+    epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
+    m = _checks.integer(m, "m", low=1)
+    delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+    return Ledger(guarantee, epsilon, m, delta)
+
+
+def solve_per_dataset_epsilon(total_epsilon: float, delta: float, m: int) -> float:
+    """The largest per-dataset epsilon whose release of m datasets is (total_epsilon, delta)-DP.
+
+    Both totals of :class:`Ledger` increase with epsilon and either one suffices, so the answer is
+    the larger of total_epsilon / m (basic composition) and the epsilon whose zCDP total at delta
+    equals total_epsilon (bisection on rho, then epsilon = sqrt(8 rho / m)).
+
+    Parameters
+    ----------
+    total_epsilon : float
+        The release's epsilon, > 0.
+    delta : float
+        In (0, 1).
+    m : int
+        Datasets, >= 1.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> eps = solve_per_dataset_epsilon(10.0, 1e-6, 20)
+    >>> round(ledger(eps, 20, delta=1e-6).total[0], 9)
+    10.0
+    """
+    total_epsilon = _checks.real(total_epsilon, "total_epsilon", low=0, low_open=True)
+    delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+    m = _checks.integer(m, "m", low=1)
+    low, high = 0.0, 1.0
+    while cdp_epsilon(high, delta) < total_epsilon:
+        low, high = high, 2.0 * high
+    while True:
+        mid = low + (high - low) / 2.0
+        if mid in (low, high):
+            break
+        if cdp_epsilon(mid, delta) <= total_epsilon:
+            low = mid
+        else:
+            high = mid
+    return max(total_epsilon / m, math.sqrt(8.0 * low / m))
