@@ -42,7 +42,7 @@ __all__ = ["pattern_ids", "identification_counts", "marginal_risks", "pairwise_s
 import numpy as np
 
 from ppmlib import _checks
-from ppmlib.weights import risk_to_weight
+from ppmlib.mechanism.weights import risk_to_weight
 
 
 def pattern_ids(keys, n: int) -> np.ndarray:

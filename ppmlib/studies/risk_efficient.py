@@ -12,17 +12,18 @@ the m datasets of each).
 """
 from __future__ import annotations
 
-__all__ = ["KEYS", "record_risks", "schemes_lineup", "whack_a_mole", "seed_table", "risk_shift_plot"]
+__all__ = ["KEYS", "REFIT", "record_risks", "schemes_lineup", "whack_a_mole", "seed_table", "risk_shift_plot"]
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from ppmlib import _checks
-from ppmlib.lineup import Member, member, run
+from ppmlib.mechanism.lineup import Member, member, run
 from ppmlib.mechanism.pairwise import identification_counts
 
 KEYS = ("UrbanRural", "Race")  # what the intruder knows about every record (the slides' un-synthesized categories)
+REFIT = "Unweighted again"     # the unweighted synthesizer refitted with another seed: how many rises are noise
 
 
 def record_risks(synthetic, y, radius: float, keys, relative: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -57,7 +58,8 @@ def record_risks(synthetic, y, radius: float, keys, relative: bool = False) -> t
 
 def schemes_lineup(radius: float, keys, c: float = 1.0, g: float = 0.0, tau: float = 0.05,
                    with_lw: bool = True) -> tuple:
-    """Unweighted, the marginal and pairwise identification-risk schemes, and LW, LW_final at the pairwise Delta.
+    """Unweighted, the marginal and pairwise identification-risk schemes, LW and LW_final at the pairwise Delta,
+    and the unweighted synthesizer once more with its own seed (:data:`REFIT`: the noise floor of the counts).
 
     Parameters
     ----------
@@ -80,7 +82,8 @@ def schemes_lineup(radius: float, keys, c: float = 1.0, g: float = 0.0, tau: flo
     members = [member("Unweighted"), member("IR_marginal", **policy), member("IR_pairwise", **policy)]
     if with_lw:
         members += [member("LW", match="IR_pairwise", tau=tau), member("LW_final", tau=tau)]
-    return tuple(members)
+    # the noise floor: the unweighted synthesizer again, with its own seed (last, so the others keep theirs)
+    return tuple(members) + (Member(REFIT, "unweighted", colour="#999999"),)
 
 
 def whack_a_mole(results, y, radius: float, keys, z: float = 2.0, reference: str = "Unweighted") -> pd.DataFrame:
@@ -124,7 +127,8 @@ def whack_a_mole(results, y, radius: float, keys, z: float = 2.0, reference: str
 
 def seed_table(y, X, keys, seeds, radius: float, c: float = 1.0, g: float = 0.0, m: int = 20, sampler=None,
                z: float = 2.0) -> pd.DataFrame:
-    """The whack-a-mole counts of the marginal and pairwise schemes on several seeds (no LW refits).
+    """The whack-a-mole counts of the marginal and pairwise schemes, and of the unweighted refit, on several seeds
+    (no LW fits).
 
     Parameters
     ----------
@@ -153,7 +157,7 @@ def seed_table(y, X, keys, seeds, radius: float, c: float = 1.0, g: float = 0.0,
         done = run(schemes_lineup(radius, keys, c, g, with_lw=False), "normal", y, X=X, m=m, sampler=sampler,
                    seed=int(seed), progress=False)
         table = whack_a_mole(done, y, radius, keys, z)
-        frames[int(seed)] = table.loc[["IR_marginal", "IR_pairwise"],
+        frames[int(seed)] = table.loc[["IR_marginal", "IR_pairwise", REFIT],
                                       ["Delta", "epsilon", "mean IR", "risk rises", "rises clearly", "falls clearly"]]
     return pd.concat(frames, names=["seed", "scheme"])
 
