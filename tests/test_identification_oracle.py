@@ -65,3 +65,19 @@ def test_the_oracle_is_not_trivial():
         records = pd.read_csv(ORACLE / f"{scenario}_records.csv")
         assert (records.filter(like="K_").to_numpy().sum() > 0) and (records.filter(like="F_").to_numpy().sum() > 0)
         assert (records.filter(like="c_").to_numpy() == 0).any()
+
+
+def test_where_the_definitions_differ_a_negative_value_has_a_ball():
+    """The package's relative radius r * y_i is negative for a negative value, so it finds no match
+    (run by hand: c = 0, 1, 1 below); ppmlib's radius is r * abs(y_i), so the record is found."""
+    confidential = pd.DataFrame({"g": ["a"] * 3, "y": [-100.0, 50.0, 1000.0]})
+    release = pd.DataFrame({"g": ["a"] * 3, "y": [-101.0, 51.0, 1000.0]})
+    risk = identification_risk(confidential, release, "g", "y", radius=0.1)
+    assert risk.matches[:, 0].tolist() == [1, 1, 1] and risk.emr[0] == 3.0
+
+
+def test_the_ball_is_open_as_in_the_package():
+    confidential = pd.DataFrame({"g": ["a"] * 2, "y": [100.0, 300.0]})
+    on_the_edge = pd.DataFrame({"g": ["a"] * 2, "y": [110.0, 300.0]})   # exactly 10% away: no match
+    risk = identification_risk(confidential, on_the_edge, "g", "y", radius=10.0, relative=False)
+    assert risk.matches[:, 0].tolist() == [0, 1]
