@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ppmlib import _checks
+from ppmlib.errors import DataRefused
 from ppmlib._shipped import shipped_file
 
 N_UNITS = 994  # the slides' n
@@ -28,7 +29,7 @@ def load() -> pd.DataFrame:
 
     Raises
     ------
-    ValueError
+    DataRefused
         The file found is not the 994-unit sample with the four columns.
 
     Examples
@@ -40,7 +41,7 @@ def load() -> pd.DataFrame:
     path = shipped_file("data", "ce_course.csv")
     frame = pd.read_csv(path)
     if tuple(frame.columns) != COLUMNS or len(frame) != N_UNITS:
-        raise ValueError(f"{path} should hold the course's {N_UNITS} units with columns {list(COLUMNS)}; "
+        raise DataRefused(f"{path} should hold the course's {N_UNITS} units with columns {list(COLUMNS)}; "
                          f"it has {len(frame)} rows and columns {list(frame.columns)}")
     return frame
 

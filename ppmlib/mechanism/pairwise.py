@@ -42,6 +42,7 @@ __all__ = ["pattern_ids", "identification_counts", "marginal_risks", "pairwise_s
 import numpy as np
 
 from ppmlib import _checks
+from ppmlib.errors import DataRefused
 from ppmlib.mechanism.weights import risk_to_weight
 
 
@@ -71,7 +72,7 @@ def pattern_ids(keys, n: int) -> np.ndarray:
     if table.ndim == 1:
         table = table[:, None]
     if table.ndim != 2 or table.shape[0] != n:
-        raise ValueError(f"keys must have one row per record ({n}), got shape {table.shape}")
+        raise DataRefused(f"keys must have one row per record ({n}), got shape {table.shape}")
     labels = {}
     return np.array([labels.setdefault(tuple(row), len(labels)) for row in table], dtype=int)
 
@@ -83,10 +84,10 @@ def _values(y, synthetic):
     z = np.asarray(synthetic, dtype=float)
     z = z[None, :] if z.ndim == 1 else z
     if z.ndim != 2 or z.shape[1] != y.size:
-        raise ValueError(f"synthetic must have shape (m, n) with n = {y.size} (row i of a dataset is record i's), "
+        raise DataRefused(f"synthetic must have shape (m, n) with n = {y.size} (row i of a dataset is record i's), "
                          f"got {np.shape(synthetic)}")
     if not np.isfinite(z).all():
-        raise ValueError("synthetic holds values that are not finite")
+        raise DataRefused("synthetic holds values that are not finite")
     return y, z
 
 
