@@ -83,7 +83,7 @@ def schemes_lineup(radius: float, keys, c: float = 1.0, g: float = 0.0, tau: flo
     if with_lw:
         members += [member("LW", match="IR_pairwise", tau=tau), member("LW_final", tau=tau)]
     # the noise floor: the unweighted synthesizer again, with its own seed (last, so the others keep theirs)
-    return tuple(members) + (Member(REFIT, "unweighted", colour="#999999"),)
+    return tuple(members) + (Member(REFIT, "unweighted"),)
 
 
 def whack_a_mole(results, y, radius: float, keys, z: float = 2.0, reference: str = "Unweighted") -> pd.DataFrame:
