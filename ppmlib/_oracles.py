@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-__all__ = ["loo_record_bounds", "literal_lw_weights", "literal_attribute_risk"]
+__all__ = ["loo_record_bounds", "literal_lw_weights", "literal_attribute_risk", "literal_marginal_risks",
+           "literal_pairwise_scores"]
 
 
 def loo_record_bounds(log_lik, weights=None) -> np.ndarray:
@@ -98,3 +99,61 @@ def literal_attribute_risk(y, z, mu, sigma, offsets) -> np.ndarray:
             log_z[g] = logsumexp(log_pq)
         probs[i] = np.exp(log_z - logsumexp(log_z))
     return probs
+
+
+def _literal_balls(y, z, radius, keys, relative):
+    y = np.asarray(y, float)
+    z = y[None, :] if z is None else np.atleast_2d(np.asarray(z, float))
+    keys = [0] * y.size if keys is None else [tuple(np.atleast_1d(k)) for k in np.asarray(keys, dtype=object)]
+    return y, z, keys
+
+
+def literal_marginal_risks(y, synthetic=None, radius=0.1, keys=None, relative=True) -> np.ndarray:
+    """The authors' ``IdentificationRisk`` (risk-efficient paper's R code), loop by loop, with patterns: (n,).
+
+    For record i and dataset l: the values of i's pattern in the closed ball y_i +- r_i, whether i's
+    own value is one of them (T), and the risk mean_l (1 - c_il / M_i) T_il.
+    """
+    y, z, keys = _literal_balls(y, synthetic, radius, keys, relative)
+    out = np.empty(y.size)
+    for i in range(y.size):
+        same = [k for k in range(y.size) if keys[k] == keys[i]]
+        r = radius * abs(y[i]) if relative else radius
+        per_set = []
+        for l in range(z.shape[0]):
+            match = [k for k in same if y[i] - r <= z[l, k] <= y[i] + r]
+            per_set.append((1 - len(match) / len(same)) * (i in match))
+        out[i] = np.mean(per_set)
+    return out
+
+
+def literal_pairwise_scores(y, synthetic=None, radius=0.1, keys=None, relative=True) -> np.ndarray:
+    """The authors' ``IdentificationRisk_pw`` (risk-efficient paper's R code), loop by loop, with patterns: (n,).
+
+    For records i != j of one pattern and dataset l: T = both own values in their balls, the number of
+    the pattern's values in neither ball, IR_ij = T * that / M_i, and the score
+    mean_l sum_j (1 - IR_ij) / (M_i - 1); 1 for a record alone in its pattern. O(n^3 m).
+    """
+    y, z, keys = _literal_balls(y, synthetic, radius, keys, relative)
+    out = np.empty(y.size)
+    for i in range(y.size):
+        same = [k for k in range(y.size) if keys[k] == keys[i]]
+        M = len(same)
+        if M == 1:
+            out[i] = 1.0
+            continue
+        per_set = []
+        for l in range(z.shape[0]):
+            def ball(a):
+                r = radius * abs(y[a]) if relative else radius
+                return [k for k in same if y[a] - r <= z[l, k] <= y[a] + r]
+            total = 0.0
+            for j in same:
+                if j != i:
+                    bi, bj = ball(i), ball(j)
+                    both_found = (i in bi) and (j in bj)
+                    neither = sum(1 for k in same if k not in bi and k not in bj)
+                    total += 1 - neither / M * both_found
+            per_set.append(total / (M - 1))
+        out[i] = np.mean(per_set)
+    return out

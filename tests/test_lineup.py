@@ -11,7 +11,8 @@ TINY = ppmlib.Sampler(chains=2, draws=150, warmup=150)
 # --- descriptions and their checks (no Stan) ------------------------------------------------
 
 def test_standard_names_are_the_books_one_name_each_with_aliases():
-    assert list(lu.STANDARD) == ["Unweighted", "LW", "LW_final", "CW", "CW_final", "SW", "CM", "WCM", "Strict weighted"]
+    assert list(lu.STANDARD) == ["Unweighted", "LW", "LW_final", "CW", "CW_final", "SW", "CM", "WCM", "Strict weighted",
+                                 "IR_marginal", "IR_pairwise"]
     assert lu.member("LW", alias=lu.ALIASES["LW"]).label == "LW (DPweighted)"
     assert lu.member("SW").match == "LW" and lu.member("SW", match=4.0).match == 4.0
     assert lu.member("LW", c=0.7, g=-0.1).settings == {"c": 0.7, "g": -0.1}

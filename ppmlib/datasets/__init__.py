@@ -7,4 +7,4 @@
 """
 from ppmlib._lazy import submodules
 
-__getattr__, __dir__ = submodules(__name__, ("simulate", "ce_like", "salary_like", "example", "design"))
+__getattr__, __dir__ = submodules(__name__, ("simulate", "ce_like", "salary_like", "example", "design", "ce_course"))

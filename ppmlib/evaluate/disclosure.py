@@ -564,6 +564,21 @@ class IdentificationRisk:
     matches: np.ndarray
     own: np.ndarray
 
+    @property
+    def risk(self) -> np.ndarray:
+        """(n, m) each record's match risk T_i / c_i (0 when nothing matches); EMR is its column sum."""
+        return np.where(self.matches > 0, self.own / np.maximum(self.matches, 1), 0.0)
+
+    @property
+    def true_match(self) -> np.ndarray:
+        """(n, m) K_i: 1 when record i has exactly one match and it is its own row."""
+        return ((self.matches * self.own) == 1).astype(int)
+
+    @property
+    def false_match(self) -> np.ndarray:
+        """(n, m) F_i: 1 when record i has exactly one match and it is another row."""
+        return ((self.matches * (1 - self.own)) == 1).astype(int)
+
     def summary(self) -> dict:
         """The rates averaged over the m datasets (FMR over the datasets where it is defined).
 
@@ -577,40 +592,75 @@ class IdentificationRisk:
                 "FMR": float(fmr.mean()) if fmr.size else float("nan"), "unique matches": float(self.unique.mean())}
 
 
-def _match_counts(known: np.ndarray, values: np.ndarray, synthetic_known: np.ndarray, synthetic_values: np.ndarray,
-                  radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(c_i, T_i) for one synthetic dataset: key groups are matched exactly, values within radius_i."""
-    c = np.zeros(values.size, dtype=int)
+def _numeric(column) -> bool:
+    import pandas as pd
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+
+
+def _radii(confidential, keys: list, synthesized: list, radius) -> dict:
+    """Column -> radius for the columns matched within a radius; every other column is matched exactly."""
+    if radius is None:
+        return {}
+    if isinstance(radius, dict):
+        unknown = sorted(set(radius) - set(keys) - set(synthesized))
+        if unknown:
+            raise BadArgument(f"radius names columns {unknown} that are neither keys nor synthesized")
+        chosen = dict(radius)
+    else:
+        chosen = {column: radius for column in synthesized if _numeric(confidential[column])}
+    for column in chosen:
+        if not _numeric(confidential[column]):
+            raise BadArgument(f"radius is given for column {column!r}, which is not numeric; it is matched exactly")
+        chosen[column] = _checks.real(chosen[column], f"radius[{column!r}]", low=0, low_open=True)
+    return chosen
+
+
+def _match_counts(confidential, release, exact: list, radius: dict, relative: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(c_i, T_i) for one synthetic dataset: the ``exact`` columns equal, every column of ``radius``
+    strictly inside (y_i - r_i, y_i + r_i), compared as the authors' package compares."""
+    n = len(confidential)
+    inside_of = []
+    for column, r in radius.items():
+        y = confidential[column].to_numpy(float)
+        half = r * np.abs(y) if relative else np.full(n, r)
+        z = _checks.finite_array(release[column].to_numpy(float), column, ndim=1)
+        inside_of.append((y - half, y + half, z))
+    known = confidential[exact].astype(str).to_numpy()
     groups = {}
-    for k, key in enumerate(map(tuple, synthetic_known)):
+    for k, key in enumerate(map(tuple, release[exact].astype(str).to_numpy())):
         groups.setdefault(key, []).append(k)
     groups = {key: np.asarray(rows) for key, rows in groups.items()}
+    c, own = np.zeros(n, dtype=int), np.zeros(n, dtype=bool)
     for i, key in enumerate(map(tuple, known)):
         rows = groups.get(key)
-        if rows is not None:
-            c[i] = int((np.abs(synthetic_values[rows] - values[i]) < radius[i]).sum())
-    # row i of the release is record i's (identification_risk checks it): record i's own synthetic
-    # record matches when its keys are i's and its value is within i's radius (1 where nothing matches)
-    own_matches = (synthetic_known == known).all(axis=1) & (np.abs(synthetic_values - values) < radius)
-    return c, np.where(c > 0, own_matches, 1).astype(int)
+        if rows is None:
+            continue
+        inside = np.ones(rows.size, dtype=bool)
+        for lo, hi, z in inside_of:
+            inside &= (z[rows] > lo[i]) & (z[rows] < hi[i])
+        c[i] = int(inside.sum())
+        own[i] = bool(inside[rows == i].any())
+    return c, np.where(c > 0, own, True).astype(int)
 
 
-def identification_risk(confidential, synthetic, keys, synthesized: str, radius: float,
+def identification_risk(confidential, synthetic, keys, synthesized, radius=None,
                         relative: bool = True) -> IdentificationRisk:
     """Identification risk of partially synthetic data (Reiter and Mitra 2009; Hornby and Hu 2021).
 
     The intruder knows, for every confidential record i, its un-synthesized ``keys`` and its true
-    value y_i of the synthesized variable, and looks for it in a released dataset whose rows are
-    the confidential rows with that variable synthesized (row i of the release is record i's).
-    A synthetic record matches i when it has i's keys exactly and a synthesized value within the
-    radius: abs(z - y_i) < r_i with r_i = radius * abs(y_i) (``relative``) or r_i = radius, strictly,
-    as in the authors' R package IdentificationRiskCalculation. Then c_i is the number of matches,
-    T_i = 1 when row i's own synthetic record is among them, K_i = 1 when c_i T_i = 1 and
-    F_i = 1 when c_i (1 - T_i) = 1, and
+    values of the ``synthesized`` variables, and looks for it in a released dataset whose rows are
+    the confidential rows with those variables synthesized (row i of the release is record i's). A
+    synthetic record matches i when it agrees with i on every column: exactly, or, for a numeric
+    column with a radius, strictly within it, y_i - r_i < z < y_i + r_i with r_i = radius * abs(y_i)
+    (``relative``) or r_i = radius. Then c_i is the number of matches, T_i = 1 when row i's own
+    synthetic record is among them, K_i = 1 when c_i T_i = 1 and F_i = 1 when c_i (1 - T_i) = 1, and
 
         EMR = sum_i T_i / c_i (over records with c_i > 0),  TMR = sum_i K_i / n,  FMR = sum_i F_i / s,
 
-    with s the number of records with c_i = 1. Each synthetic dataset is scored alone.
+    with s the number of records with c_i = 1. Each synthetic dataset is scored alone. On positive
+    values this equals the authors' R package IdentificationRiskCalculation (its continuous and
+    categorical functions, tested to 1e-12 against its output); for a negative value the package's
+    relative radius r * y_i is negative and nothing matches, here the ball has radius r * abs(y_i).
 
     Parameters
     ----------
@@ -618,18 +668,25 @@ def identification_risk(confidential, synthetic, keys, synthesized: str, radius:
         The confidential records.
     synthetic : DataFrame or list of DataFrame
         One or m releases with the same rows (the keys as released, ``synthesized`` synthetic).
-    keys : list of str
-        The un-synthesized columns the intruder knows (matched exactly).
-    synthesized : str
-        The synthesized numeric column.
-    radius : float
-        The matching radius, relative (a share of abs(y_i)) or absolute.
+    keys : str or list of str
+        The un-synthesized columns the intruder knows (matched exactly unless ``radius`` names them).
+    synthesized : str or list of str
+        The synthesized columns. Non-numeric columns (strings, categories, booleans) are matched exactly.
+    radius : float, dict or None
+        A float: the radius of every numeric synthesized column (keys matched exactly). A dict:
+        column -> radius for the numeric columns, keys included, that are matched within a radius;
+        the others are matched exactly. None: every column matched exactly (categorical data).
     relative : bool
-        See ``radius``.
+        Whether a radius is a share of abs(y_i) (the package's default) or absolute.
 
     Returns
     -------
     IdentificationRisk
+
+    Raises
+    ------
+    BadArgument
+        A column missing, a release whose number of rows differs from the confidential data's, or a radius for a column that is not numeric or not among the keys and synthesized columns.
 
     Examples
     --------
@@ -648,26 +705,27 @@ def identification_risk(confidential, synthetic, keys, synthesized: str, radius:
         raise TypeError(f"confidential must be a DataFrame, got {type(confidential).__name__}")
     frames = _as_frames(synthetic)
     keys = [keys] if isinstance(keys, str) else list(keys)
-    needed = [*keys, synthesized]
+    synthesized = [synthesized] if isinstance(synthesized, str) else list(synthesized)
+    needed = [*keys, *synthesized]
     for name, frame in [("confidential", confidential), *((f"synthetic[{j}]", f) for j, f in enumerate(frames))]:
         missing = [c for c in needed if c not in frame.columns]
         if missing:
             raise BadArgument(f"{name} lacks columns {missing}")
         if len(frame) != len(confidential):
             raise BadArgument(f"{name} has {len(frame)} rows; a partially synthetic release has the "
-                             f"confidential data's {len(confidential)}, row for row")
-    radius = _checks.real(radius, "radius", low=0, low_open=True)
-    y = _checks.finite_array(confidential[synthesized].to_numpy(float), synthesized, ndim=1)
-    r = radius * np.abs(y) if relative else np.full(y.size, radius)
-    known = confidential[keys].astype(str).to_numpy()
-    per_set = [_match_counts(known, y, f[keys].astype(str).to_numpy(),
-                             _checks.finite_array(f[synthesized].to_numpy(float), synthesized, ndim=1), r)
-               for f in frames]
+                              f"confidential data's {len(confidential)}, row for row")
+    if not isinstance(relative, (bool, np.bool_)):
+        raise TypeError(f"relative must be True or False, got {type(relative).__name__}")
+    radii = _radii(confidential, keys, synthesized, radius)
+    for column in radii:
+        _checks.finite_array(confidential[column].to_numpy(float), column, ndim=1)
+    exact = [column for column in needed if column not in radii]
+    per_set = [_match_counts(confidential, frame, exact, radii, relative) for frame in frames]
     c = np.stack([p[0] for p in per_set], axis=1)
     own = np.stack([p[1] for p in per_set], axis=1)
     unique = (c == 1).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         emr = np.where(c > 0, own / np.maximum(c, 1), 0.0).sum(axis=0)
-        tmr = ((c * own) == 1).sum(axis=0) / y.size
+        tmr = ((c * own) == 1).sum(axis=0) / len(confidential)
         fmr = np.where(unique > 0, ((c * (1 - own)) == 1).sum(axis=0) / np.maximum(unique, 1), np.nan)
     return IdentificationRisk(emr, tmr, fmr, unique, c, own)

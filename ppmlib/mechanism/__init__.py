@@ -7,6 +7,7 @@
 - :mod:`~ppmlib.mechanism.reweighting`: re-weighting to a tolerance, LW calibrated to an epsilon
 - :mod:`~ppmlib.mechanism.lineup`: a study's synthesizers described once and run by one runner
 - :mod:`~ppmlib.mechanism.joint`: several variables synthesized in sequence under one record-level bound
+- :mod:`~ppmlib.mechanism.pairwise`: the marginal and pairwise identification-risk weights (risk-efficient paper)
 - :mod:`~ppmlib.mechanism.guarantee`: what an epsilon promises, checked against the exact posterior
 - :mod:`~ppmlib.mechanism.survey`: a survey's outcome and sampling weight synthesized together under one bound
 - :mod:`~ppmlib.mechanism.censoring`: the strict mechanism (every record's term censored)
@@ -15,4 +16,4 @@
 from ppmlib._lazy import submodules
 
 __getattr__, __dir__ = submodules(__name__, ("weights", "bounds", "synthesis", "reweighting", "lineup", "joint",
-                                             "guarantee", "survey", "censoring", "ledger"))
+                                             "guarantee", "survey", "censoring", "ledger", "pairwise"))

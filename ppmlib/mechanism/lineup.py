@@ -236,6 +236,16 @@ def _sw(member: Member, ctx: Context) -> Synthesis:
                     known=_setting(member, "known", ()), progress=ctx.progress, name=member.name, **ctx.run)
 
 
+def _risk_based(scheme: str):
+    """The step of an identification-risk scheme ("ir" marginal, "pairwise"): its weights from the data."""
+    def step(member: Member, ctx: Context) -> Synthesis:
+        return _plain(member, ctx, scheme, **{k: member.settings[k] for k in IR_SETTINGS if k in member.settings})
+    return step
+
+
+IR_SETTINGS = ("radius", "relative", "keys", "c", "g")
+
+
 def _custom(member: Member, ctx: Context) -> Synthesis:
     return _plain(member, ctx, "custom", weights=_setting(member, "weights", None))
 
@@ -306,6 +316,8 @@ KINDS = MappingProxyType({
     "cw": Kind(_cw, matchable=True, settings=("radius", "relative", "c", "g", "g_start", "rtol", "max_iter")),
     "sw": Kind(_sw, needs_base=True, matchable=True, settings=("a", "rtol", "max_iter", "known")),
     "custom": Kind(_custom, settings=("weights",)),
+    "ir": Kind(_risk_based("ir"), settings=IR_SETTINGS),
+    "pairwise": Kind(_risk_based("pairwise"), settings=IR_SETTINGS),
     "final": Kind(_final, needs_base=True, settings=("tau", "k0", "max_iter")),
     "cm": Kind(_cm, matchable=True, settings=("epsilon", "centring", "reference_scale")),
     "wcm": Kind(_wcm, needs_base=True, matchable=True, settings=("epsilon", "centring", "reference_scale", "c", "g")),

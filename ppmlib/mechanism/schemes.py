@@ -86,6 +86,10 @@ REGISTRY = MappingProxyType({s.key: s for s in (
            base="Unweighted", matchable=True, guarantee="strict, weights as given"),
     Scheme("Strict weighted", "strict_weighted", "weights from each record's own value and a public parameter box, "
            "inside the censoring", matchable=True, guarantee="strict"),
+    Scheme("IR_marginal", "ir", "identification-risk weights: each record down-weighted by the share of its "
+           "known-variable pattern outside a radius of its value (risk-efficient paper, marginal)"),
+    Scheme("IR_pairwise", "pairwise", "pairwise identification-risk weights: each record weighted by the average, "
+           "over the other records of its pattern, of one minus their joint risk (risk-efficient paper)"),
 )})
 
 

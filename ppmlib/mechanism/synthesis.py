@@ -26,6 +26,8 @@ from ppmlib.models.families import family
 from ppmlib.inference.posterior import Fit, Sampler, _fit, _sampler
 from ppmlib.seeding import seeds
 from ppmlib.mechanism.weights import cw_weights, lw_weights, scalar_weights
+from ppmlib.mechanism.pairwise import marginal_ir_weights, pairwise_ir_weights
+from ppmlib.errors import BadArgument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -142,7 +144,7 @@ class Scheme:
         The default name of its :class:`Synthesis` in tables and figures.
     settings : dict
         Setting -> default, in the order they are recorded; ``REQUIRED`` if the caller must give
-        it. ``base``, ``weights`` and ``box`` (objects, not numbers) are not recorded in the Synthesis.
+        it. ``base``, ``weights``, ``box`` and ``keys`` (objects, not numbers) are not recorded in the Synthesis.
     make : callable
         (y, settings) -> (n,) alpha, where settings hold every setting, the truncation q, and the
         checked ``model`` (Family) and ``X``.
@@ -205,7 +207,7 @@ class Scheme:
         -------
         dict
         """
-        return {k: settings[k] for k in self.settings if k not in ("base", "weights", "box")}
+        return {k: settings[k] for k in self.settings if k not in ("base", "weights", "box", "keys")}
 
 
 def _lw(y: np.ndarray, s: dict) -> np.ndarray:
@@ -226,8 +228,18 @@ def _box(y: np.ndarray, s: dict) -> np.ndarray:
 #: Settings of every censored scheme: the per-draw epsilon, the centring and the normal families' public scale.
 _CENSORED = {"epsilon": REQUIRED, "centring": "best", "reference_scale": 1.0}
 
-#: The weighting schemes :func:`ppmlib.synthesizer` knows, by name: unweighted, lw, cw, sw, custom, and
-#: the censored cm, wcm and strict_weighted.
+# the identification-risk schemes (risk-efficient paper): the intruder's radius on y's scale and known variables
+_IR_SETTINGS = {"radius": REQUIRED, "relative": False, "keys": None, "c": 1.0, "g": 0.0}
+_IR_NEEDS = ("radius is the intruder's matching radius on y's scale (relative=True: a share of abs(y_i)); "
+             "keys, optional, the (n,) or (n, k) known variables that set each record's pattern")
+
+
+def _ir(s: dict) -> dict:
+    return {k: s[k] for k in ("radius", "relative", "keys", "c", "g")}
+
+
+#: The weighting schemes :func:`ppmlib.synthesizer` knows, by name: unweighted, lw, cw, sw, custom,
+#: the censored cm, wcm and strict_weighted, and the identification-risk ir and pairwise.
 SCHEMES = {scheme.name: scheme for scheme in (
     Scheme("unweighted", "Unweighted", {}, lambda y, s: np.ones(y.size)),
     Scheme("lw", "LW", {"base": REQUIRED, "c": 1.0, "g": 0.0}, _lw,
@@ -247,6 +259,8 @@ SCHEMES = {scheme.name: scheme for scheme in (
     Scheme("strict_weighted", "Strict weighted", {**_CENSORED, "box": REQUIRED, "c": None}, _box,
            "epsilon is the censoring's per-draw epsilon and box the public parameter box of the weights "
            "(the family's box_loss_bound; c defaults to epsilon)", guarantee="strict"),
+    Scheme("ir", "IR_marginal", _IR_SETTINGS, lambda y, s: marginal_ir_weights(y, **_ir(s)), _IR_NEEDS),
+    Scheme("pairwise", "IR_pairwise", _IR_SETTINGS, lambda y, s: pairwise_ir_weights(y, **_ir(s)), _IR_NEEDS),
 )}
 
 

@@ -4,13 +4,15 @@ and of two releases' agreement, and its figures. The risk itself is :mod:`ppmlib
 from __future__ import annotations
 
 __all__ = ["most_exposed", "release_agreement", "rank_diagnosis", "risk_by_draws_and_m",
-           "risk_of_every_record", "risk_lw_against_unweighted"]
+           "risk_of_every_record", "risk_lw_against_unweighted", "SLIDES_TABLES", "records_over_releases",
+           "slides_units", "slides_against_ours"]
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 from ppmlib import _checks
-from ppmlib.evaluate.disclosure import AttributeRisk
+from ppmlib.evaluate.disclosure import AttributeRisk, attribute_risk, risk_inputs
 from ppmlib.plots import PALETTE
 from ppmlib.errors import BadArgument
 
@@ -140,3 +142,135 @@ def risk_lw_against_unweighted(risk, risk_lw, risk_lw_blind, weights, G: int, de
     right.legend()
     fig.tight_layout()
     return fig
+
+
+#: The slides' tables for consumer units 8 and 10 (true value 11.6 for both), m = 1, H = 50
+SLIDES_TABLES = {
+    8: {9.1: 0.08780057, 9.6: 0.08916632, 10.1: 0.09020571, 10.6: 0.09099926, 11.1: 0.09160126, 11.6: 0.09203442,
+        12.1: 0.09228750, 12.6: 0.09231563, 13.1: 0.09204320, 13.6: 0.09136939, 14.1: 0.09017674},
+    10: {9.1: 0.08768719, 9.6: 0.08896616, 10.1: 0.08998757, 10.6: 0.09081751, 11.1: 0.09149332, 11.6: 0.09201971,
+         12.1: 0.09236756, 12.6: 0.09247509, 13.1: 0.09225174, 13.6: 0.09158484, 14.1: 0.09034931},
+}
+
+
+def records_over_releases(fit, y, H, K, seed, records, offsets=None, decimals=1):
+    """P(true) and rank of some records in each of K releases (m = 1), each from its own posterior draw.
+
+    The draws are K evenly spaced draws of ``fit``; each dataset is rounded to ``decimals`` like
+    the slides' data. The estimator uses H evenly spaced draws.
+
+    Parameters
+    ----------
+    fit : Fit
+        A normal-model fit.
+    y : ndarray, shape (n,)
+        The confidential values the fit saw.
+    H : int
+        Draws used by the estimator.
+    K : int
+        The number of releases.
+    seed : int
+        The randomness of the releases.
+    records : sequence of int
+        0-based rows to follow (the slides' units 8 and 10 are rows 7 and 9).
+    offsets : array_like, shape (G,), optional
+        The guesses' offsets.
+    decimals : int
+        Rounding of the synthetic values.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per release: its draw, the mean rank and median P(true) over all records, and
+        "P(true), row r" and "rank, row r" (1-based r) of each followed record.
+    """
+    K = _checks.integer(K, "K", low=1)
+    mu, sigma = risk_inputs(fit, H)
+    rng = np.random.default_rng(_checks.seed(seed))
+    rows = []
+    for index in np.linspace(0, fit.n_draws - 1, K).round().astype(int):
+        one = fit.subset(np.arange(fit.n_draws) == index)
+        z = np.round(one.model.predict(one.draws, one.X, fit.y.size, rng), decimals)
+        risk = attribute_risk(y, z, mu, sigma, offsets)
+        row = {"draw": int(index), "mean rank": float(risk.rank_true.mean()),
+               "median P(true)": float(np.median(risk.prob_true))}
+        for i in records:
+            row[f"P(true), row {i + 1}"] = float(risk.prob_true[i])
+            row[f"rank, row {i + 1}"] = int(risk.rank_true[i])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def slides_units(risks: dict, y, x, units=(8, 10)):
+    """The slides' consumer units beside ours: P(true) and rank of the true value, the slides' and ours for each m.
+
+    Parameters
+    ----------
+    risks : dict
+        m -> AttributeRisk on the course sample with the first m released datasets.
+    y, x : ndarray, shape (n,)
+        Log income and log expenditure, rounded to one decimal (unit u is row u - 1).
+    units : sequence of int
+        The slides' units (keys of :data:`SLIDES_TABLES`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per unit.
+    """
+    rows = {}
+    for unit in units:
+        table = SLIDES_TABLES[unit]
+        truth = round(float(y[unit - 1]), 1)
+        ordered = sorted(table.values(), reverse=True)
+        row = {"log income": truth, "log expenditure": round(float(x[unit - 1]), 1),
+               "slides P(true)": table[truth], "slides rank": 1 + ordered.index(table[truth])}
+        for m, risk in risks.items():
+            row[f"ours P(true), m = {m}"] = float(risk.prob_true[unit - 1])
+            row[f"ours rank, m = {m}"] = int(risk.rank_true[unit - 1])
+        rows[f"CU {unit}"] = row
+    return pd.DataFrame(rows).T
+
+
+def slides_against_ours(rank_unit_8, gap: float, effect: float, typical, stand_in: dict, G: int, H: int):
+    """The three slides' results not reproduced on the stand-in, on the stand-in and on the slides' data.
+
+    Parameters
+    ----------
+    rank_unit_8 : array_like of int, shape (K,)
+        The rank of unit 8's true value in each of K releases.
+    gap : float
+        On the slides' data, the largest change of any P(true) at H draws against the reference H.
+    effect : float
+        On the slides' data, the median over releases of abs(median P(true) - 1/G).
+    typical : mapping
+        "mean" and "std" over releases of the median P(true), on the slides' data.
+    stand_in : dict
+        "gap", "effect" and "typical" (a float) on the stand-in.
+    G : int
+        The number of guesses.
+    H : int
+        The estimator's draws.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per result: the slides', the stand-in's and the slides' data's values.
+    """
+    rank_unit_8 = np.asarray(rank_unit_8)
+    rows = {
+        "unit 8's true value ranks 4th of 11": {
+            "slides": "rank 4 (P = 0.0920), one release",
+            "stand-in": "not the same unit",
+            "slides' data": f"rank 4 in {np.mean(rank_unit_8 == 4):.0%} of {rank_unit_8.size} releases "
+                            f"(ranks {rank_unit_8.min()} to {rank_unit_8.max()}, most often {np.bincount(rank_unit_8).argmax()})"},
+        f"H = {H} draws suffice (error below half the effect)": {
+            "slides": f"H = {H} used",
+            "stand-in": f"error / effect {stand_in['gap'] / stand_in['effect']:.2f}",
+            "slides' data": f"error / effect {gap / effect:.2f} (error {gap:.4f}, effect {effect:.4f})"},
+        "the typical probability of the truth is near 1/G": {
+            "slides": f"0.0920 for unit 8 (1/G = {1 / G:.4f})",
+            "stand-in": f"{stand_in['typical']:.4f} (mean over releases of the median)",
+            "slides' data": f"{typical['mean']:.4f} (sd over releases {typical['std']:.4f})"},
+    }
+    return pd.DataFrame(rows).T
