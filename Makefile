@@ -71,4 +71,4 @@ clean:
 # What a killed Stan run leaves: httpstan's stored fits, its chain sockets, ppmlib's temporary
 # folders (compiled models are kept). Run it when nothing is fitting.
 clean-cache: $(STAMP)
-	$(BIN)/python -m ppmlib.backends --clean-cache
+	$(BIN)/python -m ppmlib.inference.backends --clean-cache

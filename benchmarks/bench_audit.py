@@ -1,4 +1,4 @@
-"""Benchmark: the privacy audit (ppmlib.audit) with the exact conjugate sampler.
+"""Benchmark: the privacy audit (ppmlib.evaluate.audit) with the exact conjugate sampler.
 
 Measures (1) trials per second of one audited setting (mechanism runs on D or D', the exact
 likelihood-ratio attack, the held-out Clopper-Pearson bound) for each output, at n = 1000;
@@ -12,14 +12,14 @@ import time
 import numpy as np
 
 import ppmlib
-from ppmlib import exact
+from ppmlib.inference import exact
 from ppmlib.studies import privacy_audit
 
 DEFAULTS = dict(n_values=[100, 300, 1000], trials=10_000, m=100)
 
 
 def trials_per_second(output, trials=10_000, m=100, n=1000, repeat=3):
-    y = ppmlib.simulate.poisson(n, 100, seed=1)
+    y = ppmlib.datasets.simulate.poisson(n, 100, seed=1)
     d = exact.pseudo_posterior(y)
     d_prime = exact.pseudo_posterior(np.delete(y, int(np.argmax(y))))
     times = []
@@ -32,7 +32,7 @@ def trials_per_second(output, trials=10_000, m=100, n=1000, repeat=3):
 
 
 def stan_seconds_per_fit(n=1000, repeat=3):
-    y = ppmlib.simulate.poisson(n, 100, seed=1)
+    y = ppmlib.datasets.simulate.poisson(n, 100, seed=1)
     short = ppmlib.Sampler(chains=1, draws=100, warmup=100)
     ppmlib.fit("poisson", y, sampler=short, seed=0)   # warm-up: compile or load from cache
     times = []

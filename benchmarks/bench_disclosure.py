@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 
-from ppmlib import ce_like
+from ppmlib.datasets import ce_like
 from ppmlib._oracles import literal_attribute_risk  # the slides' per-record loop, line by line
-from ppmlib.disclosure import DEFAULT_OFFSETS, attribute_risk
+from ppmlib.evaluate.disclosure import DEFAULT_OFFSETS, attribute_risk
 
 
 def main(H=50):

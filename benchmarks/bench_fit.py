@@ -13,7 +13,7 @@ import os
 import time
 
 import ppmlib
-from ppmlib import backends
+from ppmlib.inference import backends
 
 
 def one_fit(y, seed):
@@ -40,7 +40,7 @@ def best_time(task, y, repeat=5):
 
 
 def main():
-    y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    y = ppmlib.datasets.simulate.poisson(1000, 100, seed=1)
     available = {"cmdstanpy": backends.cmdstan_available(), "pystan": backends.pystan_available()}
     for name, ok in available.items():
         if not ok:

@@ -9,7 +9,7 @@ and seed:
   (unordered labels, the raw one-hot design with all 34 columns, independent normal priors on the
   coefficients, Dirichlet(0.5) mixing);
 * ``current``: ``stan/mixture.stan`` with ``Mixture``'s default prior (see its header), on the
-  design without its one redundant column (``ppmlib.design.independent_columns``);
+  design without its one redundant column (``ppmlib.datasets.design.independent_columns``);
 * ``separate`` (on request): the current program with each component's own coefficients, as in the paper.
 
 Each program is fitted three ways (``--weightings``): ``unweighted``; ``LW``, the weights of
@@ -44,10 +44,10 @@ from pathlib import Path
 import numpy as np
 
 import ppmlib
-from ppmlib import backends
-from ppmlib.design import independent_columns
-from ppmlib.diagnostics import summarize
-from ppmlib.models import family
+from ppmlib.inference import backends
+from ppmlib.datasets.design import independent_columns
+from ppmlib.inference.diagnostics import summarize
+from ppmlib.models.families import family
 
 TABLE_1 = ["Gender", "Age", "Education", "Region", "Urban", "MaritalStatus", "UrbanType", "CBSA", "FamilySize",
            "Earner"]
@@ -123,7 +123,7 @@ def run(name: str, weighting: str, weights, y, X_full, X_independent, seed: int,
 
 def lw_weights_of(draws: dict, y, X) -> np.ndarray:
     """LW's weights (c = 0.7, g = 0) on the per-record bounds of an unweighted fit's draws."""
-    return ppmlib.weights.lw_weights(family("mixture").log_lik(draws, y, X), LW_C, LW_G)
+    return ppmlib.mechanism.weights.lw_weights(family("mixture").log_lik(draws, y, X), LW_C, LW_G)
 
 
 def main(argv=None):
@@ -153,7 +153,7 @@ def main(argv=None):
         parser.error(f"unknown {unknown}; programs: {list(PROGRAMS)}, weightings: {list(WEIGHTINGS)}")
     if not 0 < args.scalar <= 1:
         parser.error(f"--scalar must lie in (0, 1], got {args.scalar}")
-    df = ppmlib.ce_like.load(args.data)
+    df = ppmlib.datasets.ce_like.load(args.data)
     y = np.log(df["Income"].to_numpy(float))
     X = ppmlib.design_matrix(df, TABLE_1 if args.predictors == "ten" else TWO)
     X_independent = independent_columns(X)

@@ -16,7 +16,7 @@ import argparse
 import os
 import time
 
-from ppmlib import montecarlo
+from ppmlib.studies import asymptotic_dp as montecarlo
 
 
 def main():

@@ -25,8 +25,8 @@ def child(model: str, n: int) -> dict:
     import numpy as np
 
     import ppmlib
-    from ppmlib import backends
-    from ppmlib.models import family
+    from ppmlib.inference import backends
+    from ppmlib.models.families import family
 
     times = {}
     clock = time.perf_counter()
@@ -38,9 +38,9 @@ def child(model: str, n: int) -> dict:
         clock = now
 
     if model == "poisson":
-        y = ppmlib.simulate.poisson(n, 100, seed=1)
+        y = ppmlib.datasets.simulate.poisson(n, 100, seed=1)
     else:
-        y = ppmlib.simulate.nb_mixture(n, [100, 100], [5, 20], [0.2, 0.8], seed=1)
+        y = ppmlib.datasets.simulate.nb_mixture(n, [100, 100], [5, 20], [0.2, 0.8], seed=1)
     lap("simulate")
     fam = family(model)
     # what fit() sends to Stan, prepared once on its own to time it (fit repeats it, a few ms)

@@ -36,7 +36,7 @@ def write_file(path: Path, n: int) -> None:
     import pandas as pd
 
     import ppmlib
-    counts = ppmlib.simulate.nb_mixture(n, [100, 100], [5, 20], [0.2, 0.8], seed=1)
+    counts = ppmlib.datasets.simulate.nb_mixture(n, [100, 100], [5, 20], [0.2, 0.8], seed=1)
     region = np.random.default_rng(2).choice(["north", "south", "east", "west"], n)
     pd.DataFrame({"visits": counts, "region": region}).to_csv(path, index=False)
 

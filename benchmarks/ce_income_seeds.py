@@ -21,14 +21,14 @@ from pathlib import Path
 
 import jupytext
 
-from ppmlib import backends
+from ppmlib.inference import backends
 from ppmlib.book.rerun import parse_assignment
 
 CHAPTER = Path(__file__).resolve().parent.parent / "book" / "ce_income.md"
 
 
 class FitClock:
-    """Counts and times every Stan fit (wraps ppmlib.backends.sample)."""
+    """Counts and times every Stan fit (wraps ppmlib.inference.backends.sample)."""
 
     def __init__(self):
         self.count, self.seconds, self._sample = 0, 0.0, backends.sample

@@ -3,7 +3,7 @@
     python benchmarks/reweighting_seeds.py mixture 2020 1 2 3 ...   # book/reweighting.md's pipeline
     python benchmarks/reweighting_seeds.py salary 2025 1 2 3 ...    # book/salary.md's pipeline
 
-For every seed it runs what the chapter runs (ppmlib.reweighting.reweighting_comparison, the
+For every seed it runs what the chapter runs (ppmlib.mechanism.reweighting.reweighting_comparison, the
 utility table, ppmlib.studies.reweighting.claims) and prints one line per claim; at the end, whether
 every checked claim held on every seed. The chapters state the ranges this prints.
 """
@@ -13,7 +13,8 @@ import sys
 import time
 
 import ppmlib
-from ppmlib import salary_like, utility
+from ppmlib.datasets import salary_like
+from ppmlib.evaluate import utility
 from ppmlib.studies import reweighting
 
 # the chapters' defaults (keep in step with their parameters cells)
@@ -27,7 +28,7 @@ B = 500
 
 def run(design: str, seed: int):
     if design == "mixture":
-        y = ppmlib.simulate.nb_mixture(MIXTURE["n"], MIXTURE["mus"], MIXTURE["phis"], MIXTURE["probs"], seed=seed)
+        y = ppmlib.datasets.simulate.nb_mixture(MIXTURE["n"], MIXTURE["mus"], MIXTURE["phis"], MIXTURE["probs"], seed=seed)
         radius = MIXTURE["cw_radius"]
     else:
         y, radius = salary_like.load(), SALARY["cw_radius"]
@@ -58,7 +59,7 @@ def main(design: str, seeds: list[int]) -> bool:
         try:
             claims = run(design, seed)
             table = claims.table()
-        except ppmlib.CalibrationError as err:
+        except ppmlib.CalibrationFailed as err:
             print(f"--- {design}, seed {seed}: CALIBRATION FAILED: {err}")
             ok = False
             continue

@@ -1,95 +1,74 @@
 """ppmlib: the pseudo posterior mechanism for differentially private synthetic microdata.
 
-The thin library behind the ppm-book chapters (the book's API page maps every module). Public names:
+The library behind ppm-book and the command ``ppm-synthesize``. Its folders follow the mechanism:
 
-* :func:`fit` / :class:`Fit` / :class:`Sampler`: an alpha-weighted synthesizer fitted with Stan
-  (cmdstanpy or PyStan 3), and the NUTS settings every sampling function takes
-* :func:`record_bounds`, :func:`lipschitz_bound`, :func:`epsilon`: Lipschitz bounds from draws
-* :func:`lw_weights`, :func:`cw_weights`, :func:`scalar_weights`, :func:`reweight`: record weights
-* :func:`synthesizer` / :class:`Synthesis`: one weighting scheme end to end (weights, fit, bounds,
-  Delta, epsilon, synthetic data); :func:`match_delta`: refit until Delta matches a target
-* :func:`reweight_to_tolerance`, :func:`calibrate_lw_epsilon`: re-weighting at equal Delta, LW at a
-  chosen epsilon; :func:`release`: the atomic release of synthetic data with its budget
-* :func:`attribute_risk`: attribute-disclosure risk by importance sampling; :mod:`ppmlib.ce_like`:
-  the CE-like sample; :func:`design_matrix`: the CE income application's predictors
-* :mod:`ppmlib.joint`: several variables synthesized sequentially, with one Lipschitz bound and one
-  epsilon for the whole record (:mod:`ppmlib.studies.multivariate`: the book's chapter on it)
-* :mod:`ppmlib.lineup`: one description of a study's synthesizers (:func:`ppmlib.lineup.member`,
-  :data:`ppmlib.lineup.STANDARD`) and one runner (:func:`ppmlib.lineup.run`) for every study
-* :mod:`ppmlib.simulate`: the papers' simulation designs; :mod:`ppmlib.exact`: the conjugate
-  Poisson-Gamma pseudo posterior in closed form (and :class:`ppmlib.exact.ConjugateSampler`, its
-  exact draws in place of Stan's); :func:`example_fit`: a small shipped fit of stored Stan draws
-* :meth:`Fit.to_arviz`: any fit as an ArviZ ``InferenceData`` (ArviZ is optional)
-* :mod:`ppmlib.peers`: the synthesizers an agency would pick instead (a perturbed histogram,
-  OpenDP's AIM and MST, CART), one interface
-* :mod:`ppmlib.audit`: membership attacks and the confidence lower bound on epsilon they prove
-* :mod:`ppmlib.parallel`: independent jobs, serially, on local workers or on Dask
-* :mod:`ppmlib.studies`: one module per chapter (its lineup, tables, claims and figures), e.g.
-  :func:`matched_comparison` and :func:`reweighting_comparison`; :mod:`ppmlib.book`: the book's tooling
-  (rerun, execution cache, HTML checks) and :class:`Claims`
-* :mod:`ppmlib.synthesize`: your own file in one command or call (``ppmlib.synthesize.synthesize``), with
-  its report's tables in :mod:`ppmlib.report` and the analyst's estimands in :mod:`ppmlib.estimands`
+- :mod:`ppmlib.models`: the likelihood families (Poisson, negative binomial, normal, mixture)
+- :mod:`ppmlib.inference`: Stan fits on either backend, diagnostics, the exact conjugate posterior
+- :mod:`ppmlib.mechanism`: record weights, Lipschitz bounds, synthesizers, calibration, lineups
+- :mod:`ppmlib.evaluate`: utility, disclosure risk and the privacy audit
+- :mod:`ppmlib.baselines`: the synthesizers an agency would pick instead
+- :mod:`ppmlib.datasets`: simulation designs, the shipped data, design matrices
+- :mod:`ppmlib.release`, :mod:`ppmlib.synthesize`: the release of synthetic data, and your own file
+  in one command; :mod:`ppmlib.errors`: the errors a caller can catch
+- :mod:`ppmlib.studies` and :mod:`ppmlib.book`: the book's chapters and tooling (not the public API)
+
+The names below are the public surface: fit a synthesizer, weight its records, bound it, release it.
 
 ``import ppmlib`` loads neither pandas, matplotlib nor a Stan backend: the submodules that need
 them are loaded on first use.
 """
-from . import diagnostics, example, exact, joint, lineup, parallel, reweighting, simulate
-from .backends import BackendUnavailableError, backend
-from .book.claims import Claims
-from .design import design_matrix
-from .disclosure import AttributeRisk, attribute_risk
-from .example import example_fit
-from .lipschitz import epsilon, kept_draws, lipschitz_bound, near_max_share, record_bounds
-from .mechanism import CalibrationError, Synthesis, lw_delta_grid, match_delta, summary_table, synthesizer
-from .models import POISSON_PRIOR
-from .posterior import Fit, Sampler, fit
-from .release import release
-from .reweighting import calibrate_lw_epsilon, epsilon_curve, reweight_to_tolerance
-from .seeding import seeds
-from .weights import cw_weights, isolation_risks, lw_risks, lw_weights, reweight, risk_to_weight, scalar_weights
+from . import _moved
+
+_moved.install()  # the old import paths of the flat layout warn and forward to the new ones
+
+from . import errors  # noqa: E402
+from .datasets.design import design_matrix  # noqa: E402
+from .datasets.example import example_fit  # noqa: E402
+from .errors import BackendUnavailable, BadArgument, BudgetExceeded, CalibrationFailed, DataRefused  # noqa: E402
+from .evaluate.disclosure import AttributeRisk, attribute_risk  # noqa: E402
+from .inference.backends import backend  # noqa: E402
+from .inference.posterior import Fit, Sampler, fit  # noqa: E402
+from .mechanism.bounds import epsilon, kept_draws, lipschitz_bound, near_max_share, record_bounds  # noqa: E402
+from .mechanism.reweighting import calibrate_lw_epsilon, epsilon_curve, reweight_to_tolerance  # noqa: E402
+from .mechanism.synthesis import Synthesis, lw_delta_grid, match_delta, summary_table, synthesizer  # noqa: E402
+from .mechanism.weights import (cw_weights, isolation_risks, lw_risks, lw_weights, reweight,  # noqa: E402
+                                risk_to_weight, scalar_weights)
+from .models.families import POISSON_PRIOR  # noqa: E402
+from .release import release  # noqa: E402
+from .seeding import seeds  # noqa: E402
 
 __all__ = [
     # fitting and the NUTS settings
-    "Fit", "fit", "Sampler", "POISSON_PRIOR", "backend", "BackendUnavailableError", "example_fit",
+    "Fit", "fit", "Sampler", "POISSON_PRIOR", "backend", "example_fit",
     # bounds and weights
     "record_bounds", "lipschitz_bound", "epsilon", "kept_draws", "near_max_share",
     "lw_weights", "lw_risks", "cw_weights", "isolation_risks", "scalar_weights", "reweight", "risk_to_weight",
-    # the mechanism end to end
-    "synthesizer", "Synthesis", "match_delta", "matched_comparison", "summary_table", "CalibrationError",
-    "lw_delta_grid",
-    # re-weighting, calibration, release
-    "reweighting", "reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve", "reweighting_comparison",
-    "release",
-    # disclosure risk, data, designs, claims, seeds
-    "attribute_risk", "AttributeRisk", "design_matrix", "seeds", "Claims",
-    # submodules
-    "diagnostics", "example", "exact", "joint", "lineup", "simulate", "parallel", "plots", "utility", "ce_like", "salary_like",
-    "audit", "studies", "book", "synthesize", "report", "estimands", "peers",
+    # the mechanism end to end, calibration, release
+    "synthesizer", "Synthesis", "match_delta", "summary_table", "lw_delta_grid",
+    "reweight_to_tolerance", "calibrate_lw_epsilon", "epsilon_curve", "release",
+    # measures, data, seeds
+    "attribute_risk", "AttributeRisk", "design_matrix", "seeds",
+    # errors
+    "errors", "BadArgument", "DataRefused", "BudgetExceeded", "CalibrationFailed", "BackendUnavailable",
+    # the concept folders
+    "models", "inference", "mechanism", "evaluate", "baselines", "datasets", "plots",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-# Submodules that import pandas or matplotlib when loaded are loaded on first use (PEP 562), so that
-# `import ppmlib` stays light: `ppmlib.plots.violins`, `from ppmlib import plots` and
-# `import ppmlib.plots` all work as before. A module that imports pandas or matplotlib at its top
-# belongs in this set, not in an import above (tests/test_packaging.py checks `import ppmlib`).
-_ON_FIRST_USE = {"audit", "ce_like", "plots", "salary_like", "utility", "studies", "book", "synthesize", "report",
-                 "estimands", "peers"}
-# the two study functions the chapters and README call from the top (their modules load matplotlib)
-_STUDY_FUNCTIONS = {"matched_comparison": "studies.vector_weighted", "reweighting_comparison": "studies.reweighting"}
-# old module names the asymptotic-DP and CE income chapters import until they move to ppmlib.studies
-_MOVED = {"montecarlo": "studies.asymptotic_dp", "ce_income": "studies.ce_income"}
+# Subpackages and modules loaded on first use (PEP 562), so that `import ppmlib` stays light:
+# `ppmlib.evaluate.utility.pmse`, `from ppmlib import plots` and `import ppmlib.plots` all work.
+# A module that imports pandas or matplotlib at its top belongs here, not in an import above
+# (tests/test_packaging.py checks `import ppmlib`).
+_ON_FIRST_USE = {"models", "inference", "mechanism", "evaluate", "baselines", "datasets", "plots", "studies", "book",
+                 "synthesize", "report"}
 
 
 def __getattr__(name: str):
     from importlib import import_module
     if name in _ON_FIRST_USE:
         return import_module(f"{__name__}.{name}")  # the import also sets the attribute
-    if name in _STUDY_FUNCTIONS:
-        return getattr(import_module(f"{__name__}.{_STUDY_FUNCTIONS[name]}"), name)
-    if name in _MOVED:
-        return import_module(f"{__name__}.{_MOVED[name]}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _moved.moved_name(name)  # an old name warns and forwards; anything else: AttributeError
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _ON_FIRST_USE | set(_STUDY_FUNCTIONS))
+    return sorted(set(globals()) | _ON_FIRST_USE)

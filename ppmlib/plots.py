@@ -4,7 +4,7 @@ A chapter shows each figure with ONE call to a function here or in its study mod
 figure options, so it has a caption and a label): the figures several chapters share live here,
 a figure only one chapter draws lives in ``ppmlib/studies/<chapter>.py`` (the asymptotic-DP and CE
 income chapters' figures, below, are still to move there). Colours come from :data:`PALETTE`, one per
-synthesizer, the same in every chapter: the colours of :data:`ppmlib.lineup.STANDARD`'s members.
+synthesizer, the same in every chapter: the colours of :data:`ppmlib.mechanism.lineup.STANDARD`'s members.
 """
 from __future__ import annotations
 
@@ -18,14 +18,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats
 
-from .lineup import ALIASES, STANDARD
+from ppmlib.mechanism.lineup import ALIASES, STANDARD
 
-# one colour per source, the same in every chapter: each standard synthesizer's own (ppmlib.lineup),
+# one colour per source, the same in every chapter: each standard synthesizer's own (ppmlib.mechanism.lineup),
 # which its paper's alias ("DPweighted") and its label with the alias ("LW (DPweighted)") share
 PALETTE = {"Data": "#4d4d4d", **{name: m.colour for name, m in STANDARD.items()}}
 PALETTE.update({label: PALETTE[name] for name, alias in ALIASES.items() for label in (alias, f"{name} ({alias})")})
 PALETTE["Capped"] = "#1f78b4"  # the fixed-cap weighting of the asymptotic-DP chapter
-# the peers of ppmlib.peers (the "Against the alternatives" chapter)
+# the peers of ppmlib.baselines.peers (the "Against the alternatives" chapter)
 PALETTE.update({"Histogram": "#666666", "AIM": "#1f78b4", "MST": "#a6cee3", "CART": "#17becf"})
 # the multivariate chapter: LW joint is LW; the per-variable synthesizers take CW's and SW's colours
 # (no other chapter shows them together)
@@ -112,7 +112,7 @@ def bounds_and_weights(results: dict, suptitle: str = ""):
 def utility_violins(long, statistics=("15th pct", "90th pct"), suptitle: str = ""):
     """Distributions of statistics: the data's bootstrap beside each synthesizer's m datasets.
 
-    ``long`` is a :func:`ppmlib.utility.long_table` (columns source, statistic, value, with a
+    ``long`` is a :func:`ppmlib.evaluate.utility.long_table` (columns source, statistic, value, with a
     "Data" source); one panel per entry of ``statistics``.
     """
     fig, axes = plt.subplots(1, len(statistics), figsize=(5.5 * len(statistics), 4), squeeze=False)
@@ -166,7 +166,7 @@ def _titled(fig, title: str):
     return fig
 
 
-# --- book/asymptotic_dp.md (issue 9): local bounds over many databases ---------------------------
+# --- book/asymptotic_dp.md: local bounds over many databases ---------------------------
 
 def local_deltas(deltas, title: str = "Local Lipschitz bounds over the Monte Carlo databases"):
     """Violins of the local Delta of every database, per synthesizer, one panel per generating
@@ -283,12 +283,12 @@ def delta_against_formula(rows, title: str = r"LW's local $\Delta$ against its c
     return _titled(fig, title)
 
 
-# CE income chapter (issue 10) ------------------------------------------------------------------
+# CE income chapter ------------------------------------------------------------------
 
 def ce_bounds(results: dict, title: str = "By-record Lipschitz bounds (bar: the maximum, Δ)"):
     """The CE paper's Fig. 2: violins of each synthesizer's by-record bounds, its Delta in the legend.
 
-    Each synthesizer is shown by its label (``results.labels`` of a :class:`ppmlib.lineup.Results`,
+    Each synthesizer is shown by its label (``results.labels`` of a :class:`ppmlib.mechanism.lineup.Results`,
     e.g. "LW (DPweighted)"), else by its name.
     """
     labels = getattr(results, "labels", {})
@@ -354,7 +354,7 @@ def cg_violins(long, cg_long, title: str = "90th percentile of income: LW (DPwei
     return fig
 
 
-# Your own data: the synthesis report and the real-wages chapter (issue 20) --------------------
+# Your own data: the synthesis report and the real-wages chapter --------------------
 
 def data_and_synthetic(values, synthetic: dict, *, log_scale: bool, xlabel: str,
                        title: str = "The data and one synthetic dataset per synthesizer"):
@@ -383,7 +383,7 @@ def estimand_intervals(table, *, group: str = "statistic", title: str = "Estiman
     """One panel per estimand: the data's interval and each synthesizer's, as points with bars.
 
     ``table`` has columns ``group`` (the estimand), source, estimate, low and high (e.g.
-    :func:`ppmlib.estimands.summary_table` or :func:`ppmlib.estimands.coefficient_table` with
+    :func:`ppmlib.evaluate.estimands.summary_table` or :func:`ppmlib.evaluate.estimands.coefficient_table` with
     ``group="term"``).
     """
     names = list(dict.fromkeys(table[group]))

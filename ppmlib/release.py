@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _checks
-from ._files import write_texts_atomically
+from ppmlib import _checks
+from ppmlib._files import write_texts_atomically
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .mechanism import Synthesis
+    from ppmlib.mechanism.synthesis import Synthesis
 
 NEIGHBOURS = ("removal neighbours of this database: epsilon = 2 Delta covers the n databases with one of its "
               "records removed; adding an arbitrary record is not covered; under replace-one neighbours "
@@ -61,7 +61,7 @@ def _paths(path) -> tuple[Path, Path]:
 
 
 def _model(synthesis) -> dict:
-    """The model; for a joint synthesis (``ppmlib.joint``), each variable's and what its epsilon covers."""
+    """The model; for a joint synthesis (``ppmlib.mechanism.joint``), each variable's and what its epsilon covers."""
     if not hasattr(synthesis, "variables"):
         return {"model": synthesis.fit.model.name}
     return {"model": {v: p.fit.model.name for v, p in synthesis.parts.items()}, "variables": list(synthesis.variables),
@@ -165,7 +165,7 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     >>> import tempfile
     >>> base = ppmlib.example_fit()
     >>> lw = ppmlib.synthesizer("poisson", base.y, "lw", base=base, c=0.5, m=5,
-    ...                         sampler=ppmlib.exact.ConjugateSampler(), seed=3)
+    ...                         sampler=ppmlib.inference.exact.ConjugateSampler(), seed=3)
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     csv_path, json_path = release(lw, Path(folder) / "lw", max_epsilon=100.0)
     ...     budget = json.loads(json_path.read_text())

@@ -3,7 +3,7 @@ well the fits converged, the analyst's estimands, the disclosure risk and the ag
 
 One place for them, called by the report notebook that ``python -m ppmlib.synthesize`` executes
 (``ppmlib/synthesis_report.md``) and by the book's chapter on real wages, so the command's report
-and the chapter show the same things. Every function takes the :class:`ppmlib.lineup.Results`
+and the chapter show the same things. Every function takes the :class:`ppmlib.mechanism.lineup.Results`
 of :func:`ppmlib.synthesize.synthesize` (or a Results and a :class:`ppmlib.synthesize.Prepared`).
 
 Records appear by rank only (rank 1 = largest bound), never with their values.
@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _checks
-from .design import is_categorical
-from .diagnostics import GATE, failing, is_ok
+from ppmlib import _checks
+from ppmlib.datasets.design import is_categorical
+from ppmlib.inference.diagnostics import GATE, failing, is_ok
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .lineup import Results
-    from .synthesize import Prepared
+    from ppmlib.mechanism.lineup import Results
+    from ppmlib.synthesize import Prepared
 
 def privacy_statement(synthesis, n: int) -> str:
     """What the released synthesizer's epsilon promises, exactly, as one Markdown paragraph.
@@ -68,7 +68,7 @@ def overview(results: "Results") -> "pd.DataFrame":
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
+    results : ppmlib.mechanism.lineup.Results
         The synthesizers of :func:`ppmlib.synthesize.synthesize`, each with its m synthetic datasets;
         ``results.released`` (when set) names the released one.
 
@@ -97,7 +97,7 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
+    results : ppmlib.mechanism.lineup.Results
         The synthesizers, each with its by-record ``bounds`` and ``weights``, both (n,).
     prepared : ppmlib.synthesize.Prepared
         The data they were fitted to (``results.prepared``): its column's values, predictors and table.
@@ -139,11 +139,11 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
 
 
 def diagnostics(results: "Results") -> "pd.DataFrame":
-    """R-hat, bulk and tail ESS and divergences of every fit, and whether it passes :func:`ppmlib.diagnostics.is_ok`.
+    """R-hat, bulk and tail ESS and divergences of every fit, and whether it passes :func:`ppmlib.inference.diagnostics.is_ok`.
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
+    results : ppmlib.mechanism.lineup.Results
         The synthesizers, each with the ``diagnostics`` dict of its fit.
 
     Returns
@@ -164,8 +164,8 @@ def diagnostics_warning(results: "Results") -> str | None:
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
-        The synthesizers whose fits are checked with :func:`ppmlib.diagnostics.is_ok`.
+    results : ppmlib.mechanism.lineup.Results
+        The synthesizers whose fits are checked with :func:`ppmlib.inference.diagnostics.is_ok`.
 
     Returns
     -------
@@ -183,7 +183,7 @@ def diagnostics_warning(results: "Results") -> str | None:
 def utility(results: "Results", prepared: "Prepared", statistics=("mean", "90th pct"), B: int = 500,
             seed=0) -> "pd.DataFrame":
     """The mean and 90th percentile of the column in its own units: the data's (bootstrap interval)
-    and each synthesizer's (spread over its m datasets); see :func:`ppmlib.estimands.summary_table`.
+    and each synthesizer's (spread over its m datasets); see :func:`ppmlib.evaluate.estimands.summary_table`.
 
     Parameters
     ----------
@@ -191,14 +191,14 @@ def utility(results: "Results", prepared: "Prepared", statistics=("mean", "90th 
         The synthesizers and their data, as for :func:`drivers`; the synthetic values are taken back
         to the column's units (:meth:`ppmlib.synthesize.Prepared.original_units`).
     statistics, B, seed
-        As for :func:`ppmlib.estimands.summary_table`.
+        As for :func:`ppmlib.evaluate.estimands.summary_table`.
 
     Returns
     -------
     pandas.DataFrame
         One row per (statistic, source), "Data" and each synthesizer: estimate, low, high.
     """
-    from .estimands import summary_table
+    from ppmlib.evaluate.estimands import summary_table
     synthetic = {name: prepared.original_units(r.synthetic) for name, r in results.items()}
     return summary_table(prepared.values, synthetic, statistics, B=B, seed=seed)
 
@@ -216,16 +216,16 @@ def coefficients(results: "Results", prepared: "Prepared", terms=None, design=No
     terms : sequence of str, optional
         The names of the design's P columns (default ``prepared.terms``).
     design : array_like, shape (n, P), optional
-        The analyst's design, e.g. from :func:`ppmlib.estimands.analyst_design` (default
+        The analyst's design, e.g. from :func:`ppmlib.evaluate.estimands.analyst_design` (default
         ``prepared.X``).
 
     Returns
     -------
     pandas.DataFrame or None
-        :func:`ppmlib.estimands.coefficient_table`: one row per (term, source) with estimate, low
+        :func:`ppmlib.evaluate.estimands.coefficient_table`: one row per (term, source) with estimate, low
         and high; None when the model has no design (``prepared.X`` is None), even if one is given.
     """
-    from .estimands import coefficient_table
+    from ppmlib.evaluate.estimands import coefficient_table
     if prepared.X is None:
         return None
     design = prepared.X if design is None else design
@@ -239,7 +239,7 @@ def attribute_risk(results: "Results", prepared: "Prepared", H: int = 50) -> "pd
     the others (the estimator is written for a normal synthesizer).
 
     The intruder guesses a record's log value among y_i + offsets; the table holds
-    :func:`ppmlib.disclosure.risk_summary` per synthesizer (median and largest probability of the
+    :func:`ppmlib.evaluate.disclosure.risk_summary` per synthesizer (median and largest probability of the
     true value, share ranked first, ...).
 
     Parameters
@@ -252,12 +252,12 @@ def attribute_risk(results: "Results", prepared: "Prepared", H: int = 50) -> "pd
     Returns
     -------
     pandas.DataFrame or None
-        Indexed by synthesizer, the entries of :func:`ppmlib.disclosure.risk_summary`; None unless
+        Indexed by synthesizer, the entries of :func:`ppmlib.evaluate.disclosure.risk_summary`; None unless
         ``prepared.model`` is "normal".
     """
     import pandas as pd
 
-    from .disclosure import attribute_risk as estimate, risk_inputs, risk_summary
+    from ppmlib.evaluate.disclosure import attribute_risk as estimate, risk_inputs, risk_summary
     if prepared.model != "normal":
         return None
     rows = {}
@@ -273,10 +273,10 @@ def measures(results: "Results", prepared: "Prepared", radius: float = 0.05) -> 
     categorical predictors, the identification risk.
 
     Each synthetic dataset is the data's table with the column replaced by its synthetic values in
-    the column's units (:func:`ppmlib.peers.frames_of`). S_pMSE comes from
-    :func:`ppmlib.utility.pmse` (a logistic propensity model on the predictors and the column,
+    the column's units (:func:`ppmlib.baselines.peers.frames_of`). S_pMSE comes from
+    :func:`ppmlib.evaluate.utility.pmse` (a logistic propensity model on the predictors and the column,
     averaged over the m datasets); EMR, TMR and FMR from
-    :func:`ppmlib.disclosure.identification_risk` (an intruder who knows a record's predictors,
+    :func:`ppmlib.evaluate.disclosure.identification_risk` (an intruder who knows a record's predictors,
     matched exactly, and its value, matched within ``radius`` of it). Only these summaries are
     shown, never a value.
 
@@ -295,9 +295,9 @@ def measures(results: "Results", prepared: "Prepared", radius: float = 0.05) -> 
     """
     import pandas as pd
 
-    from .disclosure import identification_risk
-    from .peers import frames_of
-    from .utility import pmse
+    from ppmlib.evaluate.disclosure import identification_risk
+    from ppmlib.baselines.peers import frames_of
+    from ppmlib.evaluate.utility import pmse
     column, predictors = prepared.column, list(prepared.predictors)
     data = prepared.table[[*predictors, column]].reset_index(drop=True)
     categorical = [p for p in predictors if is_categorical(data[p])]

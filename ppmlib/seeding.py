@@ -5,7 +5,7 @@ __all__ = ["seeds"]
 
 import numpy as np
 
-from . import _checks
+from ppmlib import _checks
 
 STAN_SEED_LIMIT = 2**31 - 1  # both backends accept seeds below this
 

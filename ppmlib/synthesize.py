@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _checks
-from . import lineup as _lineup
-from .design import is_categorical
-from .posterior import Sampler, _sampler
+from ppmlib import _checks
+from ppmlib.mechanism import lineup as _lineup
+from ppmlib.datasets.design import is_categorical
+from ppmlib.inference.posterior import Sampler, _sampler
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -230,7 +230,7 @@ def minimum_records(model: str, n_terms: int = 1, prior: dict | None = None) -> 
 
 
 def _design(table, predictors: tuple, max_levels: int) -> tuple[np.ndarray, tuple]:
-    from .design import design_matrix, independent_columns
+    from ppmlib.datasets.design import design_matrix, independent_columns
     categorical = [p for p in predictors if is_categorical(table[p])]
     for p in categorical:
         levels = table[p].nunique()
@@ -356,8 +356,8 @@ def lineup_for(weighting: str = "lw", epsilon: float | None = None, radius: floa
     Returns
     -------
     members : tuple
-        The lineup for :func:`ppmlib.lineup.run`: the name "Unweighted", then LW as a
-        :class:`ppmlib.lineup.Member` (matched to ``epsilon`` when given) and, for "lw_final", the name
+        The lineup for :func:`ppmlib.mechanism.lineup.run`: the name "Unweighted", then LW as a
+        :class:`ppmlib.mechanism.lineup.Member` (matched to ``epsilon`` when given) and, for "lw_final", the name
         "LW_final"; for "cw", CW as a Member with its radius.
     released : str
         The member released: "LW", "LW_final" or "CW".
@@ -434,7 +434,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
 
     Returns
     -------
-    ppmlib.lineup.Results
+    ppmlib.mechanism.lineup.Results
         The synthesizers by name (Unweighted, LW, and LW_final or CW), each a :class:`ppmlib.Synthesis`;
         ``.prepared`` is the :class:`Prepared` data and ``.released`` the released member's name.
     """
@@ -481,7 +481,7 @@ def _report(results, folder: Path) -> Path:
     The results travel to the notebook in a pickle in a private temporary folder, never in ``folder``
     (they hold the confidential data).
     """
-    from .book.rerun import run as run_notebook
+    from ppmlib.book.rerun import run as run_notebook
     # the data's bootstrap holds B x n values: fewer resamples for a large file keep it near 400 MB
     resamples = int(min(500, max(50, 50_000_000 // results.prepared.n)))
     with tempfile.TemporaryDirectory() as private:
@@ -555,8 +555,8 @@ def main(argv=None) -> int:
         argparse instead (SystemExit 0 and 2).
     """
     args = _parser().parse_args(argv)
-    from .mechanism import CalibrationError
-    from .book.rerun import RerunFailed
+    from ppmlib.errors import CalibrationFailed
+    from ppmlib.book.rerun import RerunFailed
     try:
         results = synthesize(
             args.data, args.column, model=args.model, predictors=args.predictors, weighting=args.weighting,
@@ -564,7 +564,7 @@ def main(argv=None) -> int:
             seed=args.seed, out=args.out, overwrite=args.overwrite, drop_missing=args.drop_missing,
             max_levels=args.max_levels, sampler=Sampler(chains=args.chains, draws=args.draws, warmup=args.draws),
             report=not args.no_report)
-    except (ValueError, TypeError, OSError, CalibrationError, RerunFailed) as err:
+    except (ValueError, TypeError, OSError, CalibrationFailed, RerunFailed) as err:
         print(f"error: {err}\nnothing was written to {args.out}", file=sys.stderr)
         return 2
     chosen = results[results.released]

@@ -1,4 +1,4 @@
-from ppmlib import backends
+from ppmlib.inference import backends
 
 
 def pytest_report_header(config):

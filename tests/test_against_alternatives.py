@@ -5,7 +5,7 @@ import pytest
 
 import ppmlib
 
-from ppmlib import ce_like
+from ppmlib.datasets import ce_like
 from ppmlib.synthesize import load_table
 from ppmlib.studies import against_alternatives as alternatives
 
@@ -42,7 +42,7 @@ def test_claims_by_hand():
     worse.loc[2, "achieved epsilon"] = 5.25                # 0.25 off its target: more than 2 tau
     worse.loc[6, "overlap mean"] = 0.3                     # the histogram loses utility with more budget
     worse.loc[5, "S_pMSE logit"] = 9.5                     # the histogram above SW (9.0) at epsilon 1
-    claims = alternatives.claims(worse, (0.9, 16.0), [1.0, 5.0], into=ppmlib.Claims(), prefix="CE: ")
+    claims = alternatives.claims(worse, (0.9, 16.0), [1.0, 5.0], into=ppmlib.book.claims.Claims(), prefix="CE: ")
     table = claims.table()
     assert table["reproduced?"].tolist()[:6] == ["NO", "yes", "NO (reported, not asserted)", "yes", "NO", "NO"]
     assert table["claim"].iloc[0] == "CE: Histogram: the mean's overlap rises from epsilon 1 to 5"

@@ -4,7 +4,8 @@ import pytest
 from scipy import integrate, stats
 
 import ppmlib
-from ppmlib import audit, exact
+from ppmlib.evaluate import audit
+from ppmlib.inference import exact
 from ppmlib.studies import privacy_audit
 
 
@@ -157,7 +158,7 @@ def test_draws_delta_from_the_two_extreme_draws_equals_the_full_matrix(weights):
 
 
 def test_match_scalar_weight_hits_the_target_delta():
-    y = ppmlib.simulate.poisson(200, 100, seed=2)
+    y = ppmlib.datasets.simulate.poisson(200, 100, seed=2)
     target = 0.4 * privacy_audit.draws_delta(y, np.ones(200), seed=3)
     a = privacy_audit.match_scalar_weight(y, target, seed=3)
     assert privacy_audit.draws_delta(y, np.full(200, a), seed=3) == pytest.approx(target, rel=1e-5)
@@ -166,7 +167,7 @@ def test_match_scalar_weight_hits_the_target_delta():
 
 def test_pipeline_runs_the_audit_lineup_and_keeps_the_earlier_members_seeds():
     """U, LW and SW as the audit computed them before LW_final joined (by hand from exact draws)."""
-    y = ppmlib.simulate.poisson(120, 100, seed=4)
+    y = ppmlib.datasets.simulate.poisson(120, 100, seed=4)
     s_u, s_lw, s_sw = ppmlib.seeds(11, 3)
     out = privacy_audit.pipeline(y, draws=1000, seed=11, c=0.9, g=0.05)
     assert list(out) == ["Unweighted", "LW", "SW", "LW_final"] == list(privacy_audit.SYNTHESIZERS)
@@ -178,13 +179,13 @@ def test_pipeline_runs_the_audit_lineup_and_keeps_the_earlier_members_seeds():
 
 
 def test_lw_final_reweights_lw_to_its_delta_with_exact_draws():
-    y = ppmlib.simulate.poisson(150, 100, seed=5)
+    y = ppmlib.datasets.simulate.poisson(150, 100, seed=5)
     out = privacy_audit.pipeline(y, draws=1000, seed=3)
     lw, final = out["LW"], out["LW_final"]
     assert final.delta == pytest.approx(lw.delta, rel=1e-5)           # Algorithm 1's equal Delta
     bounds = privacy_audit.draws_bounds(y, lw.alpha, draws=1000, seed=lw.seed)
     np.testing.assert_array_equal(final.alpha, ppmlib.reweight(lw.alpha, bounds, final.k))
-    assert 0 < final.k <= ppmlib.reweighting.saturation_k(lw.alpha, bounds)
+    assert 0 < final.k <= ppmlib.mechanism.reweighting.saturation_k(lw.alpha, bounds)
     assert (final.alpha[lw.alpha == 0] == 0).all()                    # weight 0 stays 0 (the 0/0 rule)
     # the by-record bounds crowd up against the maximum (0.950 -> 0.979 here; +0.01 to +0.04 over 12 cases)
     after = privacy_audit.draws_bounds(y, final.alpha, draws=1000, seed=final.seed)
@@ -206,7 +207,7 @@ def test_exact_loss_of_theta_equals_the_loo_log_ratio_of_the_exact_module(i):
 
 
 def test_zero_weight_target_is_invisible_with_fixed_weights_only():
-    y = ppmlib.simulate.poisson(100, 100, seed=1)
+    y = ppmlib.datasets.simulate.poisson(100, 100, seed=1)
     result = privacy_audit.audit(y, trials=400, m=5, targets=("largest", "smallest"), relations=("add/remove",), seed=1)
     lw = result.table[(result.table["synthesizer"] == "LW") & (result.table["weight"] == 0.0)]
     assert len(lw) == 6                                  # one tail target has weight 0: 2 modes x 3 outputs

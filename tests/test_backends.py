@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib import backends
+from ppmlib.inference import backends
 from ppmlib.book import rerun
 
 pytestmark = pytest.mark.stan
@@ -39,7 +39,7 @@ needs_both = pytest.mark.skipif(not _ok, reason=_why)
 
 @pytest.fixture(scope="module")
 def counts():
-    return ppmlib.simulate.nb_mixture(60, [100, 100], [5, 20], [0.2, 0.8], seed=11)
+    return ppmlib.datasets.simulate.nb_mixture(60, [100, 100], [5, 20], [0.2, 0.8], seed=11)
 
 
 def _on(backend, monkeypatch, *args, **kwargs):
@@ -104,7 +104,7 @@ def test_adapt_delta_reaches_both_backends(counts, monkeypatch):
 def test_lw_pipeline_gives_the_same_delta_on_both_backends(monkeypatch):
     """The issue's example: 1000 Poisson counts, LW weights from the unweighted fit, the weighted
     fit's Delta. With 6-digit CmdStan output Delta_LW was 3.624 against PyStan's 3.592."""
-    y = ppmlib.simulate.poisson(1000, 100, seed=1)
+    y = ppmlib.datasets.simulate.poisson(1000, 100, seed=1)
     run = dict(sampler=ppmlib.Sampler(chains=1, draws=1000, warmup=1000))
     deltas = {}
     for backend in ("cmdstanpy", "pystan"):
@@ -131,7 +131,7 @@ def test_cmdstanpy_chatter_stays_out_of_output(capfd, counts, monkeypatch):
     root_handler = logging.StreamHandler(log_stream)
     logging.getLogger().addHandler(root_handler)
     try:
-        data = ppmlib.models.family("poisson").stan_data(counts, None, np.ones(counts.size),
+        data = ppmlib.models.families.family("poisson").stan_data(counts, None, np.ones(counts.size),
                                                           {"prior_shape": 1.0, "prior_rate": 0.001}, False)
         draws = backends.sample("poisson", data, chains=4, draws=200, warmup=200, seed=5)
     finally:
@@ -188,7 +188,7 @@ def test_forced_backend_must_exist(monkeypatch):
         backends.backend()
     if not backends.cmdstan_available():
         monkeypatch.setenv("PPMLIB_BACKEND", "cmdstanpy")
-        with pytest.raises(backends.BackendUnavailableError, match="no CmdStan installation"):
+        with pytest.raises(BackendUnavailable, match="no CmdStan installation"):
             backends.backend()
 
 
@@ -229,7 +229,7 @@ def test_no_backend_says_what_to_install(monkeypatch):
     monkeypatch.delenv("PPMLIB_BACKEND", raising=False)
     monkeypatch.setattr(backends, "cmdstan_available", lambda: False)
     monkeypatch.setattr(backends, "pystan_available", lambda: False)
-    with pytest.raises(backends.BackendUnavailableError, match="pip install pystan.*cmdstan"):
+    with pytest.raises(BackendUnavailable, match="pip install pystan.*cmdstan"):
         ppmlib.fit("poisson", [1, 2, 3], seed=1)
 
 
@@ -240,12 +240,12 @@ SECRET_Y = np.array([7340211, 8155079, 6092133, 9301457, 5520893, 7340211])
 
 def _failing_requests():
     """(what goes wrong, program, data, seed): each reaches the backend and makes it fail."""
-    negbin = ppmlib.models.FAMILIES["negbin"]
+    negbin = ppmlib.models.families.FAMILIES["negbin"]
     good = negbin.stan_data(SECRET_Y, None, np.ones(SECRET_Y.size), dict(negbin.default_prior), True)
     negative_value = {**good, "values": -good["values"], "y": -good["y"]}
     negative_sd = {**good, "prior_log_mu_sd": -1.0}
     missing = {k: v for k, v in good.items() if k != "n_values"}
-    poisson = ppmlib.models.FAMILIES["poisson"].stan_data(SECRET_Y, None, np.ones(SECRET_Y.size),
+    poisson = ppmlib.models.families.FAMILIES["poisson"].stan_data(SECRET_Y, None, np.ones(SECRET_Y.size),
                                                           dict(ppmlib.POISSON_PRIOR), True)
     return [("seed at Stan's limit", "negbin", good, 2**31), ("seed far too large", "poisson", poisson, 2**40),
             ("negative counts", "negbin", negative_value, 1), ("negative prior sd", "negbin", negative_sd, 1),

@@ -6,9 +6,9 @@ import pytest
 from scipy import stats
 
 import ppmlib
-from ppmlib import ce_income
-from ppmlib.design import design_matrix
-from ppmlib.models import family
+from ppmlib.studies import ce_income
+from ppmlib.datasets.design import design_matrix
+from ppmlib.models.families import family
 
 
 def _two_clusters(n, seed):
@@ -92,7 +92,7 @@ def test_mixture_log_lik_is_the_marginal_density_by_hand():
 
 def test_mixture_log_sum_exp_gives_scipys_bits_and_survives_the_far_tail():
     from scipy import special
-    from ppmlib.models import _log_sum_exp_last
+    from ppmlib.models.families import _log_sum_exp_last
     rng = np.random.default_rng(3)
     a = rng.normal(0, 30, size=(50, 40, 3))
     a[0, 0] = [-np.inf] * 3
@@ -135,9 +135,9 @@ def test_mixture_needs_an_intercept_and_independent_columns(X, match):
 
 
 def test_independent_columns_drops_the_nested_predictor_of_the_ce_design():
-    df = ppmlib.ce_like.load()
+    df = ppmlib.datasets.ce_like.load()
     X = design_matrix(df, ["Urban", "UrbanType", "Earner"])
-    kept = ppmlib.design.independent_columns(X)
+    kept = ppmlib.datasets.design.independent_columns(X)
     # rural units are exactly the rural urban type: Urban=Urban = 1 - UrbanType=Rural
     assert kept.attrs["dropped"] == ["UrbanType=Rural"]
     assert np.linalg.matrix_rank(kept.to_numpy()) == kept.shape[1] == X.shape[1] - 1
@@ -280,16 +280,16 @@ def test_claims_on_a_fit_that_fails_the_gate_are_reported():
 # --- the (c, g) map: the paper's estimator, replicate refits -------------------------------------
 
 def test_cg_sweep_truncates_once_and_reports_both_estimators_over_refits():
-    from ppmlib.exact import ConjugateSampler
-    y = ppmlib.simulate.poisson(300, 40, seed=4)
+    from ppmlib.inference.exact import ConjugateSampler
+    y = ppmlib.datasets.simulate.poisson(300, 40, seed=4)
     run = dict(sampler=ConjugateSampler(), m=2)
-    u = ppmlib.lineup.run(["Unweighted"], "poisson", y, seed=1, progress=False, **run)["Unweighted"]
+    u = ppmlib.mechanism.lineup.run(["Unweighted"], "poisson", y, seed=1, progress=False, **run)["Unweighted"]
     sweep = ce_income.cg_sweep("poisson", y, u, [(0.7, 0.0), (0.5, 0.0)], estimator="L*", q=0.9, replicates=2,
                                rtol=0.02, seed=3, progress=False, **run)
     for row in sweep:
         lw = row["LW"]
         # LW's risks from the unweighted draws truncated at q, as in the paper's R code, and its own draws truncated once
-        assert np.array_equal(lw.weights, ppmlib.weights.lw_weights(u.fit, row["c"], row["g"], q=0.9))
+        assert np.array_equal(lw.weights, ppmlib.mechanism.weights.lw_weights(u.fit, row["c"], row["g"], q=0.9))
         assert lw.settings["q"] == 0.9 and lw.fit.n_draws < u.fit.n_draws
         assert abs(row["SW"].delta / lw.delta - 1) <= 0.02 and row["SW"].settings["q"] == 0.9
         assert len(row["replicates"]) == 2

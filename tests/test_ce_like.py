@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ppmlib import ce_like
+from ppmlib.datasets import ce_like
 
 # SHA-256 of data/ce_like.csv before the lower tail was added (git show d8667a9:data/ce_like.csv)
 PRE_TAIL_SHA256 = "eed6a5b3c8f879efd7df8ec0f21398f4f8b9589cbe000181ac4658c9bfe8895a"

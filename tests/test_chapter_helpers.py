@@ -9,11 +9,25 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import audit, disclosure, exact, guarantee, models, montecarlo, simulate, utility
+from ppmlib import models
+
+from ppmlib.evaluate import audit
+
+from ppmlib.evaluate import disclosure
+
+from ppmlib.inference import exact
+
+from ppmlib.mechanism import guarantee
+
+from ppmlib.studies import asymptotic_dp as montecarlo
+
+from ppmlib.datasets import simulate
+
+from ppmlib.evaluate import utility
 from ppmlib.studies import attribute_risk, dp_definitions, privacy_audit, vector_weighted
-from ppmlib.disclosure import AttributeRisk
-from ppmlib.models import family
-from ppmlib.posterior import Fit
+from ppmlib.evaluate.disclosure import AttributeRisk
+from ppmlib.models.families import family
+from ppmlib.inference.posterior import Fit
 
 
 def poisson_fit(y, lam, weights=None):

@@ -5,7 +5,7 @@ import ppmlib
 
 
 def test_claims_table_and_check():
-    claims = ppmlib.Claims()
+    claims = ppmlib.book.claims.Claims()
     claims.add("a holds", "x", "y", True)
     claims.add("b is only reported", "x", "y", False, checked=False)
     assert list(claims.table()["reproduced?"]) == ["yes", "NO (reported, not asserted)"]
@@ -16,7 +16,7 @@ def test_claims_table_and_check():
 
 
 def test_claims_finish_asserts_only_when_asked():
-    c = ppmlib.Claims()
+    c = ppmlib.book.claims.Claims()
     c.add("holds", "p", "o", True)
     c.add("fails", "p", "o", False)
     assert list(c.finish(False)["reproduced?"]) == ["yes", "NO"]
@@ -26,7 +26,7 @@ def test_claims_finish_asserts_only_when_asked():
 
 def test_the_claims_table_shows_every_sentence_in_full():
     sentence = "LW's local bounds lie far below the Unweighted ones at every size of database we tried"
-    c = ppmlib.Claims()
+    c = ppmlib.book.claims.Claims()
     c.add(sentence, "App. D", "LW 95th pct 2.10 < Unweighted 5th pct 3.40 over two hundred databases", True)
     table = c.finish(False)
     assert sentence in table._repr_html_() and sentence in repr(table)   # pandas alone cuts at 50 characters

@@ -15,9 +15,9 @@ import pytest
 
 import ppmlib
 from ppmlib.book.claims import NO_POWER
-from ppmlib.guarantee import LooCheck, by_record_margins
+from ppmlib.mechanism.guarantee import LooCheck, by_record_margins
 from ppmlib.studies.reweighting import _weight_loss_claim
-from ppmlib.weights import reweight
+from ppmlib.mechanism.weights import reweight
 
 ROOT = Path(__file__).resolve().parents[1]
 # chapter -> the study modules whose claims it shows
@@ -30,7 +30,7 @@ CHAPTERS = {"vector_weighted.md": ["vector_weighted.py"], "reweighting.md": ["re
 
 
 def test_a_claim_with_power_is_asserted():
-    claims = ppmlib.Claims()
+    claims = ppmlib.book.claims.Claims()
     assert claims.add("SW is wider", "p", "1.5", lambda v: v > 1.2, value=1.5, null=1.0)
     row = claims.rows[0]
     assert row["checked"] and row["power"] and row["null"] == 1.0
@@ -42,7 +42,7 @@ def test_a_claim_with_power_is_asserted():
 
 def test_a_claim_that_survives_its_negation_is_only_reported():
     # the matched SW weight's band 0.30-0.45 also holds for 0.43, a seed's value without any effect
-    claims = ppmlib.Claims()
+    claims = ppmlib.book.claims.Claims()
     assert not claims.add("a in band", "0.375", "0.29", lambda a: 0.30 <= a <= 0.45, value=0.29, null=0.43)
     row = claims.rows[0]
     assert (row["checked"], row["power"], row["holds"]) == (False, False, False)
@@ -52,7 +52,7 @@ def test_a_claim_that_survives_its_negation_is_only_reported():
 
 
 def test_tuples_and_reported_rows():
-    claims = ppmlib.Claims()
+    claims = ppmlib.book.claims.Claims()
     claims.add("flattens", "p", "o", lambda v: v[1] < v[0], value=(0.5, 0.1), null=(0.5, 0.5))
     claims.add("reported", "p", "o", True, checked=False)
     table = claims.table()
@@ -67,7 +67,7 @@ def test_tuples_and_reported_rows():
 ])
 def test_bad_claims_are_refused(kwargs, message):
     with pytest.raises(TypeError, match=message):
-        ppmlib.Claims().add("c", "p", "o", **kwargs)
+        ppmlib.book.claims.Claims().add("c", "p", "o", **kwargs)
 
 
 def _synthesis(weights, bounds):
@@ -81,7 +81,7 @@ def test_weight_loss_claim_names_the_records_the_formula_makes_lose():
     before = _synthesis([0.8, 0.7, 0.5, 0.5], [3.2, 3.9, 3.0, 4.0])
     after = SimpleNamespace(weights=reweight(before.weights, before.bounds, 0.95))
     np.testing.assert_allclose(after.weights, [0.95, 3.8 * 0.7 / 3.9, 3.8 / 6, 0.475])
-    claims = ppmlib.Claims()
+    claims = ppmlib.book.claims.Claims()
     assert _weight_loss_claim(claims, "LW", before, after, 0.95) is None
     row = claims.rows[0]
     assert (row["holds"], row["checked"], row["null"]) == (True, True, 2)

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib.design import design_matrix
+from ppmlib.datasets.design import design_matrix
 
 
 def test_a_dict_is_refused_with_a_hint():

@@ -1,12 +1,12 @@
-"""ppmlib.diagnostics against ArviZ (the oracle): R-hat, bulk ESS and tail ESS to 1e-6."""
+"""ppmlib.inference.diagnostics against ArviZ (the oracle): R-hat, bulk ESS and tail ESS to 1e-6."""
 import warnings
 
 import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib import diagnostics
-from ppmlib.diagnostics import ess_bulk, rhat
+from ppmlib.inference import diagnostics
+from ppmlib.inference.diagnostics import ess_bulk, rhat
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)  # ArviZ announces its refactor on import
@@ -87,9 +87,9 @@ def test_negative_binomial_fit_agrees_with_arviz():
 
 def test_summary_tables_show_tail_ess_and_flag_a_bad_tail():
     """The synthesizer table shows min tail ESS beside bulk ESS, and flags a fit whose tail ESS is low."""
-    from ppmlib.mechanism import Synthesis, summary_table
-    from ppmlib.models import family
-    from ppmlib.posterior import Fit
+    from ppmlib.mechanism.synthesis import Synthesis, summary_table
+    from ppmlib.models.families import family
+    from ppmlib.inference.posterior import Fit
 
     rng = np.random.default_rng(1)
     good = rng.normal(size=4000)
@@ -147,8 +147,8 @@ def test_to_arviz_keeps_the_chains_apart_and_arviz_agrees_with_ppmlib():
 
 
 def test_to_arviz_of_vector_parameters_and_of_a_fit_without_sampler_statistics():
-    from ppmlib.models import family
-    from ppmlib.posterior import Fit
+    from ppmlib.models.families import family
+    from ppmlib.inference.posterior import Fit
     rng = np.random.default_rng(4)
     X = np.column_stack([np.ones(5), np.arange(5.0)])
     beta, sigma = rng.normal(size=(6, 2)), rng.uniform(1, 2, 6)
@@ -180,8 +180,8 @@ def test_failing_names_the_fits_that_miss_the_gate_in_order():
 
 def test_a_truncated_fit_keeps_the_diagnostics_of_its_whole_run():
     """After draws are dropped (truncation) the chains cannot be told apart: the gate judges the run."""
-    from ppmlib.models import family
-    from ppmlib.posterior import Fit
+    from ppmlib.models.families import family
+    from ppmlib.inference.posterior import Fit
     rng = np.random.default_rng(5)
     X = np.column_stack([np.ones(5), np.arange(5.0)])
     draws = {"beta": rng.normal(size=(400, 2)), "sigma": rng.uniform(1, 2, 400)}

@@ -5,7 +5,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 from ppmlib._oracles import literal_attribute_risk
-from ppmlib.disclosure import DEFAULT_OFFSETS, attribute_risk, guess_table
+from ppmlib.evaluate.disclosure import DEFAULT_OFFSETS, attribute_risk, guess_table
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_bad_input(problem, change, error, match):
 @pytest.mark.stan
 def test_risk_inputs_from_a_normal_fit():
     import ppmlib
-    from ppmlib.disclosure import risk_inputs
+    from ppmlib.evaluate.disclosure import risk_inputs
     rng = np.random.default_rng(1)
     x = rng.normal(size=40)
     X = np.column_stack([np.ones_like(x), x])
@@ -182,7 +182,7 @@ def test_draw_share_is_the_normalised_synthetic_likelihood(problem):
 
 
 def test_risk_by_m_and_summary_by_hand(problem):
-    from ppmlib.disclosure import risk_by_m, risk_summary
+    from ppmlib.evaluate.disclosure import risk_by_m, risk_summary
     y, z, mu, sigma = problem
     zs = np.vstack([z, z[::-1], z + 0.1])
     sigma_draws = np.linspace(0.4, 0.9, 101)
@@ -213,7 +213,7 @@ def test_expected_risk_means_and_welch_interval_by_hand():
     import pandas as pd
     from scipy import stats
 
-    from ppmlib.disclosure import expected_risk
+    from ppmlib.evaluate.disclosure import expected_risk
     by = {"U": pd.DataFrame({"mean P(true)": [1.0, 2.0, 3.0]}), "LW": pd.DataFrame({"mean P(true)": [2.0, 4.0, 6.0, 8.0]})}
     table = expected_risk(by)
     u, lw = table.loc["U"], table.loc["LW"]
@@ -231,7 +231,7 @@ def test_expected_risk_means_and_welch_interval_by_hand():
 def test_identification_risk_by_hand():
     import pandas as pd
 
-    from ppmlib.disclosure import identification_risk
+    from ppmlib.evaluate.disclosure import identification_risk
     # keys g; relative radius 0.25 (strict, as the authors' package): r = 2.5, 5, 7.5, 10, 2.5
     data = pd.DataFrame({"g": ["a", "a", "b", "b", "c"], "y": [10.0, 20.0, 30.0, 40.0, 10.0]})
     first = pd.DataFrame({"g": data["g"], "y": [11.0, 12.0, 31.0, 30.0, 10.5]})
@@ -259,7 +259,7 @@ def test_identification_risk_by_hand():
 def test_identification_risk_refuses_bad_input():
     import pandas as pd
 
-    from ppmlib.disclosure import identification_risk
+    from ppmlib.evaluate.disclosure import identification_risk
     data = pd.DataFrame({"g": ["a", "b"], "y": [1.0, 2.0]})
     with pytest.raises(ValueError, match="rows"):
         identification_risk(data, data.iloc[:1], ["g"], "y", radius=0.1)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib import backends
+from ppmlib.inference import backends
 
 # every module, the subpackages' too (ppmlib.book.rerun is "book.rerun")
 ALL_MODULES = sorted(m.name.removeprefix("ppmlib.") for m in pkgutil.walk_packages(ppmlib.__path__, "ppmlib.")
@@ -27,7 +27,7 @@ def test_docstring_examples_run_without_stan(name, monkeypatch):
 
     def no_stan(*args, **kwargs):
         raise AssertionError("a docstring example fitted a Stan model: use ppmlib.example_fit() or "
-                             "ppmlib.exact.ConjugateSampler instead")
+                             "ppmlib.inference.exact.ConjugateSampler instead")
 
     monkeypatch.setattr(backends, "sample", no_stan)
     module = importlib.import_module(f"ppmlib.{name}")
@@ -44,9 +44,9 @@ def test_no_example_is_skipped(name):
 
 
 # the core: every public function and class documents its arguments and what it returns (numpydoc)
-CORE = ["models", "posterior", "backends", "lipschitz", "weights", "mechanism", "exact", "release", "utility",
-        "disclosure", "design", "diagnostics", "simulate", "seeding", "parallel", "reweighting", "guarantee", "book.claims",
-        "progress", "lineup", "example", "joint", "synthesize", "report", "estimands", "peers"]
+CORE = ["models.families", "inference.posterior", "inference.backends", "mechanism.bounds", "mechanism.weights", "mechanism.synthesis", "inference.exact", "release", "evaluate.utility",
+        "evaluate.disclosure", "datasets.design", "inference.diagnostics", "datasets.simulate", "seeding", "inference.parallel", "mechanism.reweighting", "mechanism.guarantee", "book.claims",
+        "progress", "errors", "mechanism.lineup", "datasets.example", "mechanism.joint", "synthesize", "report", "evaluate.estimands", "baselines.peers"]
 
 
 def _returns_a_value(function) -> bool:

@@ -1,9 +1,11 @@
-"""The analyst's estimands: least squares (ppmlib.utility.ols) and the tables with Reiter's combining rules."""
+"""The analyst's estimands: least squares (ppmlib.evaluate.utility.ols) and the tables with Reiter's combining rules."""
 import numpy as np
 import pytest
 from scipy import stats
 
-from ppmlib import estimands, utility
+from ppmlib.evaluate import estimands
+
+from ppmlib.evaluate import utility
 
 
 def test_ols_matches_polyfit_and_the_classical_variance():

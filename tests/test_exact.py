@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from ppmlib import exact
+from ppmlib.inference import exact
 
 # A hand-checkable database: two records, the second at half weight, prior Gamma(1, 1).
 Y2 = np.array([1, 3])
@@ -173,7 +173,7 @@ def test_bad_inputs_name_the_argument(call, error, name):
 def test_conjugate_sampler_fits_the_poisson_model_without_stan():
     """ppmlib.fit and ppmlib.synthesizer with ConjugateSampler: the exact Gamma draws of exact.sample."""
     import ppmlib
-    from ppmlib.exact import ConjugateSampler
+    from ppmlib.inference.exact import ConjugateSampler
 
     y = np.array([98, 103, 120, 87])
     alpha = np.array([1.0, 0.5, 0.25, 1.0])
@@ -193,7 +193,7 @@ def test_conjugate_sampler_fits_the_poisson_model_without_stan():
 @pytest.mark.parametrize("with_weights", [False, True])
 def test_draw_record_bounds_from_two_draws_per_value_equal_the_full_matrix(with_weights):
     import ppmlib
-    y = ppmlib.simulate.poisson(300, 40, seed=5)
+    y = ppmlib.datasets.simulate.poisson(300, 40, seed=5)
     alpha = np.linspace(0.0, 1.0, y.size) if with_weights else None
     lam = exact.sample(y, alpha, size=3000, seed=4)
     full = ppmlib.record_bounds(exact.poisson_log_lik(lam, y).T, alpha)   # S x n, every draw

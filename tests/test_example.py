@@ -1,22 +1,22 @@
-"""ppmlib.example: the shipped fit of stored Stan draws is the fit SETTINGS describe."""
+"""ppmlib.datasets.example: the shipped fit of stored Stan draws is the fit SETTINGS describe."""
 import json
 
 import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib import example
+from ppmlib.datasets import example
 
 
 def test_the_example_fit_is_the_stated_model_on_the_stated_data():
     fit = ppmlib.example_fit()
     s = example.SETTINGS
-    np.testing.assert_array_equal(fit.y, ppmlib.simulate.poisson(s["n"], s["mu"], seed=s["data_seed"]))
+    np.testing.assert_array_equal(fit.y, ppmlib.datasets.simulate.poisson(s["n"], s["mu"], seed=s["data_seed"]))
     assert (fit.model.name, fit.chains, fit.n_draws, fit.seed) == ("poisson", s["chains"], s["chains"] * s["draws"],
                                                                    s["seed"])
     assert fit.X is None and (fit.weights == 1).all()
     # the draws come from the conjugate posterior Gamma(1 + sum y, 0.001 + n): mean and sd within Monte Carlo error
-    shape, rate = ppmlib.exact.pseudo_posterior(fit.y)
+    shape, rate = ppmlib.inference.exact.pseudo_posterior(fit.y)
     lam, ess = fit.draws["lambda"], fit.diagnostics["min_ess_bulk"]
     assert abs(lam.mean() - shape / rate) < 4 * np.sqrt(shape) / rate / np.sqrt(ess)
     assert abs(lam.std() - np.sqrt(shape) / rate) < 0.15 * np.sqrt(shape) / rate

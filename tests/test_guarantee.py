@@ -2,9 +2,11 @@
 import numpy as np
 import pytest
 
-from ppmlib import exact, guarantee
-from ppmlib.models import family
-from ppmlib.posterior import Fit
+from ppmlib.inference import exact
+
+from ppmlib.mechanism import guarantee
+from ppmlib.models.families import family
+from ppmlib.inference.posterior import Fit
 
 PRIOR = dict(prior_shape=1.0, prior_rate=0.001)
 

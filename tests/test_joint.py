@@ -1,4 +1,4 @@
-"""ppmlib.joint: the joint bound of a sequential synthesis, its weighting schemes, the sequential
+"""ppmlib.mechanism.joint: the joint bound of a sequential synthesis, its weighting schemes, the sequential
 draws, and the release that states one epsilon for the whole record."""
 import json
 from types import SimpleNamespace
@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 import ppmlib
-from ppmlib import joint
-from ppmlib.models import family
-from ppmlib.posterior import Fit
+from ppmlib.mechanism import joint
+from ppmlib.models.families import family
+from ppmlib.inference.posterior import Fit
 
 TINY = ppmlib.Sampler(chains=2, draws=150, warmup=150)
 
@@ -274,7 +274,7 @@ def test_interval_widths_are_the_central_quantile_ranges():
 
 def test_pair_pmse_scores_both_columns_together_and_sees_a_lost_dependence():
     from ppmlib.studies import multivariate
-    from ppmlib.utility import pmse
+    from ppmlib.evaluate.utility import pmse
     rng = np.random.default_rng(2)
     x = rng.normal(size=600)
     data = pd.DataFrame({"log_expenditure": x, "log_income": x + rng.normal(0, 0.3, 600), "other": 1.0})

@@ -1,9 +1,9 @@
-"""ppmlib.lineup: one description of a study's synthesizers and one runner for every study."""
+"""ppmlib.mechanism.lineup: one description of a study's synthesizers and one runner for every study."""
 import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib import lineup as lu
+from ppmlib.mechanism import lineup as lu
 
 TINY = ppmlib.Sampler(chains=2, draws=150, warmup=150)
 
@@ -28,7 +28,7 @@ def test_standard_names_are_the_books_one_name_each_with_aliases():
     (("Unweighted", 3), "a lineup holds Member objects"),
 ])
 def test_bad_lineups_are_refused_before_anything_is_fitted(members, message):
-    y = ppmlib.simulate.poisson(50, 30, seed=1)
+    y = ppmlib.datasets.simulate.poisson(50, 30, seed=1)
     with pytest.raises((ValueError, TypeError), match=message):
         lu.run(members, "poisson", y, sampler=TINY, progress=False)
 
@@ -64,15 +64,15 @@ def assert_same_results(new, old):
 def test_matched_comparison_through_the_runner_is_the_2020_loop_to_the_last_bit():
     """Unweighted, LW, CW matched by g and SW matched by a, seeded by position: the loop
     matched_comparison ran before it was a lineup, written out here as the reference."""
-    y = ppmlib.simulate.poisson(150, 50, seed=3)
+    y = ppmlib.datasets.simulate.poisson(150, 50, seed=3)
     s = ppmlib.seeds(11, 4)
     run = dict(m=4, sampler=TINY)
     u = ppmlib.synthesizer("poisson", y, "unweighted", seed=s[0], **run)
     lw = ppmlib.synthesizer("poisson", y, "lw", base=u, seed=s[1], **run)
     cw = ppmlib.match_delta(lambda g: ppmlib.synthesizer("poisson", y, "cw", radius=7.0, g=g, seed=s[2], **run),
                             lw.delta, 0.1, -1.0, 1.0, parameter="g", rtol=0.05, progress=False)
-    sw = ppmlib.mechanism.match_sw("poisson", y, lw.delta, u.delta, seed=s[3], rtol=0.05, progress=False, **run)
-    new = ppmlib.matched_comparison("poisson", y, cw_radius=7.0, rtol=0.05, progress=False, seed=11, **run)
+    sw = ppmlib.mechanism.synthesis.match_sw("poisson", y, lw.delta, u.delta, seed=s[3], rtol=0.05, progress=False, **run)
+    new = ppmlib.studies.vector_weighted.matched_comparison("poisson", y, cw_radius=7.0, rtol=0.05, progress=False, seed=11, **run)
     assert_same_results(new, {"Unweighted": u, "LW": lw, "CW": cw, "SW": sw})
     assert new.summary().loc["SW", "made as"] == "sw; on Unweighted; Delta matched to LW; rtol=0.05, max_iter=12"
 
@@ -81,7 +81,7 @@ def test_matched_comparison_through_the_runner_is_the_2020_loop_to_the_last_bit(
 def test_reweighting_comparison_through_the_runner_keeps_every_seed():
     """The 2025 study's five synthesizers as reweighting_comparison ran them before it was a lineup
     (CW at its policy radius, unmatched: the matched default is tested in test_reweighting)."""
-    y = ppmlib.simulate.nb_mixture(120, (100, 100), (5, 20), (0.2, 0.8), seed=6)
+    y = ppmlib.datasets.simulate.nb_mixture(120, (100, 100), (5, 20), (0.2, 0.8), seed=6)
     s = ppmlib.seeds(8, 5)
     run = dict(m=3, sampler=TINY)
     u = ppmlib.synthesizer("negbin", y, "unweighted", seed=s[0], **run)
@@ -90,14 +90,14 @@ def test_reweighting_comparison_through_the_runner_keeps_every_seed():
     again = dict(tau=0.3, progress=False, **run)
     old = {"Unweighted": u, "LW": lw, "LW_final": ppmlib.reweight_to_tolerance("negbin", y, lw, seed=s[3], **again),
            "CW": cw, "CW_final": ppmlib.reweight_to_tolerance("negbin", y, cw, seed=s[4], **again)}
-    new = ppmlib.reweighting_comparison("negbin", y, cw_radius=20.0, lw_c=0.9, tau=0.3, seed=8,
+    new = ppmlib.studies.reweighting.reweighting_comparison("negbin", y, cw_radius=20.0, lw_c=0.9, tau=0.3, seed=8,
                                        cw_match=False, progress=False, **run)
     assert_same_results(new, old)
 
 
 @pytest.mark.stan
 def test_lw_final_reweights_lw_at_equal_delta_and_epsilon_targets_are_met():
-    y = ppmlib.simulate.nb_mixture(200, (100, 100), (5, 20), (0.2, 0.8), seed=4)
+    y = ppmlib.datasets.simulate.nb_mixture(200, (100, 100), (5, 20), (0.2, 0.8), seed=4)
     res = lu.run(["Unweighted", "LW", lu.member("LW_final", tau=0.1), lu.member("SW", match=6.0, rtol=0.03)],
                  "negbin", y, m=3, sampler=TINY, seed=5, progress=False)
     assert abs(res["LW_final"].delta - res["LW"].delta) < 0.1
@@ -134,8 +134,8 @@ def test_run_records_each_members_wall_time():
 @pytest.mark.stan
 def test_reweighting_comparison_matches_cw_to_lw_by_default():
     """The default CW is matched to LW's Delta (one epsilon for the four weighted synthesizers)."""
-    y = ppmlib.simulate.nb_mixture(120, (100, 100), (5, 20), (0.2, 0.8), seed=6)
-    res = ppmlib.reweighting_comparison("negbin", y, cw_radius=20.0, lw_c=0.9, tau=0.3, seed=8, cw_rtol=0.05,
+    y = ppmlib.datasets.simulate.nb_mixture(120, (100, 100), (5, 20), (0.2, 0.8), seed=6)
+    res = ppmlib.studies.reweighting.reweighting_comparison("negbin", y, cw_radius=20.0, lw_c=0.9, tau=0.3, seed=8, cw_rtol=0.05,
                                         m=3, sampler=TINY, progress=False)
     assert res["CW"].settings["g"] > 0.0                                   # the match moved CW's floor
     assert abs(res["CW"].delta / res["LW"].delta - 1.0) <= 0.05

@@ -1,4 +1,4 @@
-"""ppmlib.lipschitz: by-record and overall bounds, truncation and near-max share by hand and against
+"""ppmlib.mechanism.bounds: by-record and overall bounds, truncation and near-max share by hand and against
 the authors' leave-one-out double loop; computed from a Fit (per distinct value, in blocks of draws)
 they agree with the S x n matrix route and never build the S x n matrix."""
 import tracemalloc
@@ -10,8 +10,8 @@ import ppmlib
 
 pytestmark = pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning", "ignore:overflow:RuntimeWarning")
 from ppmlib._oracles import loo_record_bounds
-from ppmlib.models import family
-from ppmlib.posterior import Fit
+from ppmlib.models.families import family
+from ppmlib.inference.posterior import Fit
 
 # 3 draws x 4 records (the same matrix as in test_weights.py); by hand: max_s |f| per record = [3, 1, 5, 2]
 L = np.array([[-1.0, -0.5, -5.0, -2.0],
@@ -36,7 +36,7 @@ def poisson_fit(rng, S=300, n=700):
 
 
 def negbin_fit(rng, S=300, n=700):
-    y = ppmlib.simulate.nb_mixture(n, [100, 100], [5, 20], [0.2, 0.8], seed=int(rng.integers(1e6))) + 1
+    y = ppmlib.datasets.simulate.nb_mixture(n, [100, 100], [5, 20], [0.2, 0.8], seed=int(rng.integers(1e6))) + 1
     mu = rng.gamma(100, 1.0, S)
     mu[7] = 0.0                                      # with y >= 1: -inf for every record
     return hand_fit("negbin", y, {"mu": mu, "phi": rng.gamma(10, 1.0, S)})
@@ -132,7 +132,7 @@ def test_streamed_bounds_never_build_the_draws_by_records_matrix():
 @pytest.mark.stan
 @pytest.mark.parametrize("model", ["poisson", "negbin"])
 def test_synthesizer_bounds_equal_the_matrix_route(model):
-    y = ppmlib.simulate.nb_mixture(300, [100, 100], [5, 20], [0.2, 0.8], seed=4)
+    y = ppmlib.datasets.simulate.nb_mixture(300, [100, 100], [5, 20], [0.2, 0.8], seed=4)
     run = dict(sampler=ppmlib.Sampler(chains=2, draws=200, warmup=200), m=3)
     base = ppmlib.synthesizer(model, y, "unweighted", seed=1, **run)
     lw = ppmlib.synthesizer(model, y, "lw", base=base, c=0.9, q=0.9, seed=2, **run)

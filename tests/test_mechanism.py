@@ -1,4 +1,4 @@
-"""ppmlib.mechanism and the settings it is driven by: the Sampler, the registry of weighting schemes,
+"""ppmlib.mechanism.synthesis and the settings it is driven by: the Sampler, the registry of weighting schemes,
 one pass for truncation and bounds, and the seeds every synthesizer derives from one number."""
 import dataclasses
 
@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib import lipschitz, mechanism
-from ppmlib.models import family
-from ppmlib.posterior import Fit
+from ppmlib.mechanism import bounds as lipschitz
+from ppmlib.mechanism import synthesis as mechanism
+from ppmlib.models.families import family
+from ppmlib.inference.posterior import Fit
 
 TINY = ppmlib.Sampler(chains=2, draws=150, warmup=150)
 
@@ -42,7 +43,7 @@ def test_numpy_integers_are_stored_as_plain_ints():
 @pytest.mark.parametrize("call", [
     lambda: ppmlib.fit("poisson", [1, 2, 3], sampler={"chains": 2}),
     lambda: ppmlib.synthesizer("poisson", [1, 2, 3], sampler=(2, 100, 100)),
-    lambda: ppmlib.matched_comparison("poisson", [1, 2, 3], cw_radius=1.0, sampler=4),
+    lambda: ppmlib.studies.vector_weighted.matched_comparison("poisson", [1, 2, 3], cw_radius=1.0, sampler=4),
 ])
 def test_anything_but_a_sampler_is_a_type_error(call):
     with pytest.raises(TypeError, match="sampler must be a ppmlib.Sampler"):
@@ -98,7 +99,7 @@ def test_registry_holds_labels_settings_and_weights():
 
 @pytest.mark.stan
 def test_synthesis_records_the_scheme_settings_q_and_seed():
-    y = ppmlib.simulate.poisson(80, 20, seed=1)
+    y = ppmlib.datasets.simulate.poisson(80, 20, seed=1)
     base = ppmlib.synthesizer("poisson", y, m=2, sampler=TINY, seed=1)
     lw = ppmlib.synthesizer("poisson", y, "lw", base=base, c=0.7, m=2, sampler=TINY, seed=2)
     assert (base.name, base.settings) == ("Unweighted", {"q": 1.0, "seed": 1})
@@ -153,7 +154,7 @@ def test_one_pass_gives_the_matrix_route_exactly_and_evaluates_each_draw_once(sm
 
 @pytest.mark.stan
 def test_synthesizer_evaluates_each_draw_once_and_keeps_its_delta(small_blocks):
-    y = ppmlib.simulate.poisson(150, 40, seed=3)
+    y = ppmlib.datasets.simulate.poisson(150, 40, seed=3)
     cut = ppmlib.synthesizer("poisson", y, "sw", a=0.6, q=0.9, m=3, sampler=TINY, seed=4)
     assert sum(small_blocks) == TINY.total_draws  # before: all draws for the truncation, then the kept again
     refit = ppmlib.fit("poisson", y, weights=cut.weights, sampler=TINY, seed=ppmlib.seeds(4, 2)[0])
@@ -168,7 +169,7 @@ def test_synthesizer_evaluates_each_draw_once_and_keeps_its_delta(small_blocks):
 def test_synthesizer_splits_its_seed_with_ppmlib_seeds():
     # seed 9: both numbers numpy's SeedSequence gives are above Stan's limit, so any other
     # reduction of them (or none) would give other draws or other synthetic data
-    y = ppmlib.simulate.poisson(60, 20, seed=2)
+    y = ppmlib.datasets.simulate.poisson(60, 20, seed=2)
     syn = ppmlib.synthesizer("poisson", y, m=4, sampler=TINY, seed=9)
     fit_seed, synthesis_seed = ppmlib.seeds(9, 2)
     assert syn.fit.seed == fit_seed
@@ -177,9 +178,9 @@ def test_synthesizer_splits_its_seed_with_ppmlib_seeds():
 
 @pytest.mark.stan
 def test_matched_comparison_seeds_its_four_synthesizers_with_ppmlib_seeds():
-    y = ppmlib.simulate.poisson(100, 30, seed=6)
+    y = ppmlib.datasets.simulate.poisson(100, 30, seed=6)
     # seed 2020: the third number of the split is above Stan's limit (CW's seed before the change)
-    res = ppmlib.matched_comparison("poisson", y, cw_radius=5.0, rtol=0.1, m=2, sampler=TINY, seed=2020,
+    res = ppmlib.studies.vector_weighted.matched_comparison("poisson", y, cw_radius=5.0, rtol=0.1, m=2, sampler=TINY, seed=2020,
                                     progress=False)
     assert [r.settings["seed"] for r in res.values()] == ppmlib.seeds(2020, 4)
 
@@ -188,7 +189,7 @@ def test_matched_comparison_seeds_its_four_synthesizers_with_ppmlib_seeds():
 
 @pytest.mark.stan
 def test_lw_delta_grid_rises_with_c_and_each_cell_is_the_synthesizer():
-    y = ppmlib.simulate.poisson(150, 100, seed=5)
+    y = ppmlib.datasets.simulate.poisson(150, 100, seed=5)
     base = ppmlib.fit("poisson", y, seed=1, sampler=TINY)
     table = ppmlib.lw_delta_grid("poisson", y, base, [0.4, 0.8], [0.0, 0.1], sampler=TINY, seed=2, progress=False)
     assert list(zip(table["c"], table["g"])) == [(0.4, 0.0), (0.4, 0.1), (0.8, 0.0), (0.8, 0.1)]
@@ -209,7 +210,7 @@ def _fake_synthesis(delta):
 
 
 def test_match_delta_finds_the_root_of_a_monotone_map():
-    from ppmlib.mechanism import match_delta
+    from ppmlib.mechanism.synthesis import match_delta
     calls = []
 
     def make(x):
@@ -223,15 +224,16 @@ def test_match_delta_finds_the_root_of_a_monotone_map():
 
 
 def test_match_delta_kinked_map_with_negative_root():
-    from ppmlib.mechanism import match_delta
+    from ppmlib.mechanism.synthesis import match_delta
     out = match_delta(lambda g: _fake_synthesis(max(0.1, 4 * (g + 0.5))), 1.0, 0.1, -1.0, 1.0,
                       rtol=1e-3, progress=False, max_iter=40)
     assert abs(out.calibration["value"] + 0.25) < 1e-3
 
 
 def test_match_delta_reports_non_convergence():
-    from ppmlib.mechanism import CalibrationError, match_delta
-    with pytest.raises(CalibrationError, match="did not reach 5 .* in 4 refits of a"):
+    from ppmlib.errors import CalibrationFailed
+    from ppmlib.mechanism.synthesis import match_delta
+    with pytest.raises(CalibrationFailed, match="did not reach 5 .* in 4 refits of a"):
         match_delta(lambda a: _fake_synthesis(2.0 * a), 5.0, 0.5, 0.0, 1.0, parameter="a",
                     max_iter=4, progress=False)
 
@@ -250,9 +252,9 @@ def test_scheme_errors_name_what_is_missing():
 
 @pytest.mark.stan
 def test_matched_comparison_matches_deltas_and_is_reproducible():
-    y = ppmlib.simulate.poisson(300, 50, seed=3)
+    y = ppmlib.datasets.simulate.poisson(300, 50, seed=3)
     kwargs = dict(cw_radius=7.0, seed=5, sampler=ppmlib.Sampler(draws=400, warmup=400), m=10, progress=False)
-    res = ppmlib.matched_comparison("poisson", y, **kwargs)
+    res = ppmlib.studies.vector_weighted.matched_comparison("poisson", y, **kwargs)
     target = res["LW"].delta
     for name in ("CW", "SW"):
         assert abs(res[name].delta / target - 1) <= 0.03
@@ -260,14 +262,14 @@ def test_matched_comparison_matches_deltas_and_is_reproducible():
     assert res["Unweighted"].delta > 1.5 * target
     assert 0 < res["SW"].calibration["value"] < 1
     np.testing.assert_allclose(res["SW"].weights, res["SW"].calibration["value"])
-    again = ppmlib.matched_comparison("poisson", y, **kwargs)
+    again = ppmlib.studies.vector_weighted.matched_comparison("poisson", y, **kwargs)
     assert all(again[k].delta == res[k].delta for k in res)
     assert np.array_equal(again["CW"].synthetic, res["CW"].synthetic)
 
 
 @pytest.mark.stan
 def test_truncation_drops_draws_from_bound_and_synthesis():
-    y = ppmlib.simulate.poisson(200, 30, seed=2)
+    y = ppmlib.datasets.simulate.poisson(200, 30, seed=2)
     full = ppmlib.synthesizer("poisson", y, "unweighted", seed=1, sampler=ppmlib.Sampler(draws=250, warmup=250), m=5)
     cut = ppmlib.synthesizer("poisson", y, "unweighted", seed=1, sampler=ppmlib.Sampler(draws=250, warmup=250), m=5, q=0.9)
     assert cut.fit.n_draws == pytest.approx(0.9 * full.fit.n_draws, abs=2)
@@ -279,7 +281,7 @@ def test_truncation_drops_draws_from_bound_and_synthesis():
 
 def test_match_delta_refuses_an_empty_bracket():
     """Issue 24, point 6: low > high was reported as a bad start ("start must lie in [2, 1]")."""
-    from ppmlib.mechanism import match_delta
+    from ppmlib.mechanism.synthesis import match_delta
     with pytest.raises(ValueError, match=r"low must be below high .*got low = 2, high = 1$"):
         match_delta(lambda x: None, 1.0, 1.5, low=2.0, high=1.0)
 
@@ -291,21 +293,21 @@ def test_sw_start_solves_a_power_law_through_known_points():
     curve = lambda a: 8.0 * a ** 0.7
     known = [(0.2, curve(0.2)), (0.5, curve(0.5))]
     for target in (2.0, 3.0, 5.0):          # below, between and above the known points
-        assert ppmlib.mechanism.sw_start(target, curve(1.0), known) == pytest.approx((target / 8.0) ** (1 / 0.7))
+        assert ppmlib.mechanism.synthesis.sw_start(target, curve(1.0), known) == pytest.approx((target / 8.0) ** (1 / 0.7))
     # without known points: the proportional guess target / Delta(1)
-    assert ppmlib.mechanism.sw_start(2.0, 8.0) == 0.25
+    assert ppmlib.mechanism.synthesis.sw_start(2.0, 8.0) == 0.25
     # two points that disagree on the direction (refit noise): proportional from the nearest
-    assert ppmlib.mechanism.sw_start(3.0, 8.0, [(0.5, 3.2), (0.45, 3.3)]) == pytest.approx(0.5 * 3.0 / 3.2)
+    assert ppmlib.mechanism.synthesis.sw_start(3.0, 8.0, [(0.5, 3.2), (0.45, 3.3)]) == pytest.approx(0.5 * 3.0 / 3.2)
 
 
 def test_match_sw_with_an_earlier_curve_needs_one_refit():
-    from ppmlib.exact import ConjugateSampler
-    y = ppmlib.simulate.poisson(400, 60, seed=2)
+    from ppmlib.inference.exact import ConjugateSampler
+    y = ppmlib.datasets.simulate.poisson(400, 60, seed=2)
     run = dict(sampler=ConjugateSampler(), m=2)
     u = ppmlib.synthesizer("poisson", y, seed=1, **run)
-    first = ppmlib.mechanism.match_sw("poisson", y, 0.4 * u.delta, u.delta, seed=5, rtol=0.02, progress=False, **run)
-    cold = ppmlib.mechanism.match_sw("poisson", y, 0.3 * u.delta, u.delta, seed=5, rtol=0.02, progress=False, **run)
-    warm = ppmlib.mechanism.match_sw("poisson", y, 0.3 * u.delta, u.delta, seed=5, rtol=0.02, progress=False,
+    first = ppmlib.mechanism.synthesis.match_sw("poisson", y, 0.4 * u.delta, u.delta, seed=5, rtol=0.02, progress=False, **run)
+    cold = ppmlib.mechanism.synthesis.match_sw("poisson", y, 0.3 * u.delta, u.delta, seed=5, rtol=0.02, progress=False, **run)
+    warm = ppmlib.mechanism.synthesis.match_sw("poisson", y, 0.3 * u.delta, u.delta, seed=5, rtol=0.02, progress=False,
                                      known=first.calibration["history"], **run)
     assert cold.calibration["iterations"] > 1 and warm.calibration["iterations"] == 1
     assert abs(warm.delta / (0.3 * u.delta) - 1) <= 0.02

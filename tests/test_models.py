@@ -1,8 +1,8 @@
-"""ppmlib.models: the families' Stan data and log-likelihoods, by hand and against scipy."""
+"""ppmlib.models.families: the families' Stan data and log-likelihoods, by hand and against scipy."""
 import numpy as np
 import pytest
 
-from ppmlib.models import family
+from ppmlib.models.families import family
 
 
 def test_stan_data_does_not_grow_with_n():
@@ -32,7 +32,7 @@ def test_negbin_log_lik_stays_accurate_in_the_poisson_limit():
 def test_one_prior_validator_serves_fit_exact_and_the_audit():
     """fit, synthesizer, the closed forms and the audit refuse the same bad prior with the same words."""
     import ppmlib
-    from ppmlib import exact
+    from ppmlib.inference import exact
     from ppmlib.studies import privacy_audit as audit
 
     y, alpha = np.array([98, 103, 120]), np.array([1.0, 1.0, 0.5])

@@ -1,17 +1,20 @@
-"""ppmlib.montecarlo: the exact Poisson study, LW_final and the cap, and the summaries of issue 23."""
+"""ppmlib.studies.asymptotic_dp: the exact Poisson study, LW_final and the cap, and the summaries of issue 23."""
 import numpy as np
 import pandas as pd
 import pytest
 
 import ppmlib
-from ppmlib import audit, exact, montecarlo, seeds
+from ppmlib import seeds
+from ppmlib.evaluate import audit
+from ppmlib.inference import exact
+from ppmlib.studies import asymptotic_dp as montecarlo
 
 TINY = ppmlib.Sampler(chains=2, draws=150, warmup=150)
 
 
 @pytest.fixture(scope="module")
 def one_database():
-    y = ppmlib.simulate.poisson(400, 100, seed=12)
+    y = ppmlib.datasets.simulate.poisson(400, 100, seed=12)
     rows = {row["synthesizer"]: row for row in montecarlo.exact_database(y, 77, draws=3000)}
     return y, rows
 
@@ -90,7 +93,7 @@ def test_leaving_a_model_out_of_the_sweep_keeps_every_other_jobs_seed(monkeypatc
 def test_a_failed_reweighting_loses_its_own_row_and_refits_nothing(monkeypatch):
     """LW_final cannot reach tau = 1e-9 in one refit: its row says so, and Unweighted and LW are the
     fits made before it (they were fitted again from scratch, with the same seeds, before)."""
-    from ppmlib import backends
+    from ppmlib.inference import backends
     from ppmlib.studies import asymptotic_dp
     fits = []
     sample = backends.sample

@@ -1,9 +1,9 @@
-"""Every study builds its synthesizers through the lineup runner (ppmlib.lineup), never by hand.
+"""Every study builds its synthesizers through the lineup runner (ppmlib.mechanism.lineup), never by hand.
 
 A study (a chapter, or the study code behind it) that calls the builders below itself would keep a
 lineup of its own, under its own names, out of reach of the registry every study shares; a new
 scheme would then have to be added to it by hand. The builders are allowed in the core modules
-that define them and in ppmlib.lineup, which runs them.
+that define them and in ppmlib.mechanism.lineup, which runs them.
 """
 import ast
 import importlib
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ppmlib import lineup
+from ppmlib.mechanism import lineup
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILDERS = {"synthesizer", "match_sw", "match_delta", "reweight_to_tolerance"}
@@ -58,13 +58,13 @@ def chapters():
 def test_the_scan_finds_a_planted_builder_call():
     planted = "import ppmlib\nu = ppmlib.synthesizer('poisson', y)\nsw = match_sw('poisson', y, 1.0, 2.0, seed=1)\n"
     assert builder_calls(planted) == ["line 2: synthesizer(", "line 3: match_sw("]
-    assert builder_calls("ppmlib.lineup.run(['Unweighted', 'LW'], 'poisson', y)") == []
+    assert builder_calls("ppmlib.mechanism.lineup.run(['Unweighted', 'LW'], 'poisson', y)") == []
 
 
 @pytest.mark.parametrize("name", chapters())
 def test_chapters_build_synthesizers_only_through_the_runner(name):
     assert builder_calls(code_cells(ROOT / "book" / name)) == [], \
-        f"book/{name} builds synthesizers by hand; describe them as a lineup (ppmlib.lineup) and run it"
+        f"book/{name} builds synthesizers by hand; describe them as a lineup (ppmlib.mechanism.lineup) and run it"
 
 
 @pytest.mark.parametrize("module", [pytest.param(m, marks=[pytest.mark.xfail(reason=MIGRATING[m], strict=True)]
@@ -75,7 +75,7 @@ def test_study_modules_build_synthesizers_only_through_the_runner(module):
     for (where, function), _reason in NOT_LINEUPS.items():
         if where == module:  # leave the exempt function out of the scan
             source = source.replace(inspect.getsource(getattr(loaded, function)), "")
-    assert builder_calls(source) == [], f"{module} builds synthesizers by hand; use ppmlib.lineup"
+    assert builder_calls(source) == [], f"{module} builds synthesizers by hand; use ppmlib.mechanism.lineup"
 
 
 def test_every_study_is_scanned():

@@ -21,7 +21,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ppmlib import _shipped, backends
+from ppmlib import _shipped
+
+from ppmlib.inference import backends
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted(p.name for p in (ROOT / "stan").glob("*.stan"))
@@ -84,7 +86,9 @@ def test_the_installed_wheel_works_without_the_checkout(installed, tmp_path):
     done = _python(f"""
         import json
         import ppmlib
-        from ppmlib import backends, ce_like, salary_like
+        from ppmlib.inference import backends
+        from ppmlib.datasets import ce_like
+        from ppmlib.datasets import salary_like
         programs = {{name: str(backends.program_path(name[:-5])) for name in {PROGRAMS!r}}}
         print(json.dumps({{"ppmlib": ppmlib.__file__, "programs": programs,
                           "ce_like": ce_like.load().to_dict(orient="list"),
@@ -109,7 +113,7 @@ def test_a_program_missing_from_the_installed_copy_is_named_with_where_ppmlib_lo
     shutil.copytree(installed, broken)
     (broken / "ppmlib" / "_stan" / PROGRAMS[0]).unlink()
     done = _python(f"""
-        from ppmlib import backends
+        from ppmlib.inference import backends
         backends.program_path({PROGRAMS[0][:-5]!r})
         """, cwd=tmp_path, path=broken)
     assert "FileNotFoundError" in done.stderr
@@ -121,7 +125,7 @@ def test_a_program_missing_from_the_installed_copy_is_named_with_where_ppmlib_lo
 @pytest.mark.stan
 def test_the_installed_copy_fits_a_model_with_the_checkouts_draws(installed, tmp_path):
     import ppmlib
-    y = ppmlib.simulate.poisson(40, mu=10, seed=3)
+    y = ppmlib.datasets.simulate.poisson(40, mu=10, seed=3)
     done = _python(f"""
         import json
         import ppmlib
@@ -173,9 +177,9 @@ def test_import_ppmlib_loads_neither_pandas_nor_matplotlib_nor_a_stan_backend(tm
         loaded = [m for m in {HEAVY!r} if m in sys.modules]
         from ppmlib import plots          # a submodule loaded on first use
         after_plots = "matplotlib" in sys.modules
-        table = ppmlib.Claims([dict(claim="c", paper="p", ours="o", holds=True, checked=True)]).table()
+        table = ppmlib.book.claims.Claims([dict(claim="c", paper="p", ours="o", holds=True, checked=True)]).table()
         print(json.dumps({{"loaded": loaded, "after_plots": after_plots, "file": ppmlib.__file__,
-                          "same": ppmlib.plots is plots and ppmlib.utility is sys.modules["ppmlib.utility"],
+                          "same": ppmlib.plots is plots and ppmlib.evaluate.utility is sys.modules["ppmlib.evaluate.utility"],
                           "table": table.to_dict(orient="list")}}))
         """, cwd=tmp_path, path=ROOT)
     assert done.returncode == 0, done.stderr

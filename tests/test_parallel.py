@@ -1,11 +1,17 @@
-"""ppmlib.parallel.map_jobs and the Monte Carlo study on it: input order, errors, the same numbers
+"""ppmlib.inference.parallel.map_jobs and the Monte Carlo study on it: input order, errors, the same numbers
 whatever the number of workers, and a Dask LocalCluster with two worker processes."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import Sampler, audit, backends, montecarlo
-from ppmlib.parallel import local_cluster, map_jobs
+from ppmlib import Sampler
+
+from ppmlib.evaluate import audit
+
+from ppmlib.inference import backends
+
+from ppmlib.studies import asymptotic_dp as montecarlo
+from ppmlib.inference.parallel import local_cluster, map_jobs
 
 TINY = dict(n=120, R=3, n_values=[60], R_sweep=2, sampler=Sampler(chains=2, draws=150, warmup=150), m=2, seed=7,
             progress=False)

@@ -1,9 +1,9 @@
-"""ppmlib.peers: the data-independent Table, the perturbed histogram, CART, OpenDP's AIM and MST."""
+"""ppmlib.baselines.peers: the data-independent Table, the perturbed histogram, CART, OpenDP's AIM and MST."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import peers
+from ppmlib.baselines import peers
 
 
 @pytest.fixture

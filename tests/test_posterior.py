@@ -10,7 +10,7 @@ pytestmark = pytest.mark.stan
 
 @pytest.fixture(scope="module")
 def counts():
-    return ppmlib.simulate.nb_mixture(60, [100, 100], [5, 20], [0.2, 0.8], seed=11)
+    return ppmlib.datasets.simulate.nb_mixture(60, [100, 100], [5, 20], [0.2, 0.8], seed=11)
 
 
 def test_weighted_poisson_matches_conjugate_gamma(counts):
@@ -133,7 +133,7 @@ def _assert_matches_grid(draws, ess, log_post, values):
 def test_weighted_negbin_matches_grid_quadrature():
     """The model block (a sum over distinct values) is the alpha-weighted posterior: compare the
     MCMC mean of mu with quadrature of prior x weighted likelihood on a fine grid."""
-    y = ppmlib.simulate.nb_mixture(40, [30, 30], [3, 10], [0.5, 0.5], seed=4)
+    y = ppmlib.datasets.simulate.nb_mixture(40, [30, 30], [3, 10], [0.5, 0.5], seed=4)
     w = np.random.default_rng(5).uniform(0.2, 1.0, y.size)
     fit = ppmlib.fit("negbin", y, weights=w, seed=6, sampler=ppmlib.Sampler(draws=2000))
     log_mu, inv_sqrt_phi = np.meshgrid(np.linspace(2.6, 4.2, 400), np.linspace(0.02, 1.2, 400), indexing="ij")
@@ -185,4 +185,4 @@ def test_a_scale_or_shape_of_the_prior_must_be_positive(model, setting, value):
 
 
 def test_a_prior_mean_may_be_negative():
-    assert ppmlib.models.FAMILIES["negbin"].check_prior({"prior_log_mu_mean": -2})["prior_log_mu_mean"] == -2.0
+    assert ppmlib.models.families.FAMILIES["negbin"].check_prior({"prior_log_mu_mean": -2})["prior_log_mu_mean"] == -2.0

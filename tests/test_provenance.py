@@ -2,7 +2,7 @@
 
 
 def test_versions_name_the_stan_version_the_backend_runs():
-    from ppmlib import backends
+    from ppmlib.inference import backends
     from ppmlib.book import provenance
     found = provenance.versions()
     assert found["numpy"] == __import__("numpy").__version__

@@ -10,7 +10,7 @@ import ppmlib
 
 @pytest.fixture(scope="module")
 def lw():
-    y = ppmlib.simulate.poisson(120, 30, seed=4)
+    y = ppmlib.datasets.simulate.poisson(120, 30, seed=4)
     base = ppmlib.synthesizer("poisson", y, seed=1, sampler=ppmlib.Sampler(chains=2, draws=200, warmup=200), m=5)
     return ppmlib.synthesizer("poisson", y, "lw", base=base, seed=2, sampler=ppmlib.Sampler(chains=2, draws=200, warmup=200), m=5)
 

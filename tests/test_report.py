@@ -63,8 +63,8 @@ def test_diagnostics_warning_names_the_failing_fits_only():
 
 
 def test_measures_are_the_direct_pmse_and_identification_risk_of_the_releases(prepared):
-    from ppmlib.disclosure import identification_risk
-    from ppmlib.utility import pmse
+    from ppmlib.evaluate.disclosure import identification_risk
+    from ppmlib.evaluate.utility import pmse
     rng = np.random.default_rng(4)
     near = prepared.y + rng.normal(0, 0.01, (3, prepared.n))       # log scale, as the fits draw
     far = prepared.y + 1.0 + rng.normal(0, 0.01, (3, prepared.n))   # e times the truth: never within 10%

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib import exact, reweighting
+from ppmlib.inference import exact
+from ppmlib.mechanism import reweighting
 
 RUN = dict(sampler=ppmlib.Sampler(chains=2, draws=300, warmup=300), m=5)
 
@@ -28,7 +29,7 @@ def test_reweighted_weight_does_not_depend_on_alpha_and_the_top_record_loses():
 
 @pytest.fixture(scope="module")
 def poisson_lw():
-    y = ppmlib.simulate.poisson(200, 40, seed=11)
+    y = ppmlib.datasets.simulate.poisson(200, 40, seed=11)
     base = ppmlib.synthesizer("poisson", y, seed=1, **RUN)
     return y, ppmlib.synthesizer("poisson", y, "lw", base=base, seed=2, **RUN)
 
@@ -37,7 +38,7 @@ def test_k_search_converges_to_a_tight_tau_on_exact_draws():
     """With exact draws (common random numbers) Delta(k) is continuous and increasing, so the root
     finder must reach tau = 0.01; a refit by NUTS moves Delta by a few hundredths between nearby k at a
     fixed seed (seen: 3.297 at k = 1.007, 3.355 at 1.006), which no tau below that noise can meet."""
-    y = ppmlib.simulate.poisson(200, 40, seed=11)
+    y = ppmlib.datasets.simulate.poisson(200, 40, seed=11)
     run = dict(sampler=exact.ConjugateSampler(chains=2, draws=300), m=5)
     base = ppmlib.synthesizer("poisson", y, seed=1, **run)
     lw = ppmlib.synthesizer("poisson", y, "lw", base=base, seed=2, **run)
@@ -70,7 +71,7 @@ def test_k_search_converges_on_the_conjugate_poisson_case(poisson_lw):
 @pytest.mark.stan
 def test_unreachable_tau_raises_with_the_path(poisson_lw):
     y, lw = poisson_lw
-    with pytest.raises(ppmlib.CalibrationError, match=r"tau = 1e-09 failed.*tried \(k, Delta\)") as info:
+    with pytest.raises(ppmlib.CalibrationFailed, match=r"tau = 1e-09 failed.*tried \(k, Delta\)") as info:
         ppmlib.reweight_to_tolerance("poisson", y, lw, tau=1e-9, max_iter=3, seed=3, progress=False, **RUN)
     path = info.value.history
     assert len(path) == 3 and path[0][0] == 0.95
@@ -113,7 +114,7 @@ def test_calibrate_lw_to_a_chosen_epsilon(poisson_lw):
 
 @pytest.mark.stan
 def test_lw_truncates_the_base_draws_once():
-    y = ppmlib.simulate.poisson(150, 40, seed=12)
+    y = ppmlib.datasets.simulate.poisson(150, 40, seed=12)
     full = ppmlib.synthesizer("poisson", y, seed=7, **RUN)            # q = 1: every draw
     truncated = ppmlib.synthesizer("poisson", y, q=0.8, seed=7, **RUN)  # same draws, 80% kept
     assert truncated.fit.n_draws == int(np.ceil(0.8 * full.fit.n_draws))

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from ppmlib import salary_like
+from ppmlib.datasets import salary_like
 
 
 def test_regenerates_the_shipped_file_byte_for_byte(tmp_path):

@@ -90,7 +90,7 @@ def test_nested_predictors_keep_only_independent_columns_and_the_mixture_fits_th
     p = syn.prepare(frame, "salary", "mixture", ["region", "band"])
     assert p.terms == ("(Intercept)", "region=north", "region=west")          # band=warm = 1 - region=north
     assert np.linalg.matrix_rank(p.X) == p.X.shape[1]
-    ppmlib.models.family("mixture").check_X(p.X, len(p.y))                    # refused before
+    ppmlib.models.families.family("mixture").check_X(p.X, len(p.y))                    # refused before
 
 
 def test_minimum_records_counts_every_coefficient_of_every_component():

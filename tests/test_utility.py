@@ -1,9 +1,9 @@
-"""ppmlib.utility: statistics, bootstrap, intervals, tail distortion and the standardized gap, by hand."""
+"""ppmlib.evaluate.utility: statistics, bootstrap, intervals, tail distortion and the standardized gap, by hand."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import utility
+from ppmlib.evaluate import utility
 
 
 def test_statistics_by_hand():
@@ -39,7 +39,7 @@ def test_intervals_and_tail_distortion():
 
 def test_standardized_gap_counts_bias_and_spread():
     import pandas as pd
-    from ppmlib import utility
+    from ppmlib.evaluate import utility
     long = pd.DataFrame({"source": ["Data"] * 3 + ["A"] * 2 + ["B"] * 2, "statistic": "mean",
                          "value": [9.0, 10.0, 11.0, 12.0, 12.0, 8.0, 12.0]})
     # data: centre 10, sd 1. A is biased by 2; B is centred but spread +-2: both RMSE 2

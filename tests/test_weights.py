@@ -1,11 +1,11 @@
-"""ppmlib.weights: LW, CW, scalar weights and re-weighting against hand computations on small arrays
+"""ppmlib.mechanism.weights: LW, CW, scalar weights and re-weighting against hand computations on small arrays
 and the authors' R steps; bad input named."""
 import numpy as np
 import pytest
 
 import ppmlib
 from ppmlib._oracles import literal_lw_weights
-from ppmlib.weights import isolation_risks
+from ppmlib.mechanism.weights import isolation_risks
 
 # 3 draws x 4 records; by hand: max_s |f| per record = [3, 1, 5, 2]
 L = np.array([[-1.0, -0.5, -5.0, -2.0],
@@ -95,8 +95,8 @@ def test_scalar_weights():
     (lambda: ppmlib.cw_weights([1, np.nan, 3], radius=1.0), "y has 1 non-finite"),
     (lambda: ppmlib.lw_weights(L, c=-1.0), "c must lie in"),
     (lambda: ppmlib.reweight([0.5], [1.0], k=0.0), "k must lie in"),
-    (lambda: ppmlib.simulate.nb_mixture(10, [100], [5, 20], [1.0], seed=1), "same length"),
-    (lambda: ppmlib.simulate.nb_mixture(10, [100, 100], [5, 20], [0.5, 0.6], seed=1), "sum to 1"),
+    (lambda: ppmlib.datasets.simulate.nb_mixture(10, [100], [5, 20], [1.0], seed=1), "same length"),
+    (lambda: ppmlib.datasets.simulate.nb_mixture(10, [100, 100], [5, 20], [0.5, 0.6], seed=1), "sum to 1"),
 ])
 def test_bad_input_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
@@ -107,7 +107,7 @@ def test_bad_input_value_errors(call, match):
     (lambda: ppmlib.record_bounds(L, q="0.5"), "q must be a real number"),
     (lambda: ppmlib.cw_weights([1, 2], radius="1"), "radius must be a real number"),
     (lambda: ppmlib.cw_weights([1, 2], radius=1.0, relative="yes"), "relative must be True or False"),
-    (lambda: ppmlib.simulate.poisson(10.5, 100, seed=1), "n must be an integer"),
+    (lambda: ppmlib.datasets.simulate.poisson(10.5, 100, seed=1), "n must be an integer"),
     (lambda: ppmlib.record_bounds([["a", "b"]]), "log_lik must be numeric"),
 ])
 def test_bad_input_type_errors(call, match):
@@ -133,18 +133,18 @@ def test_risks_outside_the_unit_interval_are_refused(risk, first):
     (4.0, 4.0, 0.7, 0.1, 3.2),       # all risks equal: alpha = c + g = 0.8
 ])
 def test_lw_delta_formula_by_hand(f_min, f_max, c, g, expected):
-    assert ppmlib.weights.lw_delta_formula(f_min, f_max, c, g) == pytest.approx(expected, rel=1e-12)
+    assert ppmlib.mechanism.weights.lw_delta_formula(f_min, f_max, c, g) == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("c, g", [(1.0, 0.0), (0.6, 0.1), (1.5, -0.2), (3.0, 0.0)])
 def test_lw_delta_formula_is_the_largest_weighted_risk_of_dense_records(c, g):
     f = np.linspace(3.2, 8.4, 20001)                       # records filling [f_min, f_max]
-    alpha = ppmlib.risk_to_weight(ppmlib.weights.min_max_scale(f), c, g)   # LW's weights of these risks
-    assert ppmlib.weights.lw_delta_formula(3.2, 8.4, c, g) == pytest.approx((alpha * f).max(), abs=5e-4)  # grid step 2.6e-4
+    alpha = ppmlib.risk_to_weight(ppmlib.mechanism.weights.min_max_scale(f), c, g)   # LW's weights of these risks
+    assert ppmlib.mechanism.weights.lw_delta_formula(3.2, 8.4, c, g) == pytest.approx((alpha * f).max(), abs=5e-4)  # grid step 2.6e-4
 
 
 def test_lw_delta_formula_refuses_bad_input():
     with pytest.raises(ValueError, match="f_max"):
-        ppmlib.weights.lw_delta_formula(5.0, 4.0)
+        ppmlib.mechanism.weights.lw_delta_formula(5.0, 4.0)
     with pytest.raises(ValueError, match="c"):
-        ppmlib.weights.lw_delta_formula(1.0, 4.0, c=-1.0)
+        ppmlib.mechanism.weights.lw_delta_formula(1.0, 4.0, c=-1.0)

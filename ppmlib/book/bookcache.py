@@ -19,7 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .._files import write_text_atomically
+from ppmlib._files import write_text_atomically
 from . import ROOT
 
 DEPENDENCIES = ("ppmlib", "stan", "data", "pyproject.toml")

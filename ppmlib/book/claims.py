@@ -85,7 +85,7 @@ class Claims:
         holds : bool or callable
             Whether it reproduces, or the predicate that decides it from ``value``.
         checked : bool
-            Assert it in :meth:`ppmlib.Claims.finish` (if it has power).
+            Assert it in :meth:`ppmlib.book.claims.Claims.finish` (if it has power).
         value : object, optional
             The quantity ``holds`` tests (required with a predicate).
         null : object, optional
@@ -153,7 +153,7 @@ class Claims:
 
         The one call a chapter's closing claims cell makes: a rerun whose claims fail stops here
         with the list of claims that did not hold. Every run, smoke runs included, has already
-        tested each claim given with its effect for power (:meth:`ppmlib.Claims.add`) and shows
+        tested each claim given with its effect for power (:meth:`ppmlib.book.claims.Claims.add`) and shows
         the verdict in the table.
 
         Parameters
@@ -164,7 +164,7 @@ class Claims:
         Returns
         -------
         pandas.DataFrame
-            :meth:`ppmlib.Claims.table`.
+            :meth:`ppmlib.book.claims.Claims.table`.
 
         Raises
         ------

@@ -33,7 +33,7 @@ def _httpstan_stan_version() -> str:
 
 def stan_backend() -> str:
     """The backend ppmlib will use, with its own version and the Stan version it runs."""
-    from .. import backends
+    from ppmlib.inference import backends
     try:
         chosen = backends.backend()
     except Exception as err:  # noqa: BLE001 - reported, not raised: the page must still build
@@ -47,7 +47,7 @@ def stan_backend() -> str:
 
 def versions() -> dict[str, str]:
     """Name -> version of everything that shapes the book's numbers."""
-    from .. import __version__
+    from ppmlib import __version__
     return {"Python": platform.python_version(), "ppmlib": __version__,
             **{name: _version(name) for name in PACKAGES}, "Stan backend": stan_backend()}
 

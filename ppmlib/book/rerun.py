@@ -22,7 +22,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import _checks
+from ppmlib import _checks
 from . import ROOT
 
 SMOKE_FILE = ROOT / "book" / "smoke.yml"
@@ -210,7 +210,7 @@ def write_html(notebook_path: Path, target: Path) -> Path:
     import nbconvert
     import nbformat
     body, _ = nbconvert.HTMLExporter().from_notebook_node(nbformat.read(notebook_path, as_version=4))
-    from .._files import write_text_atomically
+    from ppmlib._files import write_text_atomically
     return write_text_atomically(target, body)
 
 

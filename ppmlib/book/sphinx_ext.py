@@ -32,7 +32,7 @@ def drop_repeated_scripts(app, pagename, templatename, context, doctree) -> None
 
 
 def add_build_versions(app, config) -> None:
-    from .provenance import markdown_table
+    from ppmlib.book.provenance import markdown_table
     config.myst_substitutions = {**(config.myst_substitutions or {}), "build_versions": markdown_table()}
 
 

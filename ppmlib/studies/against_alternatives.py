@@ -2,10 +2,10 @@
 "Against the alternatives" chapter): every synthesizer at every epsilon of a grid, scored by the
 agencies' measures.
 
-:func:`ppm_grid` runs the mechanism's side through ``ppmlib.lineup``: the unweighted
+:func:`ppm_grid` runs the mechanism's side through ``ppmlib.mechanism.lineup``: the unweighted
 synthesizer once, LW at the two ends of its scale range (its reachable epsilons), then, at every
 epsilon of the grid, LW calibrated to it and LW_final re-weighted from it where LW reaches it, and
-SW (the exponential mechanism) at every epsilon up to the unweighted fit's. :func:`ppmlib.peers.run`
+SW (the exponential mechanism) at every epsilon up to the unweighted fit's. :func:`ppmlib.baselines.peers.run`
 runs the peers. :func:`score` turns every set of m releases into one row of measures; :func:`claims`
 checks the chapter's statements.
 """
@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .. import _checks
-from ..book.claims import Claims
-from ..lineup import Member, run as run_lineup
-from ..plots import _colour
-from ..peers import Table, frames_of
-from ..posterior import Sampler
-from ..utility import ci_overlap, mean_of, ols_of, pmse, quantile_of
+from ppmlib import _checks
+from ppmlib.book.claims import Claims
+from ppmlib.mechanism.lineup import Member, run as run_lineup
+from ppmlib.plots import _colour
+from ppmlib.baselines.peers import Table, frames_of
+from ppmlib.inference.posterior import Sampler
+from ppmlib.evaluate.utility import ci_overlap, mean_of, ols_of, pmse, quantile_of
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Design:
     name : str
     data : pandas.DataFrame
         The confidential records: the keys and the synthesized column.
-    table : ppmlib.peers.Table
+    table : ppmlib.baselines.peers.Table
         Keys, column and bin edges (data-independent) for the peers.
     model : str
         The pseudo posterior mechanism's model: "normal" (a regression on the keys) or a count model.
@@ -103,7 +103,7 @@ def log_design(df: pd.DataFrame, column: str, predictors, *, low: float, high: f
     -------
     Design
     """
-    from ..design import design_matrix
+    from ppmlib.datasets.design import design_matrix
     predictors = list(predictors)
     label = label or f"log {column}"
     missing = [c for c in [column, *predictors] if c not in df.columns]
@@ -155,7 +155,7 @@ def wage_design(source, predictors=("region", "parttime"), *, column: str = "wag
     -------
     Design
     """
-    from ..synthesize import load_table
+    from ppmlib.synthesize import load_table
     table = load_table(source)
     if n is not None:
         n = _checks.integer(n, "n", low=1)
@@ -185,7 +185,7 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
     Each epsilon is per synthetic dataset. The one Unweighted fit is given to every epsilon's lineup
     (ppmlib keeps no fit cache, so running it again would refit it), and every LW fit shares one seed.
     """
-    from ..seeding import seeds
+    from ppmlib.seeding import seeds
     epsilons = [_checks.real(e, "epsilons[...]", low=0, low_open=True) for e in epsilons]
     s = seeds(seed, 3 + 3 * len(epsilons))
     shared = dict(X=design.X, m=m, sampler=sampler, progress=progress)
@@ -220,11 +220,11 @@ def score(design: Design, releases: list, *, B: int = 100, seed=0, cart: bool = 
 
     S_pMSE with a logit propensity model (main effects and pairwise interactions) and with CART;
     the mean interval overlap of the analyst's estimands, each on its own and the coefficients
-    averaged (:func:`ppmlib.utility.ci_overlap`, Reiter's combining rules); the identification
-    risk's EMR and TMR (:func:`ppmlib.disclosure.identification_risk`, keys known, a relative
+    averaged (:func:`ppmlib.evaluate.utility.ci_overlap`, Reiter's combining rules); the identification
+    risk's EMR and TMR (:func:`ppmlib.evaluate.disclosure.identification_risk`, keys known, a relative
     radius). :func:`score_all` adds the attribute risk where it can be computed.
     """
-    from ..disclosure import identification_risk
+    from ppmlib.evaluate.disclosure import identification_risk
     data, column = design.data, design.table.column
     judged = (lambda frames: [f.assign(**{column: np.exp(f[column])}) for f in frames]) if design.dollars \
         else (lambda frames: frames)
@@ -249,7 +249,7 @@ def score_all(design: Design, ppm: dict, peers: dict, *, B: int = 100, seed=0, p
     with epsilon, the promise behind it, the wall time and, for the mechanism's normal-model fits,
     the attribute risk (the median probability of the true log income among 11 guesses, by
     importance sampling over the fit's draws; the peers have no posterior draws to do it with: NaN)."""
-    from ..progress import progress_bar
+    from ppmlib.progress import progress_bar
     promise = {"Unweighted": "none", "CART": "none", "Histogram": "pure eps-DP, every database",
                "AIM": "(eps, delta)-DP via zCDP, every database", "MST": "(eps, delta)-DP via zCDP, every database"}
     rows = []
@@ -267,7 +267,7 @@ def score_all(design: Design, ppm: dict, peers: dict, *, B: int = 100, seed=0, p
 def _attribute_risk(design: Design, synthesis, H: int = 50) -> float:
     """Median over records of the probability an intruder who knows alpha gives the true log income
     (:func:`ppmlib.attribute_risk` on the m releases); only for the normal model's posterior draws."""
-    from ..disclosure import attribute_risk, risk_inputs
+    from ppmlib.evaluate.disclosure import attribute_risk, risk_inputs
     if design.model != "normal":
         return float("nan")
     mu, sigma = risk_inputs(synthesis.fit, min(H, synthesis.fit.n_draws))
@@ -287,7 +287,7 @@ def claims(scores: pd.DataFrame, reachable: tuple, epsilons, tau: float = 0.1, c
     """The chapter's statements, checked on the scores of one design.
 
     Asserted when ``check`` (they held on every seed tried), each with the quantity it tests and
-    that quantity without the effect (:meth:`ppmlib.Claims.add`):
+    that quantity without the effect (:meth:`ppmlib.book.claims.Claims.add`):
 
     * the perturbed histogram's and SW's utility rise with epsilon: the overlap of the mean at the
       largest epsilon minus that at the smallest is positive (null: 0, no change);
@@ -315,7 +315,7 @@ def claims(scores: pd.DataFrame, reachable: tuple, epsilons, tau: float = 0.1, c
         LW's calibration tolerance on Delta.
     check : bool
         Assert the rows with power (False: report every row).
-    into : ppmlib.Claims, optional
+    into : ppmlib.book.claims.Claims, optional
         Add the rows to these claims (default: new ones).
     prefix : str
         Put before every claim (the design's name in a chapter with several).
@@ -325,9 +325,9 @@ def claims(scores: pd.DataFrame, reachable: tuple, epsilons, tau: float = 0.1, c
 
     Returns
     -------
-    ppmlib.Claims
+    ppmlib.book.claims.Claims
     """
-    from ..diagnostics import GATE, failing
+    from ppmlib.inference.diagnostics import GATE, failing
 
     out = into if into is not None else Claims()
     if fits is not None:

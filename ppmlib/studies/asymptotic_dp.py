@@ -8,15 +8,15 @@ Poisson data and near 6 for the NB mixture at n = 1000 (its Appendix D prints th
 NB(100, 5) + NB(100, 5), a typo against the dispersions (5, 20) of its section 2.1, which are used here).
 
 One job is one database (model, n, r): its synthesizers run in sequence, as one
-``ppmlib.lineup`` (LW's weights come from the unweighted fit, the re-weighted LW_final, the
-paper's synthesizer, from LW). Jobs are independent and run through :func:`ppmlib.parallel.map_jobs`
+``ppmlib.mechanism.lineup`` (LW's weights come from the unweighted fit, the re-weighted LW_final, the
+paper's synthesizer, from LW). Jobs are independent and run through :func:`ppmlib.inference.parallel.map_jobs`
 (serially, on local worker processes, or on a Dask cluster); each job carries its own seed, so the
 tables do not depend on the number of workers.
 
 For Poisson data the same study runs without Stan (:func:`run_exact_study`): with the Gamma prior
 the alpha-weighted pseudo posterior is Gamma(a + sum alpha_i y_i, b + sum alpha_i), its draws are
-exact (:func:`ppmlib.exact.sample`) and the bounds need only the two extreme draws per distinct value
-(:func:`ppmlib.exact.draw_record_bounds`), so databases of 10^5 records cost milliseconds. There a
+exact (:func:`ppmlib.inference.exact.sample`) and the bounds need only the two extreme draws per distinct value
+(:func:`ppmlib.inference.exact.draw_record_bounds`), so databases of 10^5 records cost milliseconds. There a
 fourth synthesizer, "Capped", weights the unweighted fit's records by alpha_i = min(1, cap / f_i)
 with a cap fixed before the data are seen (re-weighting of the unweighted synthesizer to a fixed
 Delta, one step, no search): the data-independent counterpart of LW_final's cap k Delta_LW.
@@ -33,14 +33,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .. import _checks, exact, lineup, simulate, utility
-from ..mechanism import CalibrationError, match_delta
-from ..diagnostics import is_ok
-from ..posterior import Sampler, _sampler
-from ..parallel import map_jobs
-from ..reweighting import saturation_k
-from ..seeding import seeds
-from ..weights import lw_delta_formula, lw_weights, reweight
+from ppmlib.inference import exact
+from ppmlib.mechanism import lineup
+from ppmlib.datasets import simulate
+from ppmlib.evaluate import utility
+from ppmlib import _checks
+from ppmlib.errors import CalibrationFailed
+from ppmlib.mechanism.synthesis import match_delta
+from ppmlib.inference.diagnostics import is_ok
+from ppmlib.inference.posterior import Sampler, _sampler
+from ppmlib.inference.parallel import map_jobs
+from ppmlib.mechanism.reweighting import saturation_k
+from ppmlib.seeding import seeds
+from ppmlib.mechanism.weights import lw_delta_formula, lw_weights, reweight
 
 # Generating models: how a database is drawn, and which synthesizer family fits it.
 DESIGNS = {
@@ -49,7 +54,7 @@ DESIGNS = {
 }
 DEFAULT_DESIGN_SETTINGS = {"mu": 100.0, "mix_mus": (100.0, 100.0), "mix_phis": (5.0, 20.0), "mix_probs": (0.2, 0.8)}
 
-#: The synthesizers a Stan study can run (standard members of ``ppmlib.lineup``), in run order. A
+#: The synthesizers a Stan study can run (standard members of ``ppmlib.mechanism.lineup``), in run order. A
 #: database's seed is split into a data seed and one seed per entry, in this order, so a synthesizer
 #: keeps its seed whichever others are asked for (and the first j seeds do not depend on the length).
 SYNTHESIZERS = ("Unweighted", "LW", "LW_final")
@@ -79,7 +84,7 @@ def run_database(job: dict) -> dict:
 
     ``job`` holds design, n, r, seed, synthesizers and settings (see :func:`run_study`). Returns
     the local Delta, the share of records whose weight is below 1, the database's extreme risks
-    f_min and f_max (from the unweighted fit: LW's Delta follows them, :func:`ppmlib.weights.lw_delta_formula`)
+    f_min and f_max (from the unweighted fit: LW's Delta follows them, :func:`ppmlib.mechanism.weights.lw_delta_formula`)
     and the fit's diagnostics per synthesizer, and the estimands (mean, median, 15th and 90th
     percentiles) of the confidential data and of each synthesizer's synthetic data (averaged over
     its m datasets), never the data themselves. A re-weighting that does not reach its tolerance
@@ -98,7 +103,7 @@ def run_database(job: dict) -> dict:
     if "LW_final" in names:
         try:   # a re-weighting that misses its tolerance loses its own row, not the fits made before it
             done.update(lineup.run(_members(["LW_final"], s), model, y, seed=[seed_of["LW_final"]], given=done, **run))
-        except CalibrationError:
+        except CalibrationFailed:
             pass
     f = done["Unweighted"].bounds                       # f_i = max_s abs(f_s(x_i)): the unweighted bounds
     key.update(f_min=float(f.min()), f_max=float(f.max()))
@@ -175,7 +180,7 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
     n, R : the main study: R databases of n records each
     n_values, R_sweep : the sweep: R_sweep databases at every other size in n_values (at n itself
         the main study's R databases serve)
-    synthesizers : names from ``SYNTHESIZERS`` (standard members of ``ppmlib.lineup``), run in
+    synthesizers : names from ``SYNTHESIZERS`` (standard members of ``ppmlib.mechanism.lineup``), run in
         that order on each database; LW needs Unweighted, LW_final needs LW
     sweep_models, sweep_synthesizers : the models and synthesizers of the sweep's other sizes
         (default: ``models`` and ``synthesizers``); the main study always runs all of them
@@ -188,7 +193,7 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
     m : synthetic datasets per synthesizer and database
     sampler : :class:`ppmlib.Sampler`, the NUTS settings of every fit (default 4 chains x 1000 draws)
     design_settings : mu, mix_mus, mix_phis, mix_probs (defaults: 100; (100, 100), (5, 20), (0.2, 0.8))
-    n_jobs, client : parallel execution (see :func:`ppmlib.parallel.map_jobs`)
+    n_jobs, client : parallel execution (see :func:`ppmlib.inference.parallel.map_jobs`)
 
     Returns
     -------
@@ -200,7 +205,7 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
     contraction : the spread of the local bounds per n.
     estimate_global_delta, exceedance : a global Delta and the share pi of databases above it.
     run_exact_study : the Poisson study without Stan, to any n.
-    ppmlib.parallel.map_jobs : how the databases are run.
+    ppmlib.inference.parallel.map_jobs : how the databases are run.
 
     Examples
     --------
@@ -271,7 +276,7 @@ def exceedance(deltas: pd.DataFrame, global_delta: dict) -> pd.DataFrame:
 
     ``global_delta`` maps (model, synthesizer) to a value; returns one row per (model,
     synthesizer, n) with the global Delta, epsilon = 2 Delta, the share above it and its two-sided
-    95% Clopper-Pearson interval (:func:`ppmlib.audit.clopper_pearson`).
+    95% Clopper-Pearson interval (:func:`ppmlib.evaluate.audit.clopper_pearson`).
     """
     rows = []
     for (model, name, size), group in deltas.groupby(["model", "synthesizer", "n"]):
@@ -306,7 +311,7 @@ def rank_correlation(deltas: pd.DataFrame, first: str = "LW", second: str = "Unw
 def fit_summary(deltas: pd.DataFrame) -> pd.DataFrame:
     """The fits' diagnostics per (model, synthesizer): number of fits, worst R-hat, smallest bulk
     and tail ESS, the total of divergent transitions, and the number of fits that fail the
-    diagnostics gate (:func:`ppmlib.diagnostics.is_ok`), over every database and size in ``deltas``.
+    diagnostics gate (:func:`ppmlib.inference.diagnostics.is_ok`), over every database and size in ``deltas``.
 
     Parameters
     ----------
@@ -326,7 +331,7 @@ def fit_summary(deltas: pd.DataFrame) -> pd.DataFrame:
 
 def passing(deltas: pd.DataFrame) -> pd.DataFrame:
     """The rows of the databases whose every fit passes the diagnostics gate
-    (:func:`ppmlib.diagnostics.is_ok`): the claims computed from Stan fits use only these.
+    (:func:`ppmlib.inference.diagnostics.is_ok`): the claims computed from Stan fits use only these.
 
     Parameters
     ----------
@@ -398,8 +403,8 @@ def contraction_by_model(sweep: pd.DataFrame, first: str = "LW", second: str = "
 
 def _share_above(bounds: pd.Series, value: float) -> tuple[float, float, float, int]:
     """The share of databases whose bound exceeds ``value`` (NaN bounds left out), its 95%
-    Clopper-Pearson interval (:func:`ppmlib.audit.clopper_pearson`) and the number of databases."""
-    from ..audit import clopper_pearson
+    Clopper-Pearson interval (:func:`ppmlib.evaluate.audit.clopper_pearson`) and the number of databases."""
+    from ppmlib.evaluate.audit import clopper_pearson
     bounds = bounds.dropna()
     above, total = int((bounds > value).sum()), int(bounds.size)
     low, high = clopper_pearson(above, total)
@@ -427,7 +432,7 @@ def exact_database(y, seed: int, *, c: float = 1.0, g: float = 0.0, tau: float =
     (:func:`ppmlib.reweight`, k searched by :func:`ppmlib.match_delta` from ``k0`` until Delta
     is within ``tau`` of LW's, as :func:`ppmlib.reweight_to_tolerance` does with Stan refits);
     Capped weights alpha_i = min(1, cap / f_i), ``cap`` fixed in advance. Every "fit" is ``draws``
-    exact draws of the Gamma pseudo posterior (:func:`ppmlib.exact.draw_record_bounds`), one seed per
+    exact draws of the Gamma pseudo posterior (:func:`ppmlib.inference.exact.draw_record_bounds`), one seed per
     synthesizer split from ``seed`` as in :func:`run_database` (the data seed first), so the same
     job seed gives the same database as the Stan study.
 
@@ -451,7 +456,7 @@ def exact_database(y, seed: int, *, c: float = 1.0, g: float = 0.0, tau: float =
         converged (False when LW_final's search fails; its delta is then NaN), k (LW_final's final
         k), and the database's f_min and f_max.
     """
-    from ..weights import min_max_scale, risk_to_weight
+    from ppmlib.mechanism.weights import min_max_scale, risk_to_weight
     # a record's weight and bound depend on it only through its value: work on the distinct values
     values, counts = np.unique(_checks.counts(y), return_counts=True)
     cap = _checks.real(cap, "cap", low=0, low_open=True)
@@ -471,7 +476,7 @@ def exact_database(y, seed: int, *, c: float = 1.0, g: float = 0.0, tau: float =
     try:
         final = match_delta(make, float(lw_bounds.max()), k0, 0.0, saturation_k(alpha_lw, lw_bounds), parameter="k",
                             atol=tau, max_iter=max_iter, progress=False)
-    except CalibrationError:
+    except CalibrationFailed:
         final = None
     # cap / f_i is one re-weighting step of the unweighted synthesizer: k Delta / Delta_i with k = cap / max f
     alpha_cap = reweight(np.ones(values.size), f, cap / f.max())
@@ -512,7 +517,7 @@ def run_exact_study(n_values=(1000,), *, R: int = 200, mus=(100.0,), seed: int =
     mus : Poisson means of the generating model (the papers do not state theirs)
     seed : job k of the list (mu, n, r), in that order, gets ``ppmlib.seeds(seed, K)[k]``
     c, g, tau, k0, max_iter, cap, draws : as for :func:`exact_database`
-    n_jobs, client, progress : parallel execution (:func:`ppmlib.parallel.map_jobs`)
+    n_jobs, client, progress : parallel execution (:func:`ppmlib.inference.parallel.map_jobs`)
 
     Returns
     -------
@@ -633,7 +638,7 @@ def share_above(deltas: pd.DataFrame, value: float, by=("model", "synthesizer", 
 
 
 def with_formula(deltas: pd.DataFrame, c: float = 1.0, g: float = 0.0) -> pd.DataFrame:
-    """LW's rows of ``deltas`` with the closed form :func:`ppmlib.weights.lw_delta_formula` of each
+    """LW's rows of ``deltas`` with the closed form :func:`ppmlib.mechanism.weights.lw_delta_formula` of each
     database's (f_min, f_max) beside its Delta, and their ratio."""
     lw = deltas[deltas["synthesizer"] == "LW"].copy()
     lw["formula"] = [lw_delta_formula(lo, hi, c, g) for lo, hi in zip(lw["f_min"], lw["f_max"])]

@@ -1,5 +1,5 @@
 """The attribute-risk chapter's study (book/attribute_risk.md): its tables of the most exposed records
-and of two releases' agreement, and its figures. The risk itself is :mod:`ppmlib.disclosure`'s.
+and of two releases' agreement, and its figures. The risk itself is :mod:`ppmlib.evaluate.disclosure`'s.
 """
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ __all__ = ["most_exposed", "release_agreement", "rank_diagnosis", "risk_by_draws
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .. import _checks
-from ..disclosure import AttributeRisk
-from ..plots import PALETTE
+from ppmlib import _checks
+from ppmlib.evaluate.disclosure import AttributeRisk
+from ppmlib.plots import PALETTE
 
 
 def most_exposed(risk: AttributeRisk, k: int = 10, **columns):
@@ -52,8 +52,8 @@ def rank_diagnosis(by_dataset, sigma_draws, released: dict, G: int):
     dataset and the effective sigma of the draws that explain it. Right: over many synthetic
     datasets, the percentile of that effective sigma against the mean rank of the true value.
 
-    ``by_dataset`` is :func:`ppmlib.disclosure.risk_by_dataset`'s table; ``released`` is
-    :func:`ppmlib.disclosure.risk_summary` of the released dataset plus its "generating sigma".
+    ``by_dataset`` is :func:`ppmlib.evaluate.disclosure.risk_by_dataset`'s table; ``released`` is
+    :func:`ppmlib.evaluate.disclosure.risk_summary` of the released dataset plus its "generating sigma".
     """
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     left.hist(sigma_draws, bins=50, color=PALETTE["Unweighted"], alpha=0.6)

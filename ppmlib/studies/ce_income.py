@@ -1,14 +1,14 @@
 """The CE income application (CE paper, sections 3.1-4.3 and Appendix 6.1; the book's CE income chapter).
 
 Log family income is synthesized from categorical predictors by the book's standard synthesizers
-(:mod:`ppmlib.lineup`) of one model (the finite mixture of regressions, or the normal regression as
+(:mod:`ppmlib.mechanism.lineup`) of one model (the finite mixture of regressions, or the normal regression as
 a baseline), shown with the CE paper's names for them (``LABELS``, e.g. "LW (DPweighted)"):
 
 * **Unweighted**: alpha = 1;
 * **LW (DPweighted)**: alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
   max_s abs(f_s(y_i)) of the unweighted fit (:func:`ppmlib.lw_weights`);
 * **SW (EMweighted)**: one scalar weight a for every record (the exponential mechanism with the
-  log-likelihood as utility), a found by :func:`ppmlib.mechanism.match_sw` so that its Delta matches LW's;
+  log-likelihood as utility), a found by :func:`ppmlib.mechanism.synthesis.match_sw` so that its Delta matches LW's;
 * **CW (Countweighted)**: alpha_i = clip(c (1 - IR_i) + g, 0, 1), IR_i the share of records whose
   log income lies outside a radius of record i's (:func:`ppmlib.cw_weights`), with its own Delta
   (the CE paper does not match it);
@@ -30,14 +30,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _checks, lineup
-from ..book.claims import Claims
-from ..lipschitz import epsilon, lipschitz_bound, truncated_bounds
-from ..mechanism import Synthesis
-from ..posterior import Sampler
-from ..progress import progress_bar
-from ..seeding import seeds
-from ..utility import STATISTICS, bootstrap, centre
+from ppmlib.mechanism import lineup
+from ppmlib import _checks
+from ppmlib.book.claims import Claims
+from ppmlib.mechanism.bounds import epsilon, lipschitz_bound, truncated_bounds
+from ppmlib.mechanism.synthesis import Synthesis
+from ppmlib.inference.posterior import Sampler
+from ppmlib.progress import progress_bar
+from ppmlib.seeding import seeds
+from ppmlib.evaluate.utility import STATISTICS, bootstrap, centre
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,7 +67,7 @@ def ce_lineup(*, c: float = 0.7, g: float = 0.0, cw_radius: float = 1.5, cw_c: f
 
     Returns
     -------
-    tuple of ppmlib.lineup.Member
+    tuple of ppmlib.mechanism.lineup.Member
         In ``NAMES``' order, with the CE paper's aliases.
     """
     four = ("Unweighted", _lw(c, g), _sw(rtol, max_iter),
@@ -98,7 +99,7 @@ def four_synthesizers(model: str, y, *, X=None, c: float = 0.7, g: float = 0.0, 
 
     Returns
     -------
-    ppmlib.lineup.Results
+    ppmlib.mechanism.lineup.Results
         ``{name: Synthesis}`` in the order of ``NAMES``; each holds (m, n) synthetic log incomes;
         ``.labels`` gives the names with the CE paper's aliases.
     """
@@ -132,7 +133,7 @@ def barycenter(datasets, statistic: str, B: int, seed) -> np.ndarray:
 
 
 def barycenter_table(data, synthetic: dict, statistics=("mean", "90th pct"), B: int = 200, seed=0) -> "pd.DataFrame":
-    """Long table (source, statistic, value) like :func:`ppmlib.utility.long_table`, for the barycenter.
+    """Long table (source, statistic, value) like :func:`ppmlib.evaluate.utility.long_table`, for the barycenter.
 
     ``data`` is the confidential variable (n,) on the scale to judge (dollars); its rows are its
     own B bootstrap values ("Data"). ``synthetic`` maps a name to (m, n) synthetic datasets on the
@@ -246,7 +247,7 @@ def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, estimator: str
     draw is kept and Delta is their maximum (a rare draw's value, which grows with the number of
     draws). SW is matched on the same estimator as LW. Each pair is a lineup run on the one
     unweighted fit; SW's search starts from the curve Delta(a) of the SW fits made so far
-    (:func:`ppmlib.mechanism.sw_start`), so after the first configuration it usually needs one fit.
+    (:func:`ppmlib.mechanism.synthesis.sw_start`), so after the first configuration it usually needs one fit.
 
     Each replicate refits LW with the map's weights and another seed, keeping every draw, and reports
     both estimators from the same draws: the spread of each over refits is its refit noise, which is
@@ -392,15 +393,15 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
     """The CE paper's statements (sections 3.1, 4.2, 4.3) checked on this chapter's results.
 
     Each asserted claim names the quantity it tests and that quantity without the effect it is
-    about (:meth:`ppmlib.Claims.add`); a claim is asserted only when every fit it is computed from
-    passes the diagnostics gate (:func:`ppmlib.diagnostics.is_ok`), otherwise it is reported. The
+    about (:meth:`ppmlib.book.claims.Claims.add`); a claim is asserted only when every fit it is computed from
+    passes the diagnostics gate (:func:`ppmlib.inference.diagnostics.is_ok`), otherwise it is reported. The
     paper's statements are about its four synthesizers (``PAPER_NAMES``); LW_final's utility
     beside LW's, SW's matching (it holds by construction), the paper's full (c, g) order and the
     truncation's "little different" (it holds without any truncation too) are reported.
 
     Parameters
     ----------
-    results : ppmlib.lineup.Results
+    results : ppmlib.mechanism.lineup.Results
         From :func:`four_synthesizers`.
     long : pandas.DataFrame
         From :func:`utility_long` (their incomes in dollars, with "Data").
@@ -416,14 +417,14 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
     sweep : list, optional
         From :func:`cg_sweep`: the map's LW fits, whose diagnostics gate the map's claim (without
         it the map's claim is reported).
-    into : ppmlib.Claims, optional
+    into : ppmlib.book.claims.Claims, optional
         The table to add to (a new one by default).
 
     Returns
     -------
-    ppmlib.Claims
+    ppmlib.book.claims.Claims
     """
-    from ..diagnostics import GATE, failing
+    from ppmlib.inference.diagnostics import GATE, failing
 
     c = into if into is not None else Claims()
     d = {k: r.delta for k, r in results.items()}
@@ -478,7 +479,7 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
 
 def _map_claims(c: Claims, cg: "pd.DataFrame", sweep: list | None) -> None:
     """The (c, g) map's claims (section 4.3, Table 2, Fig. 5), added to ``c``."""
-    from ..diagnostics import is_ok
+    from ppmlib.inference.diagnostics import is_ok
 
     lw, sw = LABELS["LW"], LABELS["SW"]
     deltas = cg[f"Delta {lw}"].to_numpy()

@@ -9,10 +9,11 @@ __all__ = ["bounds_table", "fit_diagnostics", "lw_shift_table", "em_versus_sw", 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .. import _checks, exact
-from ..lipschitz import lipschitz_bound
-from ..models import POISSON_PRIOR
-from ..plots import PALETTE, _colour
+from ppmlib.inference import exact
+from ppmlib import _checks
+from ppmlib.mechanism.bounds import lipschitz_bound
+from ppmlib.models.families import POISSON_PRIOR
+from ppmlib.plots import PALETTE, _colour
 
 
 def bounds_table(fits: dict) -> "pd.DataFrame":
@@ -31,10 +32,10 @@ def fit_diagnostics(fits: dict, grid=None) -> "pd.DataFrame":
     """Convergence of every fit: one row per mechanism of ``fits`` (name -> (Fit, weights)), then
     one per refit of an LW (c, g) grid (``grid``: a table with columns c, g, max_rhat, min_ess_bulk,
     min_ess_tail, divergences, diagnostics_ok, as the LW grid returns). Columns max_rhat,
-    min_ess_bulk, min_ess_tail, divergences and ok (``ppmlib.diagnostics.is_ok``)."""
+    min_ess_bulk, min_ess_tail, divergences and ok (``ppmlib.inference.diagnostics.is_ok``)."""
     import pandas as pd
 
-    from ..diagnostics import is_ok
+    from ppmlib.inference.diagnostics import is_ok
     columns = ["max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "ok"]
     table = pd.DataFrame.from_dict({name: {**fitted.diagnostics, "ok": is_ok(fitted.diagnostics)}
                                     for name, (fitted, _) in fits.items()}, orient="index")
@@ -54,7 +55,7 @@ def lw_shift_table(y, base_log_lik, c: float, shifts, *, grid_points: int = 2000
     records with weight 0, and the mean weight. ``base_log_lik`` (S, n) from the unweighted fit."""
     import pandas as pd
 
-    from ..weights import lw_weights
+    from ppmlib.mechanism.weights import lw_weights
     grid_points = _checks.integer(grid_points, "grid_points", low=2)
     prior = dict(prior_shape=prior_shape, prior_rate=prior_rate)
     rows = {}

@@ -1,5 +1,5 @@
 """The book's multivariate chapter: log expenditure and log income of the CE-like sample synthesized
-together (:mod:`ppmlib.joint`), compared at equal joint Delta.
+together (:mod:`ppmlib.mechanism.joint`), compared at equal joint Delta.
 
 Four joint synthesizers of the same two conditionals (log expenditure | predictors, then log
 income | log expenditure, predictors):
@@ -27,14 +27,14 @@ import numpy as np
 
 import matplotlib.pyplot as plt
 
-from .. import _checks
-from ..book.claims import Claims
-from ..joint import Conditional, attribute_risk, joint_synthesizer, match_joint, pair_long_table
-from ..plots import PALETTE, _colour, violins
-from ..posterior import Sampler
-from ..progress import progress_bar
-from ..seeding import seeds
-from ..utility import interval_widths  # re-exported: the chapter reads the spread of pair_long with it
+from ppmlib import _checks
+from ppmlib.book.claims import Claims
+from ppmlib.mechanism.joint import Conditional, attribute_risk, joint_synthesizer, match_joint, pair_long_table
+from ppmlib.plots import PALETTE, _colour, violins
+from ppmlib.inference.posterior import Sampler
+from ppmlib.progress import progress_bar
+from ppmlib.seeding import seeds
+from ppmlib.evaluate.utility import interval_widths  # re-exported: the chapter reads the spread of pair_long with it
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,7 +68,7 @@ def comparison(conditionals, data: "pd.DataFrame", *, c: float = 0.7, g: float =
 
     Parameters
     ----------
-    conditionals : sequence of ppmlib.joint.Conditional
+    conditionals : sequence of ppmlib.mechanism.joint.Conditional
     data : pandas.DataFrame
         The records (see :func:`ce_pair`).
     c, g : float
@@ -81,7 +81,7 @@ def comparison(conditionals, data: "pd.DataFrame", *, c: float = 0.7, g: float =
     Returns
     -------
     dict
-        name -> :class:`ppmlib.joint.JointSynthesis`; the matched ones carry ``.calibration``.
+        name -> :class:`ppmlib.mechanism.joint.JointSynthesis`; the matched ones carry ``.calibration``.
     """
     run = dict(m=m, sampler=sampler)
     s = seeds(seed, 4)
@@ -116,11 +116,11 @@ def privacy_table(results: dict) -> "pd.DataFrame":
 
 def univariate_long(data: "pd.DataFrame", results: dict, *, statistics=("mean", "90th pct"), B: int = 200,
                     seed=0) -> "pd.DataFrame":
-    """:func:`ppmlib.utility.long_table` of each variable (column ``variable``), the data's bootstrap
+    """:func:`ppmlib.evaluate.utility.long_table` of each variable (column ``variable``), the data's bootstrap
     beside each synthesizer's m datasets, for the chosen ``statistics``."""
     import pandas as pd
 
-    from ..utility import long_table
+    from ppmlib.evaluate.utility import long_table
 
     frames = []
     for variable, stream in zip(VARIABLES, seeds(seed, len(VARIABLES))):
@@ -131,7 +131,7 @@ def univariate_long(data: "pd.DataFrame", results: dict, *, statistics=("mean", 
 
 
 def pair_long(data: "pd.DataFrame", results: dict, *, B: int = 200, seed=0) -> "pd.DataFrame":
-    """Correlation and regression of log income on log expenditure (:func:`ppmlib.joint.pair_long_table`)."""
+    """Correlation and regression of log income on log expenditure (:func:`ppmlib.mechanism.joint.pair_long_table`)."""
     return pair_long_table(data[VARIABLES[0]], data[VARIABLES[1]],
                            {k: (r.synthetic_of(VARIABLES[0]), r.synthetic_of(VARIABLES[1])) for k, r in results.items()},
                            B=B, seed=seed)
@@ -142,7 +142,7 @@ def utility_table(univariate: "pd.DataFrame", pair: "pd.DataFrame") -> "pd.DataF
     synthesizers), the univariate ones first, then the pair's correlation and slope."""
     import pandas as pd
 
-    from ..utility import centre
+    from ppmlib.evaluate.utility import centre
 
     blocks = [centre(univariate[univariate["variable"] == v]).assign(variable=v) for v in VARIABLES]
     blocks.append(centre(pair[pair["statistic"].isin(["correlation", "slope"])]).assign(variable="pair"))
@@ -153,7 +153,7 @@ def utility_table(univariate: "pd.DataFrame", pair: "pd.DataFrame") -> "pd.DataF
 def pair_pmse(data: "pd.DataFrame", results: dict) -> "pd.DataFrame":
     """pMSE and S_pMSE of the pair (log expenditure, log income), per synthesizer.
 
-    :func:`ppmlib.utility.pmse` with a logit on both columns and their product (so that it sees the
+    :func:`ppmlib.evaluate.utility.pmse` with a logit on both columns and their product (so that it sees the
     dependence, not only the two margins), each of the m synthetic datasets scored alone and averaged.
 
     Parameters
@@ -161,7 +161,7 @@ def pair_pmse(data: "pd.DataFrame", results: dict) -> "pd.DataFrame":
     data : pandas.DataFrame
         The confidential records with both ``VARIABLES`` (:func:`ce_pair`).
     results : dict
-        Name -> :class:`ppmlib.joint.JointSynthesis` (:func:`comparison`).
+        Name -> :class:`ppmlib.mechanism.joint.JointSynthesis` (:func:`comparison`).
 
     Returns
     -------
@@ -170,7 +170,7 @@ def pair_pmse(data: "pd.DataFrame", results: dict) -> "pd.DataFrame":
     """
     import pandas as pd
 
-    from ..utility import pmse
+    from ppmlib.evaluate.utility import pmse
     pair = data[list(VARIABLES)].reset_index(drop=True)
     rows = {}
     for name, r in results.items():
@@ -182,7 +182,7 @@ def pair_pmse(data: "pd.DataFrame", results: dict) -> "pd.DataFrame":
 def risk_table(results: dict, *, H: int = 100, datasets: int = 1) -> "pd.DataFrame":
     """Attribute-disclosure risk of log income given the released synthetic expenditure and income, per
     synthesizer: median and largest probability of the true value, share ranked first, mean weight
-    of the income conditional (:func:`ppmlib.joint.attribute_risk`, an intruder who knows the weights)."""
+    of the income conditional (:func:`ppmlib.mechanism.joint.attribute_risk`, an intruder who knows the weights)."""
     import pandas as pd
 
     rows = {}
@@ -199,7 +199,7 @@ def claims(results: dict, utility: "pd.DataFrame", widths: "pd.DataFrame", risk:
     """The chapter's statements checked on its results.
 
     ``results`` from :func:`comparison`, ``utility`` from :func:`utility_table`, ``widths`` the
-    :func:`ppmlib.utility.interval_widths` of :func:`pair_long`, ``risk`` from :func:`risk_table`.
+    :func:`ppmlib.evaluate.utility.interval_widths` of :func:`pair_long`, ``risk`` from :func:`risk_table`.
     ``rtol`` is the matching tolerance; ``saving_min`` the smallest ratio of the composed to the joint epsilon (at
     equal joint Delta) that counts as a saving; ``correlation_tol`` how far LW joint's synthetic
     correlation may sit from the data's. The wider spread of the slope under the synthesizer that
@@ -208,13 +208,13 @@ def claims(results: dict, utility: "pd.DataFrame", widths: "pd.DataFrame", risk:
 
     The claims that estimate something from the fits (Delta ratios, the saving, weights, the
     correlation) are asserted only when every fit passes the diagnostics gate
-    (:func:`ppmlib.diagnostics.is_ok`); otherwise they are reported. The inequality of the bounds is
+    (:func:`ppmlib.inference.diagnostics.is_ok`); otherwise they are reported. The inequality of the bounds is
     always asserted (its null: a violation just above the rounding tolerance); the matching
     tolerances hold by construction (a search stops only within ``rtol``) and are reported. Every
     asserted row declares the quantity it tests and that quantity without the effect
-    (:meth:`ppmlib.Claims.add`).
+    (:meth:`ppmlib.book.claims.Claims.add`).
     """
-    from ..diagnostics import is_ok
+    from ppmlib.inference.diagnostics import is_ok
 
     c = into if into is not None else Claims()
     u, lw, pv, pv_eps = (results[k] for k in NAMES)
@@ -284,7 +284,7 @@ def joint_bounds(unweighted, lw, title: str = "Which records the joint bound see
     second), coloured by its LW joint weight. Right: each record's joint bound against the sum of its
     conditional bounds, for both synthesizers (on the diagonal: no cancellation).
 
-    ``unweighted`` and ``lw`` are :class:`ppmlib.joint.JointSynthesis` of two variables.
+    ``unweighted`` and ``lw`` are :class:`ppmlib.mechanism.joint.JointSynthesis` of two variables.
     """
     first, second = unweighted.variables[:2]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.3))
@@ -332,7 +332,7 @@ def joint_epsilons(results: dict, title: str = "The privacy of the whole record,
 def joint_utility(univariate, pair, suptitle: str = "Univariate and joint estimands: data and synthesizers"):
     """Violins of the 90th percentile of log income (``univariate``, a
     :func:`ppmlib.studies.multivariate.univariate_long`) and of the correlation and slope of log income on
-    log expenditure (``pair``, a :func:`ppmlib.joint.pair_long_table`); dashed: the data's median."""
+    log expenditure (``pair``, a :func:`ppmlib.mechanism.joint.pair_long_table`); dashed: the data's median."""
     panels = [(univariate[(univariate["variable"] == "log_income") & (univariate["statistic"] == "90th pct")],
                "90th percentile of log income", "log dollars"),
               (pair[pair["statistic"] == "correlation"], "correlation of the pair", "correlation"),

@@ -1,11 +1,11 @@
 """The privacy audit chapter's study (book/privacy_audit.md): the book's synthesizers on a database
-and its neighbours, run with exact draws, attacked by :mod:`ppmlib.audit`, and the chapter's tables.
+and its neighbours, run with exact draws, attacked by :mod:`ppmlib.evaluate.audit`, and the chapter's tables.
 
-The audited synthesizers are the lineup :data:`LINEUP` of :mod:`ppmlib.lineup`'s standard members,
-run by :func:`ppmlib.lineup.execute` with kinds of step (:data:`EXACT_KINDS`) that sample the
+The audited synthesizers are the lineup :data:`LINEUP` of :mod:`ppmlib.mechanism.lineup`'s standard members,
+run by :func:`ppmlib.mechanism.lineup.execute` with kinds of step (:data:`EXACT_KINDS`) that sample the
 conjugate Poisson-Gamma pseudo posterior exactly instead of fitting Stan. Every output of the
 mechanism is attacked by the exact likelihood-ratio test and turned into a confidence lower bound
-eps_lb (:func:`ppmlib.audit.epsilon_lower_bound`), set beside the guarantee 2 Delta.
+eps_lb (:func:`ppmlib.evaluate.audit.epsilon_lower_bound`), set beside the guarantee 2 Delta.
 """
 from __future__ import annotations
 
@@ -23,12 +23,15 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from .. import _checks, exact, lineup, simulate
-from ..audit import OUTPUTS, auc, epsilon_lower_bound, exact_loss, mechanism_trials, randomized_response, roc_curve
-from ..models import family
-from ..plots import PALETTE, _colour, _titled
-from ..seeding import seeds
-from ..weights import lw_risks, lw_weights, reweight, scalar_weights
+from ppmlib.inference import exact
+from ppmlib.mechanism import lineup
+from ppmlib.datasets import simulate
+from ppmlib import _checks
+from ppmlib.evaluate.audit import OUTPUTS, auc, epsilon_lower_bound, exact_loss, mechanism_trials, randomized_response, roc_curve
+from ppmlib.models.families import family
+from ppmlib.plots import PALETTE, _colour, _titled
+from ppmlib.seeding import seeds
+from ppmlib.mechanism.weights import lw_risks, lw_weights, reweight, scalar_weights
 
 
 #: The audited synthesizers, run by :func:`pipeline` in this order (LW_final last, so that the others
@@ -84,7 +87,7 @@ def _poisson_log_lik(lam, y) -> np.ndarray:
 
 def draws_bounds(y, alpha, *, draws: int = 4000, seed=0, prior: dict | None = None) -> np.ndarray:
     """By-record bounds (n,) of the alpha-weighted pseudo posterior from ``draws`` exact draws:
-    :func:`ppmlib.exact.draw_record_bounds` (only the smallest and the largest draw enter, since
+    :func:`ppmlib.inference.exact.draw_record_bounds` (only the smallest and the largest draw enter, since
     -log p(y_i | lambda) is convex in lambda; the tests check it against all S rows)."""
     return exact.draw_record_bounds(y, alpha, draws, seed, **_prior(prior))
 
@@ -110,7 +113,7 @@ def match_scalar_weight(y, target_delta: float, *, draws: int = 4000, seed=0, pr
                         rtol: float = 1e-6) -> float:
     """SW: the scalar weight a whose Delta (from exact draws) equals ``target_delta``.
 
-    With exact draws made from common random numbers (:func:`ppmlib.exact.sample`), Delta(a) is a
+    With exact draws made from common random numbers (:func:`ppmlib.inference.exact.sample`), Delta(a) is a
     continuous increasing function, so a bracketing root finder (Brent) replaces the refit loop
     of :func:`ppmlib.match_delta`. Returns 1 when even a = 1 stays below the target.
     """
@@ -127,10 +130,10 @@ def match_reweighting(y, alpha, bounds, target_delta: float, *, draws: int = 400
     ``alpha`` and ``bounds`` (both (n,)) are the weights and by-record bounds of the synthesizer
     re-weighted. As for :func:`match_scalar_weight`, common random numbers make Delta(k) continuous
     and increasing, so Brent's method replaces the refit loop of :func:`ppmlib.reweight_to_tolerance`.
-    k stays in (0, k_sat] (:func:`ppmlib.reweighting.saturation_k`); returns k_sat when even there
+    k stays in (0, k_sat] (:func:`ppmlib.mechanism.reweighting.saturation_k`); returns k_sat when even there
     Delta stays below the target.
     """
-    from ..reweighting import saturation_k
+    from ppmlib.mechanism.reweighting import saturation_k
 
     return _root_of_delta(lambda k: draws_delta(y, reweight(alpha, bounds, k), draws=draws, seed=seed, prior=prior),
                           target_delta, saturation_k(alpha, bounds), rtol)
@@ -145,7 +148,7 @@ def _root_of_delta(delta_at, target_delta: float, top: float, rtol: float) -> fl
     return float(optimize.brentq(lambda x: delta_at(x) - target_delta, 1e-9 * top, top, rtol=rtol))
 
 
-# the kinds of step of the audit's lineup: ppmlib.lineup's members, made with exact draws instead of Stan
+# the kinds of step of the audit's lineup: ppmlib.mechanism.lineup's members, made with exact draws instead of Stan
 
 def _release(member, ctx, alpha, **extra) -> Release:
     draws, prior = ctx.run["draws"], ctx.run["prior"]
@@ -182,7 +185,7 @@ def _exact_final(member, ctx) -> Release:
     return _release(member, ctx, reweight(base.alpha, bounds, k), k=k)
 
 
-#: The kinds of member the audit can run with exact draws (the keys of :data:`ppmlib.lineup.KINDS` it knows).
+#: The kinds of member the audit can run with exact draws (the keys of :data:`ppmlib.mechanism.lineup.KINDS` it knows).
 EXACT_KINDS = {"unweighted": lineup.Kind(_exact_unweighted),
                "lw": lineup.Kind(_exact_lw, needs_base=True, settings=("c", "g")),
                "sw": lineup.Kind(_exact_sw, needs_base=True, matchable=True),
@@ -196,7 +199,7 @@ def pipeline(y, *, draws: int = 4000, seed=0, c: float = 1.0, g: float = 0.0,
     Unweighted; LW, its weights from the log-likelihood of ``draws`` unweighted draws
     (ppmlib.lw_weights) with scale ``c`` and shift ``g``; SW, its scalar matched to LW's Delta;
     LW_final, LW re-weighted to LW's Delta (:func:`match_reweighting`). Runs through
-    :func:`ppmlib.lineup.execute` with :data:`EXACT_KINDS`; member j's draws come from the j-th of
+    :func:`ppmlib.mechanism.lineup.execute` with :data:`EXACT_KINDS`; member j's draws come from the j-th of
     ``ppmlib.seeds(seed, 4)``, so two databases audited with the same seed differ in their weights
     only through their data.
 
@@ -339,7 +342,7 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
     --------
     run : the same on simulated databases of several sizes.
     pipeline : the synthesizers' weights and Delta on one database.
-    ppmlib.audit.epsilon_lower_bound : the bound of each setting.
+    ppmlib.evaluate.audit.epsilon_lower_bound : the bound of each setting.
     tightness, bounds_table : summaries of the result.
 
     Examples
@@ -348,7 +351,7 @@ def audit(y, *, trials: int = 2000, m: int = 100, targets=TARGETS, relations=REL
     >>> result = audit(y, trials=2000, m=20, seed=1)                           # doctest: +SKIP
     >>> result.table.query("output == 'theta'")[["synthesizer", "eps_lb", "bound"]]  # doctest: +SKIP
     """
-    from ..progress import progress_bar
+    from ppmlib.progress import progress_bar
 
     y = _checks.counts(y)
     targets = _check_choice(targets, TARGETS, "targets")
@@ -494,7 +497,7 @@ def modes_table(result: Audit, neighbours: str = "add/remove") -> pd.DataFrame:
 
 def calibration_by_trials(epsilon: float, trial_counts, seed=0, confidence: float = 0.95) -> pd.Series:
     """The lower bound the audit proves for randomized response with a known ``epsilon``, for each
-    number of trials in ``trial_counts`` (one :func:`ppmlib.audit.randomized_response` run per count, from
+    number of trials in ``trial_counts`` (one :func:`ppmlib.evaluate.audit.randomized_response` run per count, from
     ``seed``): a Series indexed by the trial count. The gap to ``epsilon`` is what the trials cost."""
     counts = [_checks.integer(k, "trial_counts[...]", low=2) for k in trial_counts]
     bounds = {k: epsilon_lower_bound(*randomized_response(epsilon, k, seed=seed), confidence=confidence).epsilon

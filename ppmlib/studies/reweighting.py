@@ -1,6 +1,6 @@
 """The re-weighting chapters' study (book/reweighting.md, book/salary.md): the 2025 paper's five
 synthesizers for one database as a lineup (Unweighted, LW, LW_final, CW, CW_final), its claims and
-tables, and the chapters' figures. The algorithms themselves are :mod:`ppmlib.reweighting`'s.
+tables, and the chapters' figures. The algorithms themselves are :mod:`ppmlib.mechanism.reweighting`'s.
 """
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ __all__ = ["reweighting_comparison", "claims", "epsilon_table", "summary", "epsi
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .. import lineup
-from ..book.claims import Claims
-from ..plots import PALETTE, _colour, _titled
-from ..posterior import Sampler
-from ..reweighting import bound_slope
+from ppmlib.mechanism import lineup
+from ppmlib.book.claims import Claims
+from ppmlib.plots import PALETTE, _colour, _titled
+from ppmlib.inference.posterior import Sampler
+from ppmlib.mechanism.reweighting import bound_slope
 
 
 def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool = False, lw_c: float = 1.0,
@@ -30,9 +30,9 @@ def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool
     it keeps the shift cw_g and whatever Delta that gives (the 2025 paper does not say which it
     ran). Each is then re-weighted by
     :func:`ppmlib.reweight_to_tolerance` to its own Delta within ``tau``, starting from ``k0``. The five
-    are standard members of :mod:`ppmlib.lineup`, run by :func:`ppmlib.lineup.run` in the order
+    are standard members of :mod:`ppmlib.mechanism.lineup`, run by :func:`ppmlib.mechanism.lineup.run` in the order
     Unweighted, LW, CW, LW_final, CW_final (``ppmlib.seeds(seed, 5)`` seeds them in that order).
-    Returns :class:`ppmlib.lineup.Results` ordered {"Unweighted", "LW", "LW_final", "CW", "CW_final"};
+    Returns :class:`ppmlib.mechanism.lineup.Results` ordered {"Unweighted", "LW", "LW_final", "CW", "CW_final"};
     ``sampler`` (a :class:`ppmlib.Sampler`), q and m apply to every fit.
 
     See Also
@@ -62,15 +62,15 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", cw_match
     section 3.2. Both report that each re-weighting kept Delta within tau (by construction), and
     check which records lost weight (exactly those with Delta_i > k Delta)
     and that the bound-against-weight slope flattened. Asserted claims carry their effect
-    (:meth:`ppmlib.Claims.add`). The utility claims use
-    :func:`ppmlib.utility.standardized_gap` (root mean squared distance of the four statistics
+    (:meth:`ppmlib.book.claims.Claims.add`). The utility claims use
+    :func:`ppmlib.evaluate.utility.standardized_gap` (root mean squared distance of the four statistics
     from the data's, in sds of the data's bootstrap distribution, summed; smaller is better).
     ``cw_matched`` says whether CW was matched to LW's Delta (``reweighting_comparison(cw_match=True)``):
     the paper's CW row of Table 1 and its "much higher utility" for CW_final are then statements
     about another epsilon than ours, and "CW overstates the 15th percentile", "CW_final moves it
     back" and "gap cut by at least 40%" are only reported.
     """
-    from ..utility import centre, standardized_gap
+    from ppmlib.evaluate.utility import centre, standardized_gap
 
     if design not in ("mixture", "salary"):
         raise ValueError(f"design must be 'mixture' or 'salary', got {design!r}")
@@ -165,9 +165,9 @@ def _weight_loss_claim(out: Claims, name: str, before, after, k: float) -> None:
 
 def epsilon_table(y, curve: list, *, B: int = 500, seed: int = 0):
     """One row per calibrated LW of :func:`ppmlib.epsilon_curve`: target and achieved epsilon, c, mean
-    weight and the distance to the data (:func:`ppmlib.utility.standardized_gap`)."""
+    weight and the distance to the data (:func:`ppmlib.evaluate.utility.standardized_gap`)."""
     import pandas as pd
-    from ..utility import long_table, standardized_gap
+    from ppmlib.evaluate.utility import long_table, standardized_gap
 
     rows = []
     for r in curve:
@@ -181,7 +181,7 @@ def epsilon_table(y, curve: list, *, B: int = 500, seed: int = 0):
 def summary(results: dict):
     """One row per synthesizer: Delta, epsilon, weights, the found k with its number of refits, how
     many records gained and lost weight, and the fit diagnostics (flagged when not ok)."""
-    from ..mechanism import summary_table
+    from ppmlib.mechanism.synthesis import summary_table
 
     import pandas as pd
 

@@ -1,21 +1,21 @@
 """The vector-weighted chapter's study (book/vector_weighted.md): the 2020 paper's four synthesizers at
-one Delta, as a lineup of :mod:`ppmlib.lineup`'s standard members, and the numbers the paper compares.
+one Delta, as a lineup of :mod:`ppmlib.mechanism.lineup`'s standard members, and the numbers the paper compares.
 """
 from __future__ import annotations
 
 __all__ = ["matched_comparison", "matched_measures", "claims"]
 
-from .. import lineup
-from ..book.claims import Claims
-from ..models import family
-from ..posterior import Sampler
+from ppmlib.mechanism import lineup
+from ppmlib.book.claims import Claims
+from ppmlib.models.families import family
+from ppmlib.inference.posterior import Sampler
 
 
 def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = False, c: float = 1.0,
                        g: float = 0.0, cw_c: float = 1.0, rtol: float = 0.03, max_iter: int = 12, m: int = 20,
                        sampler: Sampler | None = None, seed: int = 0, progress: bool = True) -> dict:
     """Unweighted, LW, and CW and SW matched to LW's Delta (2020 paper; the book's vector-weighted chapter):
-    a lineup of :mod:`ppmlib.lineup`'s standard members, run by :func:`ppmlib.lineup.run`.
+    a lineup of :mod:`ppmlib.mechanism.lineup`'s standard members, run by :func:`ppmlib.mechanism.lineup.run`.
 
     LW uses (c, g): alpha_i = clip(c (1 - r_i) + g, 0, 1) with r_i the min-max scaled unweighted
     bound of record i. CW keeps its policy radius ``cw_radius`` (absolute, or relative to abs(y_i))
@@ -33,13 +33,13 @@ def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = Fals
 
     Returns
     -------
-    ppmlib.lineup.Results
+    ppmlib.mechanism.lineup.Results
         {"Unweighted": ..., "LW": ..., "CW": ..., "SW": ...} of :class:`Synthesis`; the calibrated
         CW and SW carry ``.calibration`` (parameter, value, target, history).
 
     Raises
     ------
-    CalibrationError
+    ppmlib.errors.CalibrationFailed
         If CW or SW does not reach LW's Delta within ``max_iter`` refits.
 
     See Also
@@ -49,9 +49,9 @@ def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = Fals
 
     Examples
     --------
-    >>> y = ppmlib.simulate.poisson(200, 100, seed=1)
-    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
-    >>> four = ppmlib.matched_comparison("poisson", y, cw_radius=10.0, sampler=exact, seed=2020, progress=False)
+    >>> y = ppmlib.datasets.simulate.poisson(200, 100, seed=1)
+    >>> exact = ppmlib.inference.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> four = ppmlib.studies.vector_weighted.matched_comparison("poisson", y, cw_radius=10.0, sampler=exact, seed=2020, progress=False)
     >>> ppmlib.summary_table(four.values())[["Delta", "epsilon"]].round(2)
                  Delta  epsilon
     synthesizer
@@ -67,7 +67,7 @@ def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = Fals
 
 
 def matched_measures(results: dict) -> dict:
-    """The numbers the papers compare for one matched comparison (``ppmlib.matched_comparison``).
+    """The numbers the papers compare for one matched comparison (``ppmlib.studies.vector_weighted.matched_comparison``).
 
     ``results`` maps "Unweighted", "LW", "CW" and "SW" to a Synthesis. Returns a dict:
     ``weighted / unweighted Delta``, the largest Delta of the weighted synthesizers over the
@@ -76,7 +76,7 @@ def matched_measures(results: dict) -> dict:
     (``ppmlib.near_max_share``) of LW and CW; ``sd ratio SW / LW``, the ratio of the posterior sds
     of the mean.
     """
-    from ..lipschitz import near_max_share
+    from ppmlib.mechanism.bounds import near_max_share
     missing = {"Unweighted", "LW", "CW", "SW"} - set(results)
     if missing:
         raise ValueError(f"results lacks synthesizer(s) {sorted(missing)}; has {sorted(results)}")
@@ -92,7 +92,7 @@ def matched_measures(results: dict) -> dict:
 def claims(pois: dict, nb: dict, long_nb, *, delta_rtol: float, into: Claims | None = None) -> Claims:
     """The 2020 paper's statements checked on the chapter's two matched comparisons.
 
-    Each asserted claim is given with its effect (:meth:`ppmlib.Claims.add`): the quantity it
+    Each asserted claim is given with its effect (:meth:`ppmlib.book.claims.Claims.add`): the quantity it
     tests and that quantity without the effect (no down-weighting, no difference between LW
     and CW, SW as wide as LW). Claims that hold by construction, or whose band is as wide as
     their spread over seeds, are reported, not asserted.
@@ -102,17 +102,17 @@ def claims(pois: dict, nb: dict, long_nb, *, delta_rtol: float, into: Claims | N
     pois, nb : dict
         :func:`matched_comparison` results on the Poisson and the NB-mixture data.
     long_nb : pandas.DataFrame
-        The mixture's :func:`ppmlib.utility.long_table`.
+        The mixture's :func:`ppmlib.evaluate.utility.long_table`.
     delta_rtol : float
         The matching's relative tolerance on Delta.
-    into : ppmlib.Claims, optional
+    into : ppmlib.book.claims.Claims, optional
         Add the rows to these claims.
 
     Returns
     -------
-    ppmlib.Claims
+    ppmlib.book.claims.Claims
     """
-    from ..utility import centre, tail_distortion
+    from ppmlib.evaluate.utility import centre, tail_distortion
 
     out = into if into is not None else Claims()
     for label, results in (("Poisson", pois), ("NB mixture", nb)):

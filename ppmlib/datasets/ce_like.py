@@ -7,7 +7,7 @@ income that is positive, right-skewed and correlated with expenditure, with a sm
 tiny incomes ($1 to $1,000) like the CE's lower tail. It is NOT real data: it imitates the
 structure the book's methods care about, not any real household.
 
-``python -m ppmlib.ce_like`` rewrites ``data/ce_like.csv`` (byte for byte the shipped file).
+``python -m ppmlib.datasets.ce_like`` rewrites ``data/ce_like.csv`` (byte for byte the shipped file).
 """
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _checks
-from ._files import write_text_atomically
-from ._shipped import shipped_file
+from ppmlib import _checks
+from ppmlib._files import write_text_atomically
+from ppmlib._shipped import shipped_file
 
 # data/ce_like.csv of the checkout, or the installed package's copy (see ppmlib._shipped)
 DATA_FILE = shipped_file("data", "ce_like.csv", must_exist=False)
-REGENERATE = "regenerate it with: python -m ppmlib.ce_like"
+REGENERATE = "regenerate it with: python -m ppmlib.datasets.ce_like"
 DEFAULT_SEED = 20170101  # 2017 Q1, the quarter of the CE paper's sample
 # The CE's lower tail: a few units report a family income near zero (the CE paper's Table 1 gives
 # the range as about -$7K to $1,800K), and these records, many standard deviations below the rest

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from . import _checks
-from .backends import Draws
-from .models import POISSON_PRIOR, family
-from .posterior import Sampler
+from ppmlib import _checks
+from ppmlib.inference.backends import Draws
+from ppmlib.models.families import POISSON_PRIOR, family
+from ppmlib.inference.posterior import Sampler
 
 # defaults of every function below: the Poisson family's prior, Gamma(shape, rate)
 _PRIOR_SHAPE, _PRIOR_RATE = POISSON_PRIOR["prior_shape"], POISSON_PRIOR["prior_rate"]
@@ -623,7 +623,7 @@ class ConjugateSampler(Sampler):
 
         Parameters
         ----------
-        fam : ppmlib.models.Family
+        fam : ppmlib.models.families.Family
             The Poisson family (any other is a ValueError).
         data : dict
             The Poisson program's data: its weighted sums and the prior settings.
@@ -632,7 +632,7 @@ class ConjugateSampler(Sampler):
 
         Returns
         -------
-        ppmlib.backends.Draws
+        ppmlib.inference.backends.Draws
             ``lambda`` of shape (S,), no sampler statistics, backend ``"exact"``.
         """
         if fam.name != "poisson":

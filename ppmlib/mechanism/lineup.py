@@ -2,7 +2,7 @@
 
 A study names its synthesizers as a *lineup*: an ordered tuple of :class:`Member` descriptions.
 Each member says which kind of step makes it (a weighting scheme of
-:data:`ppmlib.mechanism.SCHEMES`, or the re-weighting ``"final"``), which earlier member it is
+:data:`ppmlib.mechanism.synthesis.SCHEMES`, or the re-weighting ``"final"``), which earlier member it is
 built on (``base``: LW's risks come from the unweighted fit, LW_final re-weights LW), what it is
 matched to (``match``: the name of an earlier member for equal Delta, or a number for a target
 epsilon), its settings, and how tables and figures show it (label, the paper's alias, colour).
@@ -32,11 +32,11 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
-from . import _checks
-from .mechanism import Synthesis, match_delta, match_sw, synthesizer
-from .posterior import Sampler, _sampler
-from .progress import progress_bar
-from .seeding import seeds as _split_seed
+from ppmlib import _checks
+from ppmlib.mechanism.synthesis import Synthesis, match_delta, match_sw, synthesizer
+from ppmlib.inference.posterior import Sampler, _sampler
+from ppmlib.progress import progress_bar
+from ppmlib.seeding import seeds as _split_seed
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ class Results(dict):
         -------
         pandas.DataFrame
         """
-        from .mechanism import summary_table
+        from ppmlib.mechanism.synthesis import summary_table
         table = summary_table(self.values())
         table.insert(0, "made as", [self.members[n].describe() if n in self.members else "" for n in self])
         return table
@@ -211,7 +211,7 @@ def _lw(member: Member, ctx: Context) -> Synthesis:
     base = ctx.done[member.base]
     if member.match is None:
         return _plain(member, ctx, "lw", base=base, c=_setting(member, "c", 1.0), g=_setting(member, "g", 0.0))
-    from .reweighting import epsilon_curve
+    from ppmlib.mechanism.reweighting import epsilon_curve
     run = {k: v for k, v in ctx.run.items() if k in ("X", "prior", "q", "m", "sampler")}
     found = epsilon_curve(ctx.model, ctx.y, base, [2 * _target_delta(member, ctx)],
                           tau=_setting(member, "tau", 0.05), g=_setting(member, "g", 0.0),
@@ -245,7 +245,7 @@ def _custom(member: Member, ctx: Context) -> Synthesis:
 
 
 def _final(member: Member, ctx: Context) -> Synthesis:
-    from .reweighting import reweight_to_tolerance
+    from ppmlib.mechanism.reweighting import reweight_to_tolerance
     run = {k: v for k, v in ctx.run.items() if k in ("X", "prior", "sampler")}
     return reweight_to_tolerance(ctx.model, ctx.y, ctx.done[member.base], tau=_setting(member, "tau", 0.05),
                                  k0=_setting(member, "k0", 0.95), max_iter=_setting(member, "max_iter", 12),
@@ -326,7 +326,7 @@ def member(name: str, **given) -> Member:
     """
     if name not in STANDARD:
         raise ValueError(f"unknown synthesizer {name!r}; the standard ones are {', '.join(STANDARD)} "
-                         "(build others with ppmlib.lineup.Member)")
+                         "(build others with ppmlib.mechanism.lineup.Member)")
     fields = {k: given.pop(k) for k in _MEMBER_FIELDS if k in given}
     chosen = STANDARD[name]
     return replace(chosen, settings={**chosen.settings, **given}, **fields)

@@ -4,7 +4,7 @@ Two kinds of estimand, each with the interval an analyst would report:
 
 * a summary of the sensitive variable (the mean, the 90th percentile): the data's interval comes
   from bootstrap resamples, a synthesizer's from its spread over the m synthetic datasets (the
-  convention of :mod:`ppmlib.utility`, whose statistics these are);
+  convention of :mod:`ppmlib.evaluate.utility`, whose statistics these are);
 * the coefficients of a least-squares regression of the variable on the predictors: the data's
   interval is the classical t interval; a synthesizer's combines its m datasets by the rules for
   *partially* synthetic data (Reiter 2003), since only the sensitive variable is synthesized and
@@ -13,8 +13,8 @@ Two kinds of estimand, each with the interval an analyst would report:
       q_bar = mean_j q_j,  b = var_j(q_j),  v_bar = mean_j v_j,  T = v_bar + b / m,
       t reference with (m - 1) (1 + v_bar / (b / m))^2 degrees of freedom.
 
-The least squares and the combining rules are :func:`ppmlib.utility.ols` and
-:func:`ppmlib.utility.combine`, which the agencies' measures (:func:`ppmlib.utility.ci_overlap`) use too.
+The least squares and the combining rules are :func:`ppmlib.evaluate.utility.ols` and
+:func:`ppmlib.evaluate.utility.combine`, which the agencies' measures (:func:`ppmlib.evaluate.utility.ci_overlap`) use too.
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
-from . import _checks
-from .utility import combine, ols
+from ppmlib import _checks
+from ppmlib.evaluate.utility import combine, ols
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,7 +116,7 @@ def summary_table(values, synthetic: dict, statistics=("mean", "90th pct"), B: i
 
     The data's estimate is its value on the data and its interval the central ``level`` of B
     bootstrap resamples; a synthesizer's estimate is the median over its m datasets and its interval
-    their central ``level`` (:func:`ppmlib.utility.long_table`).
+    their central ``level`` (:func:`ppmlib.evaluate.utility.long_table`).
 
     Parameters
     ----------
@@ -124,9 +124,9 @@ def summary_table(values, synthetic: dict, statistics=("mean", "90th pct"), B: i
         The confidential variable, in the units of the synthetic values.
     synthetic, B, seed
         Each synthesizer's (m, n) datasets, the data's bootstrap resamples and their seed, as for
-        :func:`ppmlib.utility.long_table`.
+        :func:`ppmlib.evaluate.utility.long_table`.
     statistics : sequence of str
-        Keys of ``ppmlib.utility.STATISTICS``: "15th pct", "90th pct", "mean", "median".
+        Keys of ``ppmlib.evaluate.utility.STATISTICS``: "15th pct", "90th pct", "mean", "median".
     level : float
         Coverage of the intervals.
 
@@ -137,7 +137,7 @@ def summary_table(values, synthetic: dict, statistics=("mean", "90th pct"), B: i
     """
     import pandas as pd
 
-    from .utility import STATISTICS, long_table
+    from ppmlib.evaluate.utility import STATISTICS, long_table
 
     values = _checks.finite_array(values, "values", ndim=1)
     long = long_table(values, synthetic, B=B, seed=seed)

@@ -11,8 +11,8 @@ __all__ = ["poisson", "nb_mixture"]
 
 import numpy as np
 
-from . import _checks
-from .models import negbin_draw
+from ppmlib import _checks
+from ppmlib.models.families import negbin_draw
 
 
 def poisson(n: int, mu: float, seed) -> np.ndarray:

@@ -23,7 +23,7 @@ kept on ``Draws.messages`` and logged at DEBUG level on this module's logger.
 """
 from __future__ import annotations
 
-__all__ = ["BACKENDS", "BackendUnavailableError", "Draws", "program_path", "cmdstan_available", "pystan_available",
+__all__ = ["BACKENDS", "Draws", "program_path", "cmdstan_available", "pystan_available",
            "backend", "sample", "clean_caches", "STAN_ADAPT_DELTA"]
 
 import concurrent.futures
@@ -43,18 +43,15 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _checks
-from ._shipped import shipped_file
-from .seeding import STAN_SEED_LIMIT
+from ppmlib import _checks
+from ppmlib.errors import BackendUnavailable
+from ppmlib._shipped import shipped_file
+from ppmlib.seeding import STAN_SEED_LIMIT
 
 log = logging.getLogger(__name__)
 
 BACKENDS = ("cmdstanpy", "pystan")
 CACHE_DIR = Path(os.environ.get("PPMLIB_CACHE", Path.home() / ".cache" / "ppmlib"))
-
-
-class BackendUnavailableError(RuntimeError):
-    """Neither Stan backend can run; the message says what to install."""
 
 
 @dataclass
@@ -82,7 +79,7 @@ class Draws:
     See Also
     --------
     sample : returns it.
-    ppmlib.diagnostics.summarize : R-hat, ESS and divergences of ``params`` and ``sampler``.
+    ppmlib.inference.diagnostics.summarize : R-hat, ESS and divergences of ``params`` and ``sampler``.
     """
     params: dict
     sampler: dict
@@ -151,7 +148,7 @@ def backend() -> str:
     """The backend that :func:`sample` will use, honouring ``PPMLIB_BACKEND``.
 
     Returns ``"cmdstanpy"`` when CmdStan is installed, else ``"pystan"``; raises
-    :class:`BackendUnavailableError` when neither can run, or when the forced one cannot.
+    :class:`BackendUnavailable` when neither can run, or when the forced one cannot.
 
     Returns
     -------
@@ -166,7 +163,7 @@ def backend() -> str:
     --------
     >>> BACKENDS
     ('cmdstanpy', 'pystan')
-    >>> backend() in BACKENDS      # or BackendUnavailableError, saying what to install
+    >>> backend() in BACKENDS      # or BackendUnavailable, saying what to install
     True
     """
     forced = os.environ.get("PPMLIB_BACKEND", "").strip().lower()
@@ -174,17 +171,17 @@ def backend() -> str:
         if forced not in BACKENDS:
             raise ValueError(f"PPMLIB_BACKEND must be one of {BACKENDS}, got {forced!r}")
         if forced == "cmdstanpy" and not cmdstan_available():
-            raise BackendUnavailableError(
+            raise BackendUnavailable(
                 "PPMLIB_BACKEND=cmdstanpy but no CmdStan installation was found: install the conda-forge "
                 "'cmdstan' package (environment.yml) or point CMDSTAN at an existing installation")
         if forced == "pystan" and not pystan_available():
-            raise BackendUnavailableError("PPMLIB_BACKEND=pystan but PyStan 3 is not installed: pip install pystan")
+            raise BackendUnavailable("PPMLIB_BACKEND=pystan but PyStan 3 is not installed: pip install pystan")
         return forced
     if cmdstan_available():
         return "cmdstanpy"
     if pystan_available():
         return "pystan"
-    raise BackendUnavailableError(
+    raise BackendUnavailable(
         "No Stan backend: install PyStan 3 (pip install pystan; needs g++), or cmdstanpy with a CmdStan "
         "installation (conda install -c conda-forge cmdstanpy cmdstan)")
 
@@ -219,7 +216,7 @@ def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, se
 
     Raises
     ------
-    BackendUnavailableError
+    BackendUnavailable
         Neither backend can run.
     ValueError
         The seed is outside Stan's range.
@@ -636,9 +633,9 @@ def clean_caches(*, httpstan_cache: Path | None = None, temp: Path | None = None
 
 
 def _main(argv=None) -> int:
-    """``python -m ppmlib.backends --clean-cache`` (``make clean-cache``)."""
+    """``python -m ppmlib.inference.backends --clean-cache`` (``make clean-cache``)."""
     import argparse
-    parser = argparse.ArgumentParser(prog="python -m ppmlib.backends", description=clean_caches.__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m ppmlib.inference.backends", description=clean_caches.__doc__.splitlines()[0])
     parser.add_argument("--clean-cache", action="store_true", help="remove stored fits, sockets and temporary folders")
     args = parser.parse_args(argv)
     if not args.clean_cache:

@@ -1,15 +1,15 @@
 """The pseudo posterior mechanism end to end, and the loops that calibrate it.
 
-:func:`synthesizer` runs one weighting scheme of the registry :data:`ppmlib.mechanism.SCHEMES`: weights -> alpha-weighted
+:func:`synthesizer` runs one weighting scheme of the registry :data:`ppmlib.mechanism.synthesis.SCHEMES`: weights -> alpha-weighted
 fit -> (optional draw truncation) -> by-record bounds, Delta, epsilon -> m synthetic datasets, and
 returns everything in one :class:`Synthesis`. :func:`match_delta` refits until a scheme's Delta
 matches a target (the SW scalar weight, or CW's shift g, matched to LW); :func:`lw_delta_grid` maps
 LW's Delta over a grid of its scale and shift. A study runs several synthesizers through
-:mod:`ppmlib.lineup`, which calls these.
+:mod:`ppmlib.mechanism.lineup`, which calls these.
 """
 from __future__ import annotations
 
-__all__ = ["SCHEMES", "Scheme", "CalibrationError", "Synthesis", "synthesizer", "match_delta", "match_sw", "sw_start",
+__all__ = ["SCHEMES", "Scheme", "Synthesis", "synthesizer", "match_delta", "match_sw", "sw_start",
            "summary_table", "lw_delta_grid"]
 
 from dataclasses import dataclass, field
@@ -17,35 +17,18 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from . import _checks
-from .progress import progress_bar
-from .lipschitz import _streamed_truncated_bounds
-from .lipschitz import epsilon as _epsilon
-from .models import family
-from .posterior import Fit, Sampler, _fit, _sampler
-from .seeding import seeds
-from .weights import cw_weights, lw_weights, scalar_weights
+from ppmlib import _checks
+from ppmlib.errors import CalibrationFailed
+from ppmlib.progress import progress_bar
+from ppmlib.mechanism.bounds import _streamed_truncated_bounds
+from ppmlib.mechanism.bounds import epsilon as _epsilon
+from ppmlib.models.families import family
+from ppmlib.inference.posterior import Fit, Sampler, _fit, _sampler
+from ppmlib.seeding import seeds
+from ppmlib.mechanism.weights import cw_weights, lw_weights, scalar_weights
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-class CalibrationError(RuntimeError):
-    """A calibration loop did not reach its target within its iterations (the history says how close).
-
-    ``history`` holds every (parameter value, Delta) pair the loop tried, in order.
-
-    Parameters
-    ----------
-    message : str
-        What was not reached.
-    history : sequence of (float, float)
-        The (parameter value, Delta) pairs tried.
-    """
-
-    def __init__(self, message: str, history=()):
-        super().__init__(message)
-        self.history = list(history)
 
 
 @dataclass(eq=False)
@@ -57,7 +40,7 @@ class Synthesis:
     name : str
         Label used in tables and figures ("Unweighted", "LW", "CW", "SW", ...).
     scheme : str
-        The weighting scheme, a key of :data:`ppmlib.mechanism.SCHEMES`.
+        The weighting scheme, a key of :data:`ppmlib.mechanism.synthesis.SCHEMES`.
     settings : dict
         What produced the weights: the scheme's scalar settings (c, g, radius, a, ...), q and seed.
     weights : ndarray, shape (n,)
@@ -114,7 +97,7 @@ class Synthesis:
         -------
         (csv_path, json_path)
         """
-        from .release import release
+        from ppmlib.release import release
         return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite)
 
     def summary(self) -> dict:
@@ -253,7 +236,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     y : array, shape (n,)
         The confidential data.
     scheme : str
-        A key of :data:`ppmlib.mechanism.SCHEMES`, with its settings as keywords:
+        A key of :data:`ppmlib.mechanism.synthesis.SCHEMES`, with its settings as keywords:
         "unweighted" (none); "lw" (``base``, the unweighted Fit or Synthesis; ``c`` = 1, ``g`` = 0);
         "cw" (``radius``; ``c`` = 1, ``g`` = 0, ``relative`` = False); "sw" (the scalar ``a``);
         "custom" (``weights``, shape (n,)). An unknown scheme, a setting the scheme does not take
@@ -292,8 +275,8 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     With Stan's NUTS (the default ``sampler``) each call is a fit; here the Poisson model's exact
     Gamma draws stand in for it, so the example runs without Stan:
 
-    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
-    >>> exact = ppmlib.exact.ConjugateSampler()
+    >>> y = ppmlib.datasets.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.inference.exact.ConjugateSampler()
     >>> unweighted = ppmlib.synthesizer("poisson", y, sampler=exact, seed=2)
     >>> lw = ppmlib.synthesizer("poisson", y, "lw", base=unweighted, c=0.8, sampler=exact, seed=3)
     >>> round(unweighted.delta, 2), round(lw.delta, 2), lw.synthetic.shape
@@ -373,7 +356,7 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
 
     Raises
     ------
-    CalibrationError
+    ppmlib.errors.CalibrationFailed
         If ``max_iter`` refits do not get within tolerance; ``.history`` holds the path.
 
     See Also
@@ -385,8 +368,8 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
     --------
     Find the SW weight a whose Delta is 3 (SW's Delta is roughly a times the unweighted one):
 
-    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
-    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> y = ppmlib.datasets.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.inference.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
     >>> make = lambda a: ppmlib.synthesizer("poisson", y, "sw", a=a, sampler=exact, seed=4)
     >>> sw = ppmlib.match_delta(make, 3.0, 0.5, 0.0, 1.0, parameter="a", progress=False)
     >>> round(sw.calibration["value"], 3), round(sw.delta, 2), len(sw.calibration["history"])
@@ -432,7 +415,7 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
     finally:
         bar.close()
     tolerance = f"atol {atol}" if atol is not None else f"rtol {rtol}"
-    raise CalibrationError(f"Delta did not reach {target:.4g} ({tolerance}) in {max_iter} refits of {parameter}; "
+    raise CalibrationFailed(f"Delta did not reach {target:.4g} ({tolerance}) in {max_iter} refits of {parameter}; "
                            f"tried ({parameter}, Delta): " + ", ".join(f"({p:.4g}, {d:.4g})" for p, d in history),
                            history)
 
@@ -458,10 +441,10 @@ def summary_table(results) -> "pd.DataFrame":
     -------
     pandas.DataFrame
         Indexed by synthesizer name; the columns of :meth:`Synthesis.summary` and ``diagnostics``
-        ("ok", or "CHECK: ..." naming what failed :func:`ppmlib.diagnostics.is_ok`).
+        ("ok", or "CHECK: ..." naming what failed :func:`ppmlib.inference.diagnostics.is_ok`).
     """
     import pandas as pd
-    from .diagnostics import is_ok
+    from ppmlib.inference.diagnostics import is_ok
 
     rows = []
     for r in results:
@@ -596,7 +579,7 @@ def lw_delta_grid(model: str, y, base, c_grid, g_grid, *, sampler: Sampler | Non
     """
     import pandas as pd
 
-    from .diagnostics import is_ok
+    from ppmlib.inference.diagnostics import is_ok
 
     c_grid = _checks.finite_array(c_grid, "c_grid", ndim=1)
     g_grid = _checks.finite_array(g_grid, "g_grid", ndim=1)

@@ -1,15 +1,15 @@
 """A small shipped :class:`ppmlib.Fit` of stored Stan draws, for examples that must run without Stan.
 
 ``data/example_fit.json`` holds one real fit: :data:`SETTINGS` says which (the unweighted Poisson
-model on ``ppmlib.simulate.poisson(100, 100, seed=1)``, 4 chains x 200 draws after 200 warmup,
+model on ``ppmlib.datasets.simulate.poisson(100, 100, seed=1)``, 4 chains x 200 draws after 200 warmup,
 seed 2020, on PyStan). It keeps the draws of ``lambda`` and NUTS's per-draw statistics
 (divergences, tree depth, step size, energy, ...), so :func:`ppmlib.example_fit` gives everything a Stan
 fit gives (diagnostics, the per-record log-likelihood, synthetic data, :meth:`ppmlib.Fit.to_arviz`)
 in a few milliseconds. The docstring examples of ppmlib use it, and
-:class:`ppmlib.exact.ConjugateSampler` where they need new fits, so they run in ``make test``
+:class:`ppmlib.inference.exact.ConjugateSampler` where they need new fits, so they run in ``make test``
 without Stan.
 
-``python -m ppmlib.example`` refits it with Stan and rewrites the file (the same numbers on
+``python -m ppmlib.datasets.example`` refits it with Stan and rewrites the file (the same numbers on
 either backend with the same Stan release; a test checks the shipped file against a refit).
 """
 from __future__ import annotations
@@ -21,14 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import simulate
-from ._files import write_text_atomically
-from ._shipped import shipped_file
-from .models import family
-from .posterior import Fit, Sampler, fit
+from ppmlib.datasets import simulate
+from ppmlib._files import write_text_atomically
+from ppmlib._shipped import shipped_file
+from ppmlib.models.families import family
+from ppmlib.inference.posterior import Fit, Sampler, fit
 
 FILE_NAME = "example_fit.json"
-REGENERATE = "regenerate it with: python -m ppmlib.example"
+REGENERATE = "regenerate it with: python -m ppmlib.datasets.example"
 
 #: How the stored fit was made: ``fit(model, simulate.poisson(n, mu, seed=data_seed), sampler=..., seed=seed)``.
 SETTINGS = {"model": "poisson", "n": 100, "mu": 100, "data_seed": 1, "chains": 4, "draws": 200, "warmup": 200,
@@ -46,7 +46,7 @@ def example_fit() -> Fit:
     -------
     Fit
         A new :class:`ppmlib.Fit` on every call (draws ``lambda`` of shape (800,), the sampler's
-        statistics, ``y`` of shape (100,), weights all 1, 4 chains), as :data:`ppmlib.example.SETTINGS` made it.
+        statistics, ``y`` of shape (100,), weights all 1, 4 chains), as :data:`ppmlib.datasets.example.SETTINGS` made it.
 
     Raises
     ------

@@ -289,7 +289,7 @@ def failing(fits) -> list:
     Parameters
     ----------
     fits : mapping
-        name -> anything with a ``diagnostics`` dict (a :class:`ppmlib.mechanism.Synthesis`, a lineup's
+        name -> anything with a ``diagnostics`` dict (a :class:`ppmlib.mechanism.synthesis.Synthesis`, a lineup's
         results).
 
     Returns

@@ -48,19 +48,19 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from . import _checks
-from .diagnostics import combine
-from .lipschitz import epsilon as _epsilon
-from .lipschitz import weight_records
-from .mechanism import Synthesis, match_delta, synthesizer
-from .posterior import Fit, Sampler, _sampler, spaced_draws
-from .seeding import seeds
-from .weights import lw_weights
+from ppmlib import _checks
+from ppmlib.inference.diagnostics import combine
+from ppmlib.mechanism.bounds import epsilon as _epsilon
+from ppmlib.mechanism.bounds import weight_records
+from ppmlib.mechanism.synthesis import Synthesis, match_delta, synthesizer
+from ppmlib.inference.posterior import Fit, Sampler, _sampler, spaced_draws
+from ppmlib.seeding import seeds
+from ppmlib.mechanism.weights import lw_weights
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .disclosure import AttributeRisk
+    from ppmlib.evaluate.disclosure import AttributeRisk
 
 #: The weighting schemes of :func:`joint_synthesizer`, with what each gives a record.
 SCHEMES = {
@@ -319,7 +319,7 @@ class JointSynthesis:
         csv_path, json_path : pathlib.Path
             The two files written.
         """
-        from .release import release
+        from ppmlib.release import release
         return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite)
 
 
@@ -328,7 +328,7 @@ def _conditionals(conditionals, data) -> tuple:
         raise TypeError(f"data must be a pandas DataFrame with one row per record, got {type(data).__name__}")
     conds = tuple(conditionals)
     if not conds or not all(isinstance(c, Conditional) for c in conds):
-        raise TypeError("conditionals must be a non-empty sequence of ppmlib.joint.Conditional")
+        raise TypeError("conditionals must be a non-empty sequence of ppmlib.mechanism.joint.Conditional")
     seen = []
     for c in conds:
         if c.variable in seen:
@@ -412,7 +412,7 @@ def joint_synthesizer(conditionals, data: "pd.DataFrame", scheme: str = "unweigh
         lw = joint_synthesizer(conds, df, "joint", base=unweighted, c=0.7, seed=2)
         lw.epsilon <= lw.composed_epsilon, lw.synthetic.shape      # (True, (20, 994, 2))
     """
-    from .design import design_matrix
+    from ppmlib.datasets.design import design_matrix
 
     conds = _conditionals(conditionals, data)
     sampler = _sampler(sampler)
@@ -506,7 +506,7 @@ def match_joint(make: Callable[[float], JointSynthesis], target: float, *, on: s
 
     Raises
     ------
-    ppmlib.CalibrationError
+    ppmlib.errors.CalibrationFailed
         If ``max_iter`` refits do not get within tolerance.
     """
     if on == "joint":
@@ -541,7 +541,7 @@ def attribute_risk(synthesis: JointSynthesis, variable: str, H: int, *, datasets
     datasets : int
         How many of the released datasets the intruder uses (their likelihoods multiply).
     offsets : array_like, optional
-        Guesses relative to the truth (default: ``ppmlib.disclosure.DEFAULT_OFFSETS``).
+        Guesses relative to the truth (default: ``ppmlib.evaluate.disclosure.DEFAULT_OFFSETS``).
     knows_weights : bool
         Raise record i's ratios to its weight alpha_ij (an intruder who knows the weights).
 
@@ -549,8 +549,8 @@ def attribute_risk(synthesis: JointSynthesis, variable: str, H: int, *, datasets
     -------
     ppmlib.AttributeRisk
     """
-    from .disclosure import attribute_risk as _attribute_risk
-    from .disclosure import risk_inputs
+    from ppmlib.evaluate.disclosure import attribute_risk as _attribute_risk
+    from ppmlib.evaluate.disclosure import risk_inputs
 
     if variable not in synthesis.variables:
         raise ValueError(f"unknown variable {variable!r}; this synthesis has {list(synthesis.variables)}")
@@ -605,7 +605,7 @@ def pair_statistics(first, second) -> "pd.DataFrame":
 
 def pair_long_table(first, second, synthetic: dict, B: int = 500, seed=0) -> "pd.DataFrame":
     """:func:`pair_statistics` of the data's bootstrap ("Data", records resampled as pairs) and of each
-    synthesizer's datasets, long format like :func:`ppmlib.utility.long_table`.
+    synthesizer's datasets, long format like :func:`ppmlib.evaluate.utility.long_table`.
 
     Parameters
     ----------

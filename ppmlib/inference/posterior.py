@@ -10,10 +10,11 @@ from functools import cached_property
 
 import numpy as np
 
-from . import _checks, backends
-from .diagnostics import summarize
-from .models import Family, family
-from .seeding import STAN_SEED_LIMIT
+from ppmlib.inference import backends
+from ppmlib import _checks
+from ppmlib.inference.diagnostics import summarize
+from ppmlib.models.families import Family, family
+from ppmlib.seeding import STAN_SEED_LIMIT
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class Sampler:
     """NUTS settings of a fit: ``chains`` chains of ``warmup`` + ``draws`` iterations each.
 
     One object carries them through :func:`fit`, :func:`ppmlib.synthesizer`, the lineup runner
-    (:func:`ppmlib.lineup.run`), the re-weighting and calibration loops and the Monte Carlo study, so a
+    (:func:`ppmlib.mechanism.lineup.run`), the re-weighting and calibration loops and the Monte Carlo study, so a
     chapter states them once. A fit keeps S = chains * draws draws (warmup is discarded).
 
     Parameters
@@ -91,12 +92,12 @@ class Sampler:
 
         Returns
         -------
-        ppmlib.backends.Draws
+        ppmlib.inference.backends.Draws
             S = chains * draws draws, draw axis first, chain after chain.
 
         See Also
         --------
-        ppmlib.exact.ConjugateSampler : exact Gamma draws of the Poisson model, without Stan.
+        ppmlib.inference.exact.ConjugateSampler : exact Gamma draws of the Poisson model, without Stan.
         """
         return backends.sample(fam.name, data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed,
                                adapt_delta=self.adapt_delta)
@@ -357,7 +358,7 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
     Examples
     --------
     A fit runs Stan. :func:`ppmlib.example_fit` is a stored result of ``ppmlib.fit("poisson",
-    ppmlib.simulate.poisson(100, 100, seed=1), sampler=ppmlib.Sampler(chains=4, draws=200,
+    ppmlib.datasets.simulate.poisson(100, 100, seed=1), sampler=ppmlib.Sampler(chains=4, draws=200,
     warmup=200), seed=2020)``:
 
     >>> posterior = ppmlib.example_fit()
@@ -368,7 +369,7 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
 
     The Poisson model also has exact draws, without Stan:
 
-    >>> exact = ppmlib.exact.ConjugateSampler(chains=2, draws=500)
+    >>> exact = ppmlib.inference.exact.ConjugateSampler(chains=2, draws=500)
     >>> ppmlib.fit("poisson", posterior.y, sampler=exact, seed=3).draws["lambda"].shape
     (1000,)
     """

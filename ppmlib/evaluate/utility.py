@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import _checks
-from .design import is_categorical
+from ppmlib import _checks
+from ppmlib.datasets.design import is_categorical
 
 STATISTICS = {
     "15th pct": lambda d: np.percentile(d, 15, axis=1),
@@ -642,7 +642,7 @@ def ols_of(column: str, predictors, levels: dict | None = None) -> Estimand:
     -------
     Estimand
     """
-    from .design import design_matrix
+    from ppmlib.datasets.design import design_matrix
     predictors = list(predictors)
 
     def compute(frame):

@@ -21,8 +21,8 @@ import contextlib
 import logging
 from typing import Callable, Iterable
 
-from . import _checks
-from .progress import progress_bar
+from ppmlib import _checks
+from ppmlib.progress import progress_bar
 
 
 #: Seconds a scheduler address has to answer Dask's handshake before map_jobs gives up.
@@ -67,7 +67,7 @@ def map_jobs(fn: Callable, items: Iterable, *, n_jobs: int = 1, client=None, pro
 
     Examples
     --------
-    >>> from ppmlib.parallel import map_jobs
+    >>> from ppmlib.inference.parallel import map_jobs
     >>> map_jobs(abs, [-1, 2, -3], progress=False)
     [1, 2, 3]
     """

@@ -22,10 +22,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _checks
-from .mechanism import CalibrationError, Synthesis, match_delta, synthesizer
-from .posterior import Sampler, _sampler
-from .weights import reweight
+from ppmlib import _checks
+from ppmlib.errors import CalibrationFailed
+from ppmlib.mechanism.synthesis import Synthesis, match_delta, synthesizer
+from ppmlib.inference.posterior import Sampler, _sampler
+from ppmlib.mechanism.weights import reweight
 
 
 def saturation_k(weights, bounds) -> float:
@@ -114,7 +115,7 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     tau : float
         Absolute tolerance on Delta (epsilon = 2 Delta is then within 2 tau of the start's).
     k0 : float
-        The first k tried (the paper uses 0.95); must lie in (0, k_sat], k_sat = :func:`ppmlib.reweighting.saturation_k`.
+        The first k tried (the paper uses 0.95); must lie in (0, k_sat], k_sat = :func:`ppmlib.mechanism.reweighting.saturation_k`.
     max_iter : int
         At most this many refits.
     m, sampler, seed : settings of every refit (m defaults to the start's m; sampler, a
@@ -131,19 +132,19 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
 
     Raises
     ------
-    CalibrationError
+    ppmlib.errors.CalibrationFailed
         If ``max_iter`` refits do not get within tau; its ``.history`` holds the path.
 
     See Also
     --------
     ppmlib.match_delta : the root finder over k.
-    ppmlib.reweighting.saturation_k : the largest useful k.
+    ppmlib.mechanism.reweighting.saturation_k : the largest useful k.
     ppmlib.studies.reweighting.reweighting_comparison : LW, CW and both re-weighted, for one database.
 
     Examples
     --------
-    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
-    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> y = ppmlib.datasets.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.inference.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
     >>> unweighted = ppmlib.synthesizer("poisson", y, sampler=exact, seed=2)
     >>> lw = ppmlib.synthesizer("poisson", y, "lw", base=unweighted, c=0.8, sampler=exact, seed=3)
     >>> lw_final = ppmlib.reweight_to_tolerance("poisson", y, lw, tau=0.05, sampler=exact, progress=False)
@@ -173,8 +174,8 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     try:
         result = match_delta(make, target, k0, 0.0, k_sat, parameter="k", atol=tau, max_iter=max_iter,
                              progress=progress)
-    except CalibrationError as err:
-        raise CalibrationError(f"re-weighting {start.name} to Delta = {target:.4g} within tau = {tau:g} failed: {err}",
+    except CalibrationFailed as err:
+        raise CalibrationFailed(f"re-weighting {start.name} to Delta = {target:.4g} within tau = {tau:g} failed: {err}",
                                err.history) from None
     result.settings = {"k": result.calibration["value"], "tau": tau, "k0": k0, "q": q, "seed": seed, "from": start.name}
     result.calibration.update(k_saturation=k_sat, weight_change=weight_change(alpha, result.weights))
@@ -221,8 +222,8 @@ def calibrate_lw_epsilon(model: str, y, base, target_epsilon: float, *, tau: flo
 
     Examples
     --------
-    >>> y = ppmlib.simulate.poisson(1000, 100, seed=1)
-    >>> exact = ppmlib.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
+    >>> y = ppmlib.datasets.simulate.poisson(1000, 100, seed=1)
+    >>> exact = ppmlib.inference.exact.ConjugateSampler()      # exact Gamma draws in place of Stan's
     >>> unweighted = ppmlib.synthesizer("poisson", y, sampler=exact, seed=2)
     >>> lw8 = ppmlib.calibrate_lw_epsilon("poisson", y, unweighted, 8.0, tau=0.05, sampler=exact, progress=False)
     >>> round(lw8.epsilon, 2), round(lw8.calibration["value"], 3)

@@ -1,7 +1,7 @@
 """A seeded, synthetic stand-in for the 2025 paper's salary sample (Survey of Doctorate Recipients).
 
 The paper (section 3) uses 1,000 salaries from the 2017 SDR public-use file, which cannot be
-fetched here. ``data/salary_like.csv`` is made by :func:`ppmlib.salary_like.generate` instead: 1,000 whole-dollar
+fetched here. ``data/salary_like.csv`` is made by :func:`ppmlib.datasets.salary_like.generate` instead: 1,000 whole-dollar
 salaries with the four summaries the paper publishes, matched exactly (mean $107,609, median
 $95,000, standard deviation $69,718, range [$0, $509,000]). It is NOT real data: no value is
 anyone's salary, and only those summaries, not the shape in between, come from the paper.
@@ -12,7 +12,7 @@ above (s and t the sample rescaled to [0, 1] on each side), choosing a and b so 
 the standard deviation come out right; round to dollars and move the rounding remainder onto
 the largest salaries below the maximum so the mean is exact.
 
-``python -m ppmlib.salary_like`` rewrites ``data/salary_like.csv`` (byte for byte the shipped file).
+``python -m ppmlib.datasets.salary_like`` rewrites ``data/salary_like.csv`` (byte for byte the shipped file).
 """
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from . import _checks
-from ._files import write_text_atomically
-from ._shipped import shipped_file
+from ppmlib import _checks
+from ppmlib._files import write_text_atomically
+from ppmlib._shipped import shipped_file
 
 # data/salary_like.csv of the checkout, or the installed package's copy (see ppmlib._shipped)
 DATA_FILE = shipped_file("data", "salary_like.csv", must_exist=False)
-REGENERATE = "regenerate it with: python -m ppmlib.salary_like"
+REGENERATE = "regenerate it with: python -m ppmlib.datasets.salary_like"
 DEFAULT_SEED = 2017  # the SDR wave the paper's sample comes from
 # the summaries the 2025 paper publishes for its SDR sample (section 3)
 N, MEAN, MEDIAN, SD, LOW, HIGH = 1000, 107_609, 95_000, 69_718, 0, 509_000
@@ -69,7 +69,7 @@ def generate(seed: int = DEFAULT_SEED) -> pd.DataFrame:
 
 
 def write(path: str | os.PathLike = DATA_FILE, seed: int = DEFAULT_SEED) -> Path:
-    """Write :func:`ppmlib.salary_like.generate`'s sample as CSV, atomically (a temp file in the folder, then rename)."""
+    """Write :func:`ppmlib.datasets.salary_like.generate`'s sample as CSV, atomically (a temp file in the folder, then rename)."""
     return write_text_atomically(path, generate(seed).to_csv(index=False, lineterminator="\n"))
 
 

@@ -14,7 +14,7 @@ counted on the second half, so picking the best threshold adds no optimism.
 
 For the conjugate Poisson-Gamma synthesizer everything is exact and vectorised: every released
 parameter draw is a Gamma draw, the sum of a synthetic Poisson dataset (sufficient for the rate) is
-negative binomial, and both likelihood ratios are closed forms (:mod:`ppmlib.exact`). Thousands of
+negative binomial, and both likelihood ratios are closed forms (:mod:`ppmlib.inference.exact`). Thousands of
 mechanism runs therefore take milliseconds, and the attack on each output is the most powerful one
 (Neyman-Pearson) for an attacker who knows everything but the target's membership.
 
@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from . import _checks, exact
+from ppmlib.inference import exact
+from ppmlib import _checks
 
 #: What the attacker sees: one parameter draw, one synthetic dataset, or m datasets.
 OUTPUTS = ("theta", "one dataset", "m datasets")
@@ -284,7 +285,7 @@ def mechanism_trials(world_d, world_d_prime, output: str = "theta", *, trials: i
     member : (trials,) bool, True where the mechanism ran on D
 
     A synthetic dataset enters only through its sum, which is sufficient (see
-    :func:`ppmlib.exact.synthetic_sum_logpmf`), so the sum is drawn directly: Poisson(n_synthetic
+    :func:`ppmlib.inference.exact.synthetic_sum_logpmf`), so the sum is drawn directly: Poisson(n_synthetic
     lambda), exactly the distribution of the sum of n_synthetic Poisson(lambda) records.
     """
     (a1, b1), (a0, b0) = _world(world_d, "world_d"), _world(world_d_prime, "world_d_prime")

@@ -14,8 +14,8 @@ __all__ = ["risk_to_weight", "min_max_scale", "lw_risks", "lw_weights", "isolati
 
 import numpy as np
 
-from . import _checks
-from .lipschitz import record_bounds
+from ppmlib import _checks
+from ppmlib.mechanism.bounds import record_bounds
 
 
 def risk_to_weight(risk, c: float = 1.0, g: float = 0.0) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Checking the guarantee epsilon = 2 Delta exactly, on the conjugate Poisson-Gamma pseudo posterior.
 
 For a Poisson synthesizer with a Gamma prior the alpha-weighted pseudo posterior of a database and
-of each of its leave-one-out neighbours are Gammas in closed form (:mod:`ppmlib.exact`), so the log
+of each of its leave-one-out neighbours are Gammas in closed form (:mod:`ppmlib.inference.exact`), so the log
 density ratio between the two is known exactly at every rate. :func:`loo_guarantee_check` sets that
 ratio, for every neighbour, beside the Delta that ppmlib estimates from MCMC draws;
 :func:`tail_exceedance` looks beyond the draws, where the bound must eventually fail, and bounds
@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _checks, exact
-from .lipschitz import lipschitz_bound, record_bounds
-from .models import POISSON_PRIOR
+from ppmlib.inference import exact
+from ppmlib import _checks
+from ppmlib.mechanism.bounds import lipschitz_bound, record_bounds
+from ppmlib.models.families import POISSON_PRIOR
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .posterior import Fit
+    from ppmlib.inference.posterior import Fit
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,13 +115,13 @@ def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: 
     --------
     loo_check_table : one row per mechanism's check.
     tail_exceedance : where beyond the draws the bound fails, and the mass there.
-    ppmlib.exact.loo_log_ratio : the exact ratios, neighbour by neighbour.
+    ppmlib.inference.exact.loo_log_ratio : the exact ratios, neighbour by neighbour.
 
     Examples
     --------
     >>> base = ppmlib.example_fit()
     >>> alpha = ppmlib.lw_weights(base, c=0.5)
-    >>> lw_fit = ppmlib.fit("poisson", base.y, weights=alpha, sampler=ppmlib.exact.ConjugateSampler(), seed=2)
+    >>> lw_fit = ppmlib.fit("poisson", base.y, weights=alpha, sampler=ppmlib.inference.exact.ConjugateSampler(), seed=2)
     >>> check = loo_guarantee_check("LW", lw_fit, alpha)
     >>> check.holds(), round(float(check.ratio.max()), 3), round(2 * check.delta, 3)
     (True, 0.367, 3.85)
@@ -217,7 +218,7 @@ def tail_exceedance(checks: dict, y, wide, *, prior_shape: float = POISSON_PRIOR
     See Also
     --------
     loo_guarantee_check : makes the checks this takes (a dict name -> LooCheck).
-    ppmlib.exact.exceedance_bounds, ppmlib.exact.log10_tail_mass_bound : the two computations per row.
+    ppmlib.inference.exact.exceedance_bounds, ppmlib.inference.exact.log10_tail_mass_bound : the two computations per row.
     """
     import pandas as pd
     prior = dict(prior_shape=prior_shape, prior_rate=prior_rate)

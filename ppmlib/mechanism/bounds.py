@@ -26,8 +26,8 @@ import numbers
 
 import numpy as np
 
-from . import _checks
-from .posterior import Fit
+from ppmlib import _checks
+from ppmlib.inference.posterior import Fit
 
 
 def weighted_abs_log_lik(log_lik, weights=None) -> np.ndarray:
@@ -74,7 +74,7 @@ def kept_draws(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     See Also
     --------
     record_bounds : the bounds over the kept draws.
-    ppmlib.lipschitz.truncated_bounds : both from one pass.
+    ppmlib.mechanism.bounds.truncated_bounds : both from one pass.
 
     Examples
     --------
@@ -115,7 +115,7 @@ def record_bounds(log_lik, weights=None, q: float = 1.0) -> np.ndarray:
     lipschitz_bound : their maximum, Delta.
     epsilon : 2 Delta.
     near_max_share : how evenly the bounds spend Delta.
-    ppmlib.lipschitz.truncated_bounds : the kept draws and the bounds from one pass.
+    ppmlib.mechanism.bounds.truncated_bounds : the kept draws and the bounds from one pass.
 
     Examples
     --------

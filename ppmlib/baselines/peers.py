@@ -22,7 +22,7 @@ What each epsilon promises (n, the number of records, is treated as public by al
   model cost epsilon in total.
 * :func:`cart` (a synthpop-style sequential CART synthesizer) and :func:`unweighted` (the
   posterior predictive of ``ppmlib``): **no formal privacy**; references for utility and risk.
-* The pseudo posterior mechanism (``ppmlib.lineup``) is not here: its epsilon = 2 Delta_x is per
+* The pseudo posterior mechanism (``ppmlib.mechanism.lineup``) is not here: its epsilon = 2 Delta_x is per
   synthetic dataset (m datasets cost m epsilon), local to the database x against its removal
   neighbours, and treats its data-dependent weights as fixed.
 
@@ -42,7 +42,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from . import _checks
+from ppmlib import _checks
 
 
 @dataclass(frozen=True)
@@ -423,8 +423,8 @@ def unweighted(data: pd.DataFrame, table: Table, epsilon=None, *, model: str = "
     list of pandas.DataFrame
         m releases drawn from the posterior predictive (:func:`frames_of`).
     """
-    from .design import design_matrix
-    from .mechanism import synthesizer
+    from ppmlib.datasets.design import design_matrix
+    from ppmlib.mechanism.synthesis import synthesizer
     _, m, _ = _release_args(data, table, None, m, seed)
     X = design_matrix(data, list(table.keys), levels=table.keys).to_numpy() if model == "normal" else None
     result = synthesizer(model, data[table.column].to_numpy(float), "unweighted", X=X, m=m, seed=seed,
@@ -497,8 +497,8 @@ def run(names, data: pd.DataFrame, table: Table, epsilons, *, m: int = 20, seed=
     ValueError
         An unknown name in ``names`` or ``settings``.
     """
-    from .progress import progress_bar
-    from .seeding import seeds
+    from ppmlib.progress import progress_bar
+    from ppmlib.seeding import seeds
     settings = dict(settings or {})
     unknown = sorted(set(names) - set(PEERS)) + sorted(set(settings) - set(PEERS))
     if unknown:

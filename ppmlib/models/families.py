@@ -12,10 +12,10 @@ __all__ = ["POISSON_PRIOR", "STAN_INT_LIMIT", "FAMILIES", "Family", "Poisson", "
 import numpy as np
 from scipy import special
 
-from . import _checks
+from ppmlib import _checks
 
 #: The Poisson rate's Gamma(shape, rate) prior: the Stan program's default, used by the Stan family,
-#: by the closed forms of ppmlib.exact and by the chapters. Weak for counts near 100. Copy it before
+#: by the closed forms of ppmlib.inference.exact and by the chapters. Weak for counts near 100. Copy it before
 #: changing a value (every user shares this one dict).
 POISSON_PRIOR = {"prior_shape": 1.0, "prior_rate": 0.001}
 
@@ -53,7 +53,7 @@ class Family:
     methods below, so a new family is a subclass, a Stan program and one line adding an instance
     to :data:`FAMILIES`. Arrays follow the papers: draws x records, S x n.
 
-    The Stan program is ``stan/<name>.stan`` (:func:`ppmlib.backends.program_path`), so ``name``
+    The Stan program is ``stan/<name>.stan`` (:func:`ppmlib.inference.backends.program_path`), so ``name``
     is also the program's file name. The program takes the weights as data (one compiled program
     serves every weighting scheme), reads the prior settings under the keys of ``default_prior``
     (their defaults are stated in its header), writes the parameters named in ``params``, and, when
@@ -137,7 +137,7 @@ class Family:
         """The full prior settings: the defaults with ``prior``'s overrides, every value checked.
 
         The one prior validator: :func:`ppmlib.fit`, :func:`ppmlib.synthesizer`, the closed forms of
-        :mod:`ppmlib.exact` and the audit all go through it.
+        :mod:`ppmlib.inference.exact` and the audit all go through it.
 
         Parameters
         ----------
@@ -449,7 +449,7 @@ def family(model) -> Family:
     return FAMILIES[model]
 
 
-# --- CE income chapter (issue 10): a finite mixture of normal regressions -------------------------
+# --- CE income chapter: a finite mixture of normal regressions -------------------------
 
 class Mixture(Normal):
     """Finite mixture of normal regressions (stan/mixture.stan), for log income.
@@ -464,7 +464,7 @@ class Mixture(Normal):
     program's header.
 
     X must start with the intercept column (ones) and have linearly independent columns: the
-    program samples in a centred QR basis of X (see :func:`ppmlib.design.independent_columns`
+    program samples in a centred QR basis of X (see :func:`ppmlib.datasets.design.independent_columns`
     for a design with nested predictors).
 
     Draws: ``mixing`` (S, K), ``beta`` (S, P, K) (column k is component k, on the columns of X),
@@ -509,7 +509,7 @@ class Mixture(Normal):
         if rank < X.shape[1]:
             raise ValueError(f"the mixture's X must have linearly independent columns (its program samples in a QR "
                              f"basis); this one has {X.shape[1]} columns of rank {rank}: drop the redundant ones "
-                             "with ppmlib.design.independent_columns")
+                             "with ppmlib.datasets.design.independent_columns")
         return X
 
     def stan_data(self, y, X, weights, prior, emit_log_lik):

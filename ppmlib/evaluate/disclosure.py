@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from . import _checks
+from ppmlib import _checks
 
 if TYPE_CHECKING:
-    from .posterior import Fit
+    from ppmlib.inference.posterior import Fit
 
 DEFAULT_OFFSETS = np.round(np.arange(-2.5, 2.5 + 1e-9, 0.5), 10)  # G = 11, 0 is the truth
 
@@ -176,11 +176,11 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None, mu_synthetic=Non
 
     See Also
     --------
-    ppmlib.disclosure.risk_inputs : (mu, sigma) from a fitted normal synthesizer.
-    ppmlib.disclosure.guess_table : one record's guesses, most probable first.
-    ppmlib.disclosure.risk_by_draws : the estimator for several numbers of draws H.
-    ppmlib.disclosure.risk_by_m : the estimator on the first m released datasets.
-    ppmlib.disclosure.risk_by_dataset : the estimator on each of K datasets alone.
+    ppmlib.evaluate.disclosure.risk_inputs : (mu, sigma) from a fitted normal synthesizer.
+    ppmlib.evaluate.disclosure.guess_table : one record's guesses, most probable first.
+    ppmlib.evaluate.disclosure.risk_by_draws : the estimator for several numbers of draws H.
+    ppmlib.evaluate.disclosure.risk_by_m : the estimator on the first m released datasets.
+    ppmlib.evaluate.disclosure.risk_by_dataset : the estimator on each of K datasets alone.
 
     Examples
     --------
@@ -242,8 +242,8 @@ def risk_inputs(fit: "Fit", H: int) -> tuple[np.ndarray, np.ndarray]:
     mu : ndarray, shape (H, n)
     sigma : ndarray, shape (H,)
     """
-    from .models import Normal
-    from .posterior import Fit
+    from ppmlib.models.families import Normal
+    from ppmlib.inference.posterior import Fit
     if not isinstance(fit, Fit):
         raise TypeError(f"fit must be a ppmlib.Fit of the 'normal' model, got {type(fit).__name__}")
     if not isinstance(fit.model, Normal):
@@ -355,7 +355,7 @@ def risk_by_draws(fit, y, z, H_values, offsets=None, weights=None, progress: boo
     """
     import pandas as pd
 
-    from .progress import progress_bar
+    from ppmlib.progress import progress_bar
     H_values = sorted({_checks.integer(h, "H_values[...]", low=1) for h in H_values})
     risks = {h: attribute_risk(y, z, *risk_inputs(fit, h), offsets, weights)
              for h in progress_bar(H_values, desc="H", enabled=progress)}
@@ -423,7 +423,7 @@ def generating_sigma(fit, m: int) -> np.ndarray:
     -------
     ndarray, shape (m,)
     """
-    from .posterior import spaced_draws
+    from ppmlib.inference.posterior import spaced_draws
     return fit.draws["sigma"][spaced_draws(fit.n_draws, m)]
 
 
@@ -466,7 +466,7 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
     """
     import pandas as pd
 
-    from .progress import progress_bar
+    from ppmlib.progress import progress_bar
     K = _checks.integer(K, "K", low=1)
     if K > fit.n_draws:
         raise ValueError(f"K = {K} datasets need K draws; the fit has {fit.n_draws}")
@@ -642,7 +642,7 @@ def identification_risk(confidential, synthetic, keys, synthesized: str, radius:
     {'EMR': 1.0, 'TMR': 0.0, 'FMR': 1.0, 'unique matches': 1.0}
     """
     import pandas as pd
-    from .utility import _as_frames
+    from ppmlib.evaluate.utility import _as_frames
     if not isinstance(confidential, pd.DataFrame):
         raise TypeError(f"confidential must be a DataFrame, got {type(confidential).__name__}")
     frames = _as_frames(synthetic)

@@ -1,0 +1,10 @@
+"""What a release is worth and what it risks.
+
+- :mod:`~ppmlib.evaluate.utility`: pMSE, interval overlap and the other utility measures
+- :mod:`~ppmlib.evaluate.estimands`: the analyst's estimands on confidential and synthetic data
+- :mod:`~ppmlib.evaluate.disclosure`: attribute-disclosure risk and identification risk
+- :mod:`~ppmlib.evaluate.audit`: membership attacks and the lower bound on epsilon they prove
+"""
+from ppmlib._lazy import submodules
+
+__getattr__, __dir__ = submodules(__name__, ("utility", "estimands", "disclosure", "audit"))
