@@ -4,7 +4,7 @@ A chapter shows each figure with ONE call to a function here or in its study mod
 figure options, so it has a caption and a label): the figures several chapters share live here,
 a figure only one chapter draws lives in ``ppmlib/studies/<chapter>.py`` (the asymptotic-DP and CE
 income chapters' figures, below, are still to move there). Colours come from :data:`PALETTE`, one per
-synthesizer, the same in every chapter: the colours of :data:`ppmlib.mechanism.lineup.STANDARD`'s members.
+synthesizer of :data:`ppmlib.mechanism.schemes.REGISTRY`, the same in every chapter.
 """
 from __future__ import annotations
 
@@ -15,15 +15,20 @@ __all__ = ["PALETTE", "violins", "bounds_and_weights", "utility_violins", "locat
            "estimand_intervals"]
 
 import matplotlib.pyplot as plt
+from matplotlib.colors import to_hex
 import numpy as np
 from scipy import stats
 
-from ppmlib.mechanism.lineup import ALIASES, STANDARD
+from ppmlib.mechanism.schemes import REGISTRY, aliases
 
-# one colour per source, the same in every chapter: each standard synthesizer's own (ppmlib.mechanism.lineup),
+# one colour per source, the same in every chapter: each synthesizer of the registry its own,
 # which its paper's alias ("DPweighted") and its label with the alias ("LW (DPweighted)") share
-PALETTE = {"Data": "#4d4d4d", **{name: m.colour for name, m in STANDARD.items()}}
-PALETTE.update({label: PALETTE[name] for name, alias in ALIASES.items() for label in (alias, f"{name} ({alias})")})
+COLOURS = {"Unweighted": "#1b9e77", "LW": "#d95f02", "LW_final": "#a6761d", "CW": "#7570b3", "CW_final": "#66a61e",
+           "SW": "#e7298a"}
+# a synthesizer of the registry without a colour of its own takes the next one of matplotlib's cycle
+PALETTE = {"Data": "#4d4d4d", **{key: COLOURS.get(key) or to_hex(plt.get_cmap("Dark2")(i % 8))
+                                 for i, key in enumerate(REGISTRY)}}
+PALETTE.update({label: PALETTE[name] for name, alias in aliases().items() for label in (alias, f"{name} ({alias})")})
 PALETTE["Capped"] = "#1f78b4"  # the fixed-cap weighting of the asymptotic-DP chapter
 # the peers of ppmlib.baselines.peers (the "Against the alternatives" chapter)
 PALETTE.update({"Histogram": "#666666", "AIM": "#1f78b4", "MST": "#a6cee3", "CART": "#17becf"})

@@ -42,6 +42,7 @@ import numpy as np
 
 from ppmlib import _checks
 from ppmlib.mechanism import lineup as _lineup
+from ppmlib.mechanism.schemes import releasable
 from ppmlib.datasets.design import is_categorical
 from ppmlib.inference.posterior import Sampler, _sampler
 
@@ -53,13 +54,13 @@ CPS1988 = "cps1988"
 COUNT_MODELS = ("poisson", "negbin")
 LOG_MODELS = ("normal", "mixture")
 #: How the record weights are made: LW, LW re-weighted at equal Delta (LW_final), or CW.
-WEIGHTINGS = ("lw", "lw_final", "cw")
+WEIGHTINGS = tuple(key.lower() for key in releasable())  # the registry's releasable synthesizers
 #: A categorical predictor with more levels than this is refused (each level is a column of X).
 MAX_LEVELS = 50
 #: The release's file names in ``--out``: synthetic.csv and synthetic.json.
 RELEASE_NAME = "synthetic"
 REPORT_NOTEBOOK = Path(__file__).with_name("synthesis_report.md")
-_RELEASED = {"lw": "LW", "lw_final": "LW_final", "cw": "CW"}
+_RELEASED = {key.lower(): key for key in releasable()}
 
 
 # ---------------------------------------------------------------------------------------------

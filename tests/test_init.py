@@ -13,7 +13,7 @@ import pytest
 # the modules with an explicit __all__
 MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "evaluate.disclosure", "mechanism.guarantee", "evaluate.utility", "seeding",
            "release", "datasets.ce_like", "datasets.salary_like", "datasets.simulate", "inference.exact", "evaluate.audit", "inference.parallel", "plots",
-           "inference.backends", "mechanism.synthesis", "inference.posterior", "mechanism.reweighting", "mechanism.calibration", "models.families", "progress", "mechanism.lineup", "datasets.design", "datasets.example",
+           "inference.backends", "mechanism.synthesis", "inference.posterior", "mechanism.reweighting", "mechanism.calibration", "models.families", "progress", "mechanism.lineup", "mechanism.schemes", "datasets.design", "datasets.example",
            "baselines.peers", "errors",
            # the book's tooling
            "book.rerun", "book.bookcheck", "book.provenance", "book.claims",

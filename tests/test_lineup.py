@@ -103,7 +103,7 @@ def test_lw_final_reweights_lw_at_equal_delta_and_epsilon_targets_are_met():
     assert abs(res["LW_final"].delta - res["LW"].delta) < 0.1
     assert res["LW_final"].weights.mean() > res["LW"].weights.mean()   # re-weighting spends the budget
     assert abs(res["SW"].epsilon / 6.0 - 1) <= 0.03
-    assert res["LW_final"].name == "LW_final" and res.colours["LW_final"] == "#a6761d"
+    assert res["LW_final"].name == "LW_final" and res.labels["LW_final"] == "LW_final"
 
 
 @pytest.mark.stan

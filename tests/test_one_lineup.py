@@ -83,10 +83,22 @@ def test_every_study_is_scanned():
         STUDY_MODULES)
 
 
-def test_every_figure_colour_is_the_lineups():
+def test_every_name_comes_from_the_one_registry():
     from ppmlib import plots
-    for name, member in lineup.STANDARD.items():
-        assert plots.PALETTE[name] == member.colour, name
-    for name, alias in lineup.ALIASES.items():
-        labelled = lineup.member(name, alias=alias).label
-        assert plots.PALETTE[alias] == plots.PALETTE[labelled] == lineup.STANDARD[name].colour, alias
+    from ppmlib.mechanism import schemes
+    from ppmlib import synthesize
+    # the lineup's members, the aliases, the figures' colours and the command's choices all read it
+    assert list(lineup.STANDARD) == schemes.list_schemes()
+    for key, entry in schemes.REGISTRY.items():
+        member = lineup.STANDARD[key]
+        assert (member.kind, member.base, member.match) == (entry.kind, entry.base, entry.match), key
+        assert entry.kind in lineup.KINDS, key
+        assert plots.PALETTE[key], key
+    colours = [plots.PALETTE[key] for key in schemes.REGISTRY]
+    assert len(set(colours)) == len(colours), "two synthesizers share a colour"
+    for key, alias in schemes.aliases().items():
+        labelled = lineup.member(key, alias=alias).label
+        assert plots.PALETTE[alias] == plots.PALETTE[labelled] == plots.PALETTE[key], alias
+    assert [synthesize._RELEASED[w] for w in synthesize.WEIGHTINGS] == schemes.releasable()
+    parser_choices = next(a.choices for a in synthesize._parser()._actions if a.dest == "weighting")
+    assert tuple(parser_choices) == synthesize.WEIGHTINGS

@@ -5,14 +5,15 @@ Each member says which kind of step makes it (a weighting scheme of
 :data:`ppmlib.mechanism.synthesis.SCHEMES`, or the re-weighting ``"final"``), which earlier member it is
 built on (``base``: LW's risks come from the unweighted fit, LW_final re-weights LW), what it is
 matched to (``match``: the name of an earlier member for equal Delta, or a number for a target
-epsilon), its settings, and how tables and figures show it (label, the paper's alias, colour).
+epsilon), its settings, and how tables show it (label, the paper's alias).
 :func:`run` executes a lineup on one data set, passing fits, seeds and matched targets from step
 to step, and returns one :class:`Results` (a dict name -> :class:`ppmlib.Synthesis`).
 
-The book's synthesizers have one name each, registered in :data:`STANDARD`; a chapter asks for
+The book's synthesizers have one name each, registered once in
+:data:`ppmlib.mechanism.schemes.REGISTRY` and offered as members by :data:`STANDARD`; a chapter asks for
 them with :func:`member` (``member("LW", c=0.7)``) and, where it follows a paper's vocabulary,
 shows the alias (``member("LW", alias="DPweighted")`` is labelled "LW (DPweighted)"). A new kind
-of step is one entry of :data:`KINDS`; a new standard synthesizer is one entry of :data:`STANDARD`,
+of step is one entry of :data:`KINDS`; a new standard synthesizer is one entry of the registry,
 and every study can then name it.
 
 Seeds: ``run(..., seed=s)`` gives member j the j-th of ``ppmlib.seeds(s, len(lineup))``, so
@@ -33,6 +34,7 @@ from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
 from ppmlib import _checks
+from ppmlib.mechanism.schemes import REGISTRY, aliases
 from ppmlib.mechanism.synthesis import Synthesis, match_delta, match_sw, synthesizer
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.progress import progress_bar
@@ -60,8 +62,6 @@ class Member:
         matching: rtol, tau, max_iter, c_range).
     alias : str, optional
         The paper's name, shown in the label ("LW (DPweighted)").
-    colour : str, optional
-        The colour in every figure (default: the standard member's, else matplotlib's cycle).
     """
     name: str
     kind: str
@@ -69,7 +69,6 @@ class Member:
     match: str | float | None = None
     settings: Mapping = field(default_factory=dict)
     alias: str | None = None
-    colour: str | None = None
 
     @property
     def label(self) -> str:
@@ -99,7 +98,7 @@ class Member:
 class Results(dict):
     """The synthesizers of a lineup after :func:`run`: name -> :class:`ppmlib.Synthesis`, in run order.
 
-    ``.lineup`` keeps the members (their labels, colours and descriptions) for tables and figures;
+    ``.lineup`` keeps the members (their labels and descriptions) for tables and figures;
     ``.seconds`` the wall time of each member's step (its calibration included), filled by :func:`run`.
 
     Parameters
@@ -122,10 +121,6 @@ class Results(dict):
     @property
     def labels(self) -> dict:
         return {m.name: m.label for m in self.lineup}
-
-    @property
-    def colours(self) -> dict:
-        return {m.name: m.colour for m in self.lineup if m.colour}
 
     def ordered(self, names: Sequence[str]) -> "Results":
         """The same results in another order (or a subset), e.g. for a table's rows.
@@ -301,26 +296,20 @@ KINDS = MappingProxyType({
     "final": Kind(_final, needs_base=True, settings=("tau", "k0", "max_iter")),
 })
 
-#: The book's synthesizers, one name each. SW is matched to LW's Delta unless told otherwise.
-STANDARD = MappingProxyType({m.name: m for m in (
-    Member("Unweighted", "unweighted", colour="#1b9e77"),
-    Member("LW", "lw", base="Unweighted", colour="#d95f02"),
-    Member("LW_final", "final", base="LW", colour="#a6761d"),
-    Member("CW", "cw", colour="#7570b3"),
-    Member("CW_final", "final", base="CW", colour="#66a61e"),
-    Member("SW", "sw", base="Unweighted", match="LW", colour="#e7298a"),
-)})
+#: The book's synthesizers, one name each, as lineup members: built from the one registry,
+#: :data:`ppmlib.mechanism.schemes.REGISTRY` (SW is matched to LW's Delta unless told otherwise).
+STANDARD = MappingProxyType({key: Member(key, s.kind, base=s.base, match=s.match) for key, s in REGISTRY.items()})
 
 #: The CE paper's names for the book's synthesizers (shown as aliases where a chapter follows it).
-ALIASES = MappingProxyType({"LW": "DPweighted", "SW": "EMweighted", "CW": "Countweighted"})
+ALIASES = MappingProxyType(aliases())
 
-_MEMBER_FIELDS = ("base", "match", "alias", "colour")
+_MEMBER_FIELDS = ("base", "match", "alias")
 
 
 def member(name: str, **given) -> Member:
     """A standard synthesizer of :data:`STANDARD`, with settings and fields changed.
 
-    Keywords ``base``, ``match``, ``alias`` and ``colour`` replace the member's fields; every other
+    Keywords ``base``, ``match``, and ``alias`` replace the member's fields; every other
     keyword is a setting of its kind (checked against the kind's settings).
 
     >>> member("LW", c=0.7).settings
@@ -413,7 +402,7 @@ def run(members, model: str, y, *, X=None, prior: dict | None = None, q: float =
     Returns
     -------
     Results
-        name -> Synthesis, in lineup order, with ``.lineup`` for labels and colours.
+        name -> Synthesis, in lineup order, with ``.lineup`` for labels.
 
     Raises
     ------
