@@ -38,7 +38,7 @@ import numpy as np
 
 from ppmlib import _checks
 from ppmlib.mechanism.bounds import _key_weights
-from ppmlib.errors import CalibrationFailed
+from ppmlib.errors import BadArgument, CalibrationFailed
 from ppmlib.inference.posterior import Fit, Sampler, _sampler
 from ppmlib.mechanism.synthesis import Synthesis, match_delta, synthesizer
 from ppmlib.mechanism.weights import lw_risks, min_max_scale, risk_to_weight
@@ -88,7 +88,7 @@ def pareto_smoothed_log_weights(log_ratios, r_eff: float = 1.0) -> tuple[np.ndar
     r_eff = _checks.real(r_eff, "r_eff", low=0, high=1, low_open=True)
     S = x.size
     if S < 2:
-        raise ValueError(f"log_ratios needs at least 2 draws, got {S}")
+        raise BadArgument(f"log_ratios needs at least 2 draws, got {S}")
     cutoff_index = -int(np.ceil(min(S / 5.0, 3 * (S / r_eff) ** 0.5))) - 1
     x -= x.max()
     if not np.any(x):  # every ratio equal: the proposal is the target, the weights are exact
@@ -199,7 +199,7 @@ def predict_delta(fit: Fit, candidates) -> DeltaPrediction:
     alphas = np.atleast_2d(np.asarray(candidates, dtype=float))
     n = fit.y.size
     if alphas.ndim != 2 or alphas.shape[1] != n:
-        raise ValueError(f"candidates must have shape (C, {n}) (one weight per record), got {alphas.shape}")
+        raise BadArgument(f"candidates must have shape (C, {n}) (one weight per record), got {alphas.shape}")
     for row in alphas:
         _checks.weights(row, n, "candidates")
     keys = fit.record_keys
@@ -313,7 +313,7 @@ def calibrate_lw(model: str, y, base, target_epsilon: float, *, tau: float, g: f
 
     Raises
     ------
-    ValueError
+    BadArgument
         The target is out of reach at the ends of ``c_range`` (stated with the reachable range,
         after the ends are fitted to confirm it), or a base that is not an unweighted fit.
     CalibrationFailed
@@ -331,7 +331,7 @@ def calibrate_lw(model: str, y, base, target_epsilon: float, *, tau: float, g: f
     if not isinstance(base_fit, Fit):
         raise TypeError(f"base must be the unweighted Fit or Synthesis, got {type(base).__name__}")
     if not np.all(base_fit.weights == 1.0) or not base_fit.whole_chains:
-        raise ValueError("base must be the unweighted fit with all its draws (weights 1, no truncation): "
+        raise BadArgument("base must be the unweighted fit with all its draws (weights 1, no truncation): "
                          "its draws are the first proposal of the prediction")
     target = eps / 2
     risks = _risks(base, base_fit)
@@ -451,10 +451,10 @@ def _fallback(make, fits: dict, predictions: list, target: float, tau: float, ep
 
 
 def _out_of_reach(make, c_range: tuple, target: float, eps: float, tau: float) -> None:
-    """A ValueError stating the reachable epsilons when the target lies outside what the ends of ``c_range`` give."""
+    """A BadArgument stating the reachable epsilons when the target lies outside what the ends of ``c_range`` give."""
     low, high = make(c_range[0]), make(c_range[1])
     if low.delta - tau < target < high.delta + tau:
         return
-    raise ValueError(f"target_epsilon = {eps:g} is out of reach for this data and model: LW with c in "
+    raise BadArgument(f"target_epsilon = {eps:g} is out of reach for this data and model: LW with c in "
                      f"[{c_range[0]:g}, {c_range[1]:g}] reaches epsilon from {low.epsilon:.4g} to {high.epsilon:.4g}; "
                      "choose a target in that range (or widen c_range / change g)")

@@ -227,7 +227,7 @@ def _predictable(member: Member, base: Synthesis, q: float) -> bool:
     (``calibration="search"``, the search of :func:`ppmlib.calibrate_lw_epsilon`)."""
     how = _setting(member, "calibration", "predicted")
     if how not in ("predicted", "search"):
-        raise ValueError(f"{member.name}: calibration must be 'predicted' or 'search', got {how!r}")
+        raise BadArgument(f"{member.name}: calibration must be 'predicted' or 'search', got {how!r}")
     return (how == "predicted" and q == 1.0 and base.fit.whole_chains
             and bool((base.weights == 1.0).all()))
 

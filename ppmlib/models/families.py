@@ -419,7 +419,7 @@ class Normal(Family):
         if sufficient is None:
             sufficient = not emit_log_lik
         if sufficient and emit_log_lik:
-            raise ValueError("emit_log_lik writes Stan's per-record log_lik, which needs the records: "
+            raise BadArgument("emit_log_lik writes Stan's per-record log_lik, which needs the records: "
                              "pass sufficient=False (or leave it None) with emit_log_lik=True")
         if not sufficient:
             return {**super().stan_data(y, X, weights, prior, emit_log_lik), "K": K, "X": X, "sufficient": 0,
