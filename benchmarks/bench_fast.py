@@ -35,14 +35,14 @@ PREDICTORS = ["education", "experience", "ethnicity", "smsa", "region"]
 
 def wage_table(n: int, replace: bool):
     """n rows of the public CPS 1988 wage file (seed 1), with replacement when ``replace``."""
-    import ppmlib.synthesize as cmd
+    import ppmlib.release.command as cmd
     return cmd.load_table("cps1988").sample(n, replace=replace, random_state=1).reset_index(drop=True)
 
 
 def counted_run(table, epsilon: float, report: bool, sampler=None) -> dict:
     """The command's work on ``table`` (in this process), with the Stan fits counted and timed."""
     import ppmlib
-    import ppmlib.synthesize as cmd
+    import ppmlib.release.command as cmd
 
     fits = []
     original = ppmlib.Sampler.sample
