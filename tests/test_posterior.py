@@ -186,3 +186,18 @@ def test_a_scale_or_shape_of_the_prior_must_be_positive(model, setting, value):
 
 def test_a_prior_mean_may_be_negative():
     assert ppmlib.models.families.FAMILIES["negbin"].check_prior({"prior_log_mu_mean": -2})["prior_log_mu_mean"] == -2.0
+
+
+def test_an_unset_adapt_delta_is_the_familys_gate_passing_setting(monkeypatch):
+    """ppmlib.fit("mixture", ...) adapts to 0.9 as the CE chapter does (0.8 failed the diagnostics
+    gate there); the other families keep Stan's 0.8; a Sampler's own setting wins."""
+    from ppmlib.inference import backends
+    from ppmlib.models.families import family
+    seen = []
+    monkeypatch.setattr(backends, "sample", lambda program, data, **kw: seen.append((program, kw["adapt_delta"])))
+    for sampler in (ppmlib.Sampler(), ppmlib.Sampler(adapt_delta=0.95)):
+        for name in ("mixture", "normal", "negbin"):
+            sampler.sample(family(name), {}, 1)
+    assert seen == [("mixture", 0.9), ("normal", 0.8), ("negbin", 0.8),
+                    ("mixture", 0.95), ("normal", 0.95), ("negbin", 0.95)]
+    assert repr(ppmlib.Sampler()) == "Sampler(chains=4, draws=1000, warmup=1000)"

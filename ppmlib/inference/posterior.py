@@ -34,10 +34,12 @@ class Sampler:
         Draws kept per chain, after warmup; at least 1.
     warmup : int
         Adaptation iterations per chain, discarded; at least 1.
-    adapt_delta : float
-        The acceptance rate the step size is adapted to, in (0, 1); Stan's default 0.8. Raising it
-        (0.9, 0.95) takes smaller steps: fewer divergences where the posterior curves sharply, at
-        the cost of longer trajectories. Shown in the repr only when it is not the default.
+    adapt_delta : float, optional
+        The acceptance rate the step size is adapted to, in (0, 1). None (the default) takes the
+        family's setting, the one at which its fits pass the diagnostics gate: Stan's 0.8, the
+        mixture's 0.9 (``Family.adapt_delta``). Raising it (0.9, 0.95) takes smaller steps: fewer
+        divergences where the posterior curves sharply, at the cost of longer trajectories. Shown
+        in the repr only when it is set.
 
     Raises
     ------
@@ -61,17 +63,18 @@ class Sampler:
     chains: int = 4
     draws: int = 1000
     warmup: int = 1000
-    adapt_delta: float = backends.STAN_ADAPT_DELTA
+    adapt_delta: float | None = None
 
     def __post_init__(self):
         for name in ("chains", "draws", "warmup"):
             # frozen: set the checked (plain int) value through object.__setattr__
             object.__setattr__(self, name, _checks.integer(getattr(self, name), name, low=1))
-        object.__setattr__(self, "adapt_delta", _checks.real(self.adapt_delta, "adapt_delta", low=0, high=1,
-                                                             low_open=True, high_open=True))
+        if self.adapt_delta is not None:
+            object.__setattr__(self, "adapt_delta", _checks.real(self.adapt_delta, "adapt_delta", low=0, high=1,
+                                                                 low_open=True, high_open=True))
 
     def __repr__(self) -> str:
-        extra = f", adapt_delta={self.adapt_delta:g}" if self.adapt_delta != backends.STAN_ADAPT_DELTA else ""
+        extra = f", adapt_delta={self.adapt_delta:g}" if self.adapt_delta is not None else ""
         return f"Sampler(chains={self.chains}, draws={self.draws}, warmup={self.warmup}{extra})"
 
     @property
@@ -101,7 +104,21 @@ class Sampler:
         ppmlib.inference.exact.ConjugateSampler : exact Gamma draws of the Poisson model, without Stan.
         """
         return backends.sample(fam.name, data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed,
-                               adapt_delta=self.adapt_delta)
+                               adapt_delta=self.adapt_delta_for(fam))
+
+    def adapt_delta_for(self, fam: Family) -> float:
+        """The acceptance rate a fit of ``fam`` adapts to: this sampler's, or the family's when unset.
+
+        Parameters
+        ----------
+        fam : Family
+            The model.
+
+        Returns
+        -------
+        float
+        """
+        return fam.adapt_delta if self.adapt_delta is None else self.adapt_delta
 
 
 #: Stan's names of the sampler's per-draw statistics -> ArviZ's (as ``arviz.from_cmdstanpy`` names them).

@@ -5,6 +5,7 @@
 - :mod:`~ppmlib.mechanism.synthesis`: one scheme end to end (:func:`~ppmlib.mechanism.synthesis.synthesizer`)
   and the loops that match Delta
 - :mod:`~ppmlib.mechanism.reweighting`: re-weighting to a tolerance, LW calibrated to an epsilon
+- :mod:`~ppmlib.mechanism.calibration`: LW calibrated to an epsilon from draws already made (PSIS), refits only to confirm
 - :mod:`~ppmlib.mechanism.lineup`: a study's synthesizers described once and run by one runner
 - :mod:`~ppmlib.mechanism.joint`: several variables synthesized in sequence under one record-level bound
 - :mod:`~ppmlib.mechanism.pairwise`: the marginal and pairwise identification-risk weights (risk-efficient paper)
@@ -15,5 +16,5 @@
 """
 from ppmlib._lazy import submodules
 
-__getattr__, __dir__ = submodules(__name__, ("weights", "bounds", "synthesis", "reweighting", "lineup", "joint",
-                                             "guarantee", "survey", "censoring", "ledger", "pairwise"))
+__getattr__, __dir__ = submodules(__name__, ("weights", "bounds", "synthesis", "reweighting", "calibration", "lineup",
+                                             "joint", "guarantee", "survey", "censoring", "ledger", "pairwise"))

@@ -207,13 +207,29 @@ def _lw(member: Member, ctx: Context) -> Synthesis:
     base = ctx.done[member.base]
     if member.match is None:
         return _plain(member, ctx, "lw", base=base, c=_setting(member, "c", 1.0), g=_setting(member, "g", 0.0))
-    from ppmlib.mechanism.reweighting import epsilon_curve
     run = {k: v for k, v in ctx.run.items() if k in ("X", "prior", "q", "m", "sampler")}
-    found = epsilon_curve(ctx.model, ctx.y, base, [2 * _target_delta(member, ctx)],
-                          tau=_setting(member, "tau", 0.05), g=_setting(member, "g", 0.0),
-                          c_range=_setting(member, "c_range", (0.05, 5.0)),
-                          max_iter=_setting(member, "max_iter", 12), seed=ctx.seed, progress=ctx.progress, **run)[0]
+    shared = dict(tau=_setting(member, "tau", 0.05), g=_setting(member, "g", 0.0),
+                  c_range=_setting(member, "c_range", (0.05, 5.0)), max_iter=_setting(member, "max_iter", 12),
+                  seed=ctx.seed, progress=ctx.progress)
+    if _predictable(member, base, run.get("q", 1.0)):
+        from ppmlib.mechanism.calibration import calibrate_lw
+        run.pop("q", None)
+        found = calibrate_lw(ctx.model, ctx.y, base, 2 * _target_delta(member, ctx), **shared, **run)
+    else:
+        from ppmlib.mechanism.reweighting import epsilon_curve
+        found = epsilon_curve(ctx.model, ctx.y, base, [2 * _target_delta(member, ctx)], **shared, **run)[0]
     return replace(found, name=member.name)
+
+
+def _predictable(member: Member, base: Synthesis, q: float) -> bool:
+    """LW's c is predicted from draws (``calibration="predicted"``, the default) when the base is the
+    untruncated unweighted fit and no truncation is asked for; otherwise every step is a refit
+    (``calibration="search"``, the search of :func:`ppmlib.calibrate_lw_epsilon`)."""
+    how = _setting(member, "calibration", "predicted")
+    if how not in ("predicted", "search"):
+        raise BadArgument(f"{member.name}: calibration must be 'predicted' or 'search', got {how!r}")
+    return (how == "predicted" and q == 1.0 and base.fit.whole_chains
+            and bool((base.weights == 1.0).all()))
 
 
 def _cw(member: Member, ctx: Context) -> Synthesis:
@@ -312,7 +328,8 @@ class Kind:
 #: Add one here and every study can use it.
 KINDS = MappingProxyType({
     "unweighted": Kind(_unweighted),
-    "lw": Kind(_lw, needs_base=True, matchable=True, settings=("c", "g", "tau", "c_range", "max_iter")),
+    "lw": Kind(_lw, needs_base=True, matchable=True,
+               settings=("c", "g", "tau", "c_range", "max_iter", "calibration")),
     "cw": Kind(_cw, matchable=True, settings=("radius", "relative", "c", "g", "g_start", "rtol", "max_iter")),
     "sw": Kind(_sw, needs_base=True, matchable=True, settings=("a", "rtol", "max_iter", "known")),
     "custom": Kind(_custom, settings=("weights",)),
