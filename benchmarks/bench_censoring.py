@@ -10,21 +10,16 @@ Writes ``benchmarks/results/bench_censoring.json`` (machine, date, load, command
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_censoring.py [--repeat 3]``.
 """
 import argparse
-import datetime
-import json
-import os
-import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 import ppmlib
+from _results import record
 from ppmlib.datasets import simulate
 from ppmlib.inference import backends
 
-RESULTS = Path(__file__).resolve().parent / "results" / "bench_censoring.json"
 
 
 def data(model):
@@ -60,15 +55,10 @@ def main(argv=None):
         rows[model] = {"uncensored seconds": plain, "censored seconds": censored, "ratio": censored / plain}
         print(f"{model:8s} uncensored {plain:.2f} s, censored (CM, epsilon {args.epsilon:g}) {censored:.2f} s, "
               f"ratio {censored / plain:.2f}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "benchmark": "censored vs uncensored fit, 4 chains x 1000 draws after 1000 warmup, n = 1000, best of "
-                     f"{args.repeat}", "backend": backends.backend(), "machine": platform.platform(),
-        "processor": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "load average": os.getloadavg(), "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-        "results": rows}, indent=2) + "\n")
-    print(f"written: {RESULTS}")
+    written = record("bench_censoring", title="A censored fit (CM) against the uncensored fit of the same data: "
+                     f"4 chains x 1000 draws after 1000 warmup, n = 1000, best of {args.repeat}, {backends.backend()}",
+                     rows=[{"model": m, **r} for m, r in rows.items()], notes="target: ratio at most 2")
+    print(f"written: {written}")
 
 
 if __name__ == "__main__":

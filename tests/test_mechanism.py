@@ -87,7 +87,8 @@ def test_missing_or_foreign_settings_are_errors(scheme, settings, match):
 
 def test_registry_holds_labels_settings_and_weights():
     assert {k: s.label for k, s in mechanism.SCHEMES.items()} == {
-        "unweighted": "Unweighted", "lw": "LW", "cw": "CW", "sw": "SW", "custom": "Custom"}
+        "unweighted": "Unweighted", "lw": "LW", "cw": "CW", "sw": "SW", "custom": "Custom", "cm": "CM", "wcm": "WCM",
+        "strict_weighted": "Strict weighted", "ir": "IR_marginal", "pairwise": "IR_pairwise"}
     y = np.array([1, 2, 3, 30])
     cw = mechanism.SCHEMES["cw"]
     settings = {**cw.resolve({"radius": 2.0}), "q": 1.0}

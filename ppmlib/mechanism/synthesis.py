@@ -27,7 +27,6 @@ from ppmlib.inference.posterior import Fit, Sampler, _fit, _sampler
 from ppmlib.seeding import seeds
 from ppmlib.mechanism.weights import cw_weights, lw_weights, scalar_weights
 from ppmlib.mechanism.pairwise import marginal_ir_weights, pairwise_ir_weights
-from ppmlib.errors import BadArgument
 
 if TYPE_CHECKING:
     import pandas as pd
