@@ -11,7 +11,6 @@ Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_censoring.py [--repeat 3]`
 """
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
