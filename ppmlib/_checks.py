@@ -1,6 +1,7 @@
 """Input validation shared by the public functions.
 
-Every check raises ``TypeError`` (wrong kind of object) or ``ValueError`` (right kind, bad value)
+Every check raises ``TypeError`` (wrong kind of object), :class:`ppmlib.errors.BadArgument` (a
+parameter's value) or :class:`ppmlib.errors.DataRefused` (the data's values), both subclasses of ``ValueError``,
 with a message that names the argument, so a reader rerunning a chapter with new parameters sees
 at once what to change.
 """
@@ -10,6 +11,8 @@ import numbers
 
 import numpy as np
 
+from ppmlib.errors import BadArgument, DataRefused
+
 
 def real_array(value, name: str, ndim: int | None = None) -> np.ndarray:
     """``value`` as a float array; rejects strings, objects and the wrong number of dimensions."""
@@ -18,17 +21,17 @@ def real_array(value, name: str, ndim: int | None = None) -> np.ndarray:
     except (TypeError, ValueError) as err:
         raise TypeError(f"{name} must be numeric array-like, got {type(value).__name__}") from err
     if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+        raise BadArgument(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     return arr
 
 
 def finite_array(value, name: str, ndim: int | None = None) -> np.ndarray:
     arr = real_array(value, name, ndim)
     if arr.size == 0:
-        raise ValueError(f"{name} is empty")
+        raise DataRefused(f"{name} is empty")
     bad = ~np.isfinite(arr)
     if bad.any():
-        raise ValueError(f"{name} has {bad.sum()} non-finite value(s) (NaN or inf), "
+        raise DataRefused(f"{name} has {bad.sum()} non-finite value(s) (NaN or inf), "
                          f"first at index {np.argwhere(bad)[0].tolist()}")
     return arr
 
@@ -46,11 +49,11 @@ def counts(value, name: str = "y", *, high: int = 2**63) -> np.ndarray:
     """
     arr = finite_array(value, name, ndim=1)
     if (arr < 0).any():
-        raise ValueError(f"{name} must be non-negative counts; record {_first(arr < 0)} is negative")
+        raise DataRefused(f"{name} must be non-negative counts; record {_first(arr < 0)} is negative")
     if (arr != np.round(arr)).any():
-        raise ValueError(f"{name} must be integer counts; record {_first(arr != np.round(arr))} is not an integer")
+        raise DataRefused(f"{name} must be integer counts; record {_first(arr != np.round(arr))} is not an integer")
     if (arr >= high).any():
-        raise ValueError(f"{name} must be counts below {high}; record {_first(arr >= high)} is larger "
+        raise DataRefused(f"{name} must be counts below {high}; record {_first(arr >= high)} is larger "
                          "(rescale the counts, e.g. to thousands)")
     return arr.astype(np.int64)
 
@@ -61,10 +64,10 @@ def weights(value, n: int, name: str = "weights") -> np.ndarray:
         return np.ones(n)
     arr = finite_array(value, name, ndim=1)
     if arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but there are {n} records")
+        raise BadArgument(f"{name} has length {arr.shape[0]} but there are {n} records")
     if ((arr < 0) | (arr > 1)).any():
         bad = arr[(arr < 0) | (arr > 1)][0]
-        raise ValueError(f"{name} must lie in [0, 1]; found {bad:g} (weights are never clipped silently)")
+        raise BadArgument(f"{name} must lie in [0, 1]; found {bad:g} (weights are never clipped silently)")
     return arr
 
 
@@ -74,13 +77,13 @@ def real(value, name: str, *, low=None, high=None, low_open=False, high_open=Fal
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     value = float(value)
     if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
+        raise BadArgument(f"{name} must be finite, got {value}")
     too_low = low is not None and (value <= low if low_open else value < low)
     too_high = high is not None and (value >= high if high_open else value > high)
     if too_low or too_high:
         lo = "(" if low_open else "["
         hi = ")" if high_open else "]"
-        raise ValueError(f"{name} must lie in {lo}{low if low is not None else '-inf'}, "
+        raise BadArgument(f"{name} must lie in {lo}{low if low is not None else '-inf'}, "
                          f"{high if high is not None else 'inf'}{hi}, got {value:g}")
     return value
 
@@ -89,7 +92,7 @@ def integer(value, name: str, *, low: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if low is not None and value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
+        raise BadArgument(f"{name} must be >= {low}, got {value}")
     return int(value)
 
 
@@ -107,7 +110,7 @@ def log_lik_matrix(value, name: str = "log_lik") -> np.ndarray:
     """An S x n log-likelihood matrix; -inf is allowed (it is a legitimate log density), NaN is not."""
     arr = real_array(value, name, ndim=2)
     if arr.size == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape})")
+        raise BadArgument(f"{name} is empty (shape {arr.shape})")
     if np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN")
+        raise BadArgument(f"{name} contains NaN")
     return arr

@@ -20,6 +20,7 @@ __all__ = ["shipped_file", "search_path"]
 
 import os
 from pathlib import Path
+from ppmlib.errors import BadArgument
 
 PACKAGE = Path(__file__).resolve().parent
 CHECKOUT = PACKAGE.parent
@@ -30,7 +31,7 @@ STAN_DIR_VARIABLE = "PPMLIB_STAN_DIR"
 def search_path(folder: str) -> list[tuple[Path, str]]:
     """The folders searched for ``folder`` ("stan" or "data"), in order, each with what it is."""
     if folder not in FOLDERS:
-        raise ValueError(f"folder must be one of {sorted(FOLDERS)}, got {folder!r}")
+        raise BadArgument(f"folder must be one of {sorted(FOLDERS)}, got {folder!r}")
     override = os.environ.get(STAN_DIR_VARIABLE, "").strip()
     if folder == "stan" and override:
         return [(Path(override), f"${STAN_DIR_VARIABLE}")]

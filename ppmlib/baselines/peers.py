@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from ppmlib import _checks
+from ppmlib.errors import BadArgument
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,10 @@ class Table:
     def __post_init__(self):
         edges = _checks.finite_array(self.edges, "edges", ndim=1)
         if edges.size < 3 or np.any(np.diff(edges) <= 0):
-            raise ValueError(f"edges must be at least 3 strictly increasing values, got {edges.tolist()}")
+            raise BadArgument(f"edges must be at least 3 strictly increasing values, got {edges.tolist()}")
         for key, levels in self.keys.items():
             if len(levels) == 0 or len(set(map(str, levels))) != len(levels):
-                raise ValueError(f"key {key!r} must list distinct levels, got {list(levels)}")
+                raise BadArgument(f"key {key!r} must list distinct levels, got {list(levels)}")
         object.__setattr__(self, "edges", tuple(edges.tolist()))
 
     @property
@@ -101,11 +102,11 @@ class Table:
             raise TypeError(f"data must be a DataFrame, got {type(data).__name__}")
         missing = [c for c in (*self.keys, self.column) if c not in data.columns]
         if missing:
-            raise ValueError(f"data lacks columns {missing}; it has {list(data.columns)}")
+            raise BadArgument(f"data lacks columns {missing}; it has {list(data.columns)}")
         for key, levels in self.keys.items():
             unknown = sorted(set(data[key].astype(str)) - set(map(str, levels)))
             if unknown:
-                raise ValueError(f"key {key!r} has {len(unknown)} value(s) outside its public levels")
+                raise BadArgument(f"key {key!r} has {len(unknown)} value(s) outside its public levels")
         _checks.finite_array(data[self.column].to_numpy(float), self.column, ndim=1)
 
     def key_codes(self, data: pd.DataFrame) -> tuple:
@@ -179,7 +180,7 @@ class Table:
         """
         joint = np.clip(np.asarray(joint, float), 0, None)
         if joint.shape != self.shape or joint.sum() <= 0:
-            raise ValueError(f"joint must be a non-negative table of shape {self.shape} with some mass")
+            raise BadArgument(f"joint must be a non-negative table of shape {self.shape} with some mass")
         marginal = joint.reshape(-1, joint.shape[-1]).sum(axis=0)
         codes = self.key_codes(data)
         rows = joint[codes] if codes else np.broadcast_to(joint, (len(data), joint.shape[-1]))   # (n, bins)
@@ -454,7 +455,7 @@ def frames_of(synthetic, data: pd.DataFrame, column: str, transform: Callable | 
     """
     synthetic = _checks.finite_array(synthetic, "synthetic", ndim=2)
     if synthetic.shape[1] != len(data):
-        raise ValueError(f"synthetic has {synthetic.shape[1]} values per dataset; data has {len(data)} rows")
+        raise BadArgument(f"synthetic has {synthetic.shape[1]} values per dataset; data has {len(data)} rows")
     return [data.assign(**{column: transform(row) if transform else row}).reset_index(drop=True) for row in synthetic]
 
 
@@ -502,7 +503,7 @@ def run(names, data: pd.DataFrame, table: Table, epsilons, *, m: int = 20, seed=
     settings = dict(settings or {})
     unknown = sorted(set(names) - set(PEERS)) + sorted(set(settings) - set(PEERS))
     if unknown:
-        raise ValueError(f"unknown peer(s) {unknown}; choose from {list(PEERS)}")
+        raise BadArgument(f"unknown peer(s) {unknown}; choose from {list(PEERS)}")
     epsilons = [_checks.real(e, "epsilons[...]", low=0, low_open=True) for e in epsilons]
     jobs = [(name, eps) for name in names if table.keys or not PEERS[name][2]
             for eps in (epsilons if PEERS[name][1] else [None])]

@@ -23,6 +23,7 @@ import pandas as pd
 from ppmlib import _checks
 from ppmlib._files import write_text_atomically
 from ppmlib._shipped import shipped_file
+from ppmlib.errors import BadArgument
 
 # data/ce_like.csv of the checkout, or the installed package's copy (see ppmlib._shipped)
 DATA_FILE = shipped_file("data", "ce_like.csv", must_exist=False)
@@ -158,12 +159,12 @@ def load(path: str | os.PathLike | None = None, *, lower_tail: bool = True) -> p
     if lower_tail:
         return df
     if not shipped:
-        raise ValueError("lower_tail=False rebuilds the shipped sample's incomes without the tail; "
+        raise BadArgument("lower_tail=False rebuilds the shipped sample's incomes without the tail; "
                          f"it does not apply to another file ({path})")
     # the tail is drawn after everything else, so the generator without it gives the bulk's incomes
     bulk = generate(len(df), tiny_share=0.0)
     if df.drop(columns="Income").to_csv(index=False) != bulk.drop(columns="Income").to_csv(index=False):
-        raise ValueError(f"{path} is not the generator's sample; {REGENERATE}")
+        raise BadArgument(f"{path} is not the generator's sample; {REGENERATE}")
     return df.assign(Income=bulk["Income"].to_numpy())
 
 

@@ -12,6 +12,7 @@ __all__ = ["design_matrix", "independent_columns", "is_categorical"]
 from typing import TYPE_CHECKING
 
 import numpy as np
+from ppmlib.errors import BadArgument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,32 +88,32 @@ def design_matrix(df: "pd.DataFrame", columns, *, reference: dict | None = None,
         raise TypeError(f"df must be a pandas DataFrame (one row per record), got {type(df).__name__}; "
                         "pd.DataFrame(...) makes one from a dict of columns")
     if len(df) == 0:
-        raise ValueError("df has no rows: a design matrix needs at least one record")
+        raise BadArgument("df has no rows: a design matrix needs at least one record")
     if isinstance(columns, str):
         raise TypeError(f"columns must be a list of column names, got the string {columns!r}")
     columns = list(columns)
     reference, levels = dict(reference or {}), dict(levels or {})
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ValueError(f"columns {missing} are not in the data; it has {list(df.columns)}")
+        raise BadArgument(f"columns {missing} are not in the data; it has {list(df.columns)}")
     for name, given in (("reference", reference), ("levels", levels)):
         extra = sorted(set(given) - set(columns))
         if extra:
-            raise ValueError(f"{name} names {extra}, which are not among columns {columns}")
+            raise BadArgument(f"{name} names {extra}, which are not among columns {columns}")
     blocks = {"(Intercept)": np.ones(len(df))} if intercept else {}
     for col in columns:
         missing_values = int(df[col].isna().sum())
         if missing_values:  # as text, NaN would become a level of its own, "nan", without a word
-            raise ValueError(f"column {col!r} has {missing_values} missing value(s); drop or impute those records "
+            raise BadArgument(f"column {col!r} has {missing_values} missing value(s); drop or impute those records "
                              "first, or make missingness an explicit level (e.g. fillna('missing'))")
         values = df[col].to_numpy()
         col_levels = list(levels[col]) if col in levels else sorted(pd.unique(values), key=str)
         unknown = sorted({str(v) for v in pd.unique(values)} - {str(v) for v in col_levels})
         if unknown:
-            raise ValueError(f"column {col!r} has values {unknown} that are not among its levels {col_levels}")
+            raise BadArgument(f"column {col!r} has values {unknown} that are not among its levels {col_levels}")
         ref = reference.get(col, col_levels[0])
         if str(ref) not in {str(v) for v in col_levels}:
-            raise ValueError(f"reference level {ref!r} of column {col!r} is not one of its levels {col_levels}")
+            raise BadArgument(f"reference level {ref!r} of column {col!r} is not one of its levels {col_levels}")
         text = values.astype(str)
         for level in col_levels:
             if str(level) != str(ref):

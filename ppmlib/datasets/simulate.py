@@ -13,6 +13,7 @@ import numpy as np
 
 from ppmlib import _checks
 from ppmlib.models.families import negbin_draw
+from ppmlib.errors import BadArgument
 
 
 def poisson(n: int, mu: float, seed) -> np.ndarray:
@@ -78,11 +79,11 @@ def nb_mixture(n: int, mus, phis, probs, seed) -> np.ndarray:
     phis = _checks.finite_array(phis, "phis", ndim=1)
     probs = _checks.finite_array(probs, "probs", ndim=1)
     if not (mus.size == phis.size == probs.size):
-        raise ValueError(f"mus, phis and probs must have the same length, got {mus.size}, {phis.size}, {probs.size}")
+        raise BadArgument(f"mus, phis and probs must have the same length, got {mus.size}, {phis.size}, {probs.size}")
     if (mus <= 0).any() or (phis <= 0).any():
-        raise ValueError("mus and phis must be positive")
+        raise BadArgument("mus and phis must be positive")
     if (probs < 0).any() or not np.isclose(probs.sum(), 1.0):
-        raise ValueError(f"probs must be non-negative and sum to 1, got sum {probs.sum():g}")
+        raise BadArgument(f"probs must be non-negative and sum to 1, got sum {probs.sum():g}")
     rng = np.random.default_rng(seed)
     component = rng.choice(probs.size, size=n, p=probs / probs.sum())
     return negbin_draw(rng, mus[component], phis[component])

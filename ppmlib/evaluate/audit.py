@@ -33,6 +33,7 @@ from scipy import stats
 
 from ppmlib.inference import exact
 from ppmlib import _checks
+from ppmlib.errors import BadArgument
 
 #: What the attacker sees: one parameter draw, one synthetic dataset, or m datasets.
 OUTPUTS = ("theta", "one dataset", "m datasets")
@@ -63,11 +64,11 @@ def clopper_pearson(successes, trials, confidence: float = 0.95):
     k = _checks.finite_array(successes, "successes")
     n = _checks.finite_array(trials, "trials")
     if (k != np.round(k)).any() or (n != np.round(n)).any():
-        raise ValueError("successes and trials must be whole numbers")
+        raise BadArgument("successes and trials must be whole numbers")
     if (n < 1).any():
-        raise ValueError(f"trials must be >= 1, got {n.min():g}")
+        raise BadArgument(f"trials must be >= 1, got {n.min():g}")
     if (k < 0).any() or (k > n).any():
-        raise ValueError("successes must lie in [0, trials]")
+        raise BadArgument("successes must lie in [0, trials]")
     tail = (1.0 - confidence) / 2.0
     with np.errstate(invalid="ignore"):
         low = np.where(k == 0, 0.0, stats.beta.ppf(tail, k, n - k + 1))
@@ -92,9 +93,9 @@ def epsilon_from_rates(tpr, fpr):
     fpr = _checks.finite_array(fpr, "fpr")
     for name, rate in (("tpr", tpr), ("fpr", fpr)):
         if ((rate < 0) | (rate > 1)).any():
-            raise ValueError(f"{name} must lie in [0, 1]; found {rate[(rate < 0) | (rate > 1)].ravel()[0]:g}")
+            raise BadArgument(f"{name} must lie in [0, 1]; found {rate[(rate < 0) | (rate > 1)].ravel()[0]:g}")
     if (fpr == 0).any():
-        raise ValueError("fpr must be positive (use the upper end of its confidence interval, never a raw 0)")
+        raise BadArgument("fpr must be positive (use the upper end of its confidence interval, never a raw 0)")
     with np.errstate(divide="ignore"):
         out = np.log(tpr) - np.log(fpr)
     return float(out) if out.ndim == 0 else out
@@ -140,7 +141,7 @@ def auc(scores, member) -> float:
     ranks = stats.rankdata(scores)
     p, q = member.sum(), (~member).sum()
     if p == 0 or q == 0:
-        raise ValueError("member must contain both True (from D) and False (from D') trials")
+        raise BadArgument("member must contain both True (from D) and False (from D') trials")
     return float((ranks[member].sum() - p * (p + 1) / 2) / (p * q))
 
 
@@ -157,10 +158,10 @@ def _scores_and_labels(scores, member, minimum: int):
     scores = _checks.finite_array(scores, "scores", ndim=1)
     member = np.asarray(member)
     if member.dtype != bool or member.shape != scores.shape:
-        raise ValueError(f"member must be a boolean array of the scores' shape {scores.shape}, "
+        raise BadArgument(f"member must be a boolean array of the scores' shape {scores.shape}, "
                          f"got dtype {member.dtype} and shape {member.shape}")
     if scores.size < minimum:
-        raise ValueError(f"need at least {minimum} trials, got {scores.size}")
+        raise BadArgument(f"need at least {minimum} trials, got {scores.size}")
     return scores, member
 
 
@@ -212,7 +213,7 @@ def epsilon_lower_bound(scores, member, confidence: float = 0.95, max_thresholds
     selection, evaluation = slice(0, half), slice(half, scores.size)
     for name, part in (("selection", selection), ("evaluation", evaluation)):
         if member[part].all() or not member[part].any():
-            raise ValueError(f"the {name} half of the trials holds outputs of only one database; "
+            raise BadArgument(f"the {name} half of the trials holds outputs of only one database; "
                              "run more trials (each half needs both D and D')")
     candidates = np.unique(np.quantile(scores[selection], np.linspace(0, 1, max_thresholds)))
     best = (-np.inf, candidates[0], 1)
@@ -263,7 +264,7 @@ def _world(world, name):
 
 def _output(output):
     if output not in OUTPUTS:
-        raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
+        raise BadArgument(f"output must be one of {OUTPUTS}, got {output!r}")
     return output
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from ppmlib import _checks
+from ppmlib.errors import BadArgument
 
 if TYPE_CHECKING:
     from ppmlib.inference.posterior import Fit
@@ -70,18 +71,18 @@ def _inputs(y, z, mu, sigma, offsets):
     if z.ndim == 1:
         z = z[None, :]
     if z.ndim != 2 or z.shape[1] != n:
-        raise ValueError(f"z must be (n,) or (m, n) synthetic values with n = {n}, got shape {z.shape}")
+        raise BadArgument(f"z must be (n,) or (m, n) synthetic values with n = {n}, got shape {z.shape}")
     mu = _checks.finite_array(mu, "mu", ndim=2)
     if mu.shape[1] != n:
-        raise ValueError(f"mu must be (H, n) model means with n = {n}, got shape {mu.shape}")
+        raise BadArgument(f"mu must be (H, n) model means with n = {n}, got shape {mu.shape}")
     sigma = _checks.finite_array(sigma, "sigma", ndim=1)
     if sigma.size != mu.shape[0]:
-        raise ValueError(f"sigma must be (H,) with H = {mu.shape[0]} (the rows of mu), got shape {sigma.shape}")
+        raise BadArgument(f"sigma must be (H,) with H = {mu.shape[0]} (the rows of mu), got shape {sigma.shape}")
     if (sigma <= 0).any():
-        raise ValueError(f"sigma must be positive; found {sigma[sigma <= 0][0]:g}")
+        raise BadArgument(f"sigma must be positive; found {sigma[sigma <= 0][0]:g}")
     offsets = DEFAULT_OFFSETS if offsets is None else _checks.finite_array(offsets, "offsets", ndim=1)
     if not np.any(offsets == 0):
-        raise ValueError("offsets must contain 0 (the true value is one of the guesses)")
+        raise BadArgument("offsets must contain 0 (the true value is one of the guesses)")
     return y, z, mu, sigma, offsets
 
 
@@ -115,7 +116,7 @@ def _per_dataset_log_lik(z: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np
     if mu.ndim == 2:
         mu = np.broadcast_to(mu, (z.shape[0], *mu.shape))
     if mu.shape != (z.shape[0], sigma.size, z.shape[1]):
-        raise ValueError(f"mu_synthetic must be (H, n) or (m, H, n) = {(z.shape[0], sigma.size, z.shape[1])}, "
+        raise BadArgument(f"mu_synthetic must be (H, n) or (m, H, n) = {(z.shape[0], sigma.size, z.shape[1])}, "
                          f"got shape {mu.shape}")
     return np.concatenate([synthetic_log_lik(z[l:l + 1], mu[l], sigma) for l in range(z.shape[0])])
 
@@ -211,7 +212,7 @@ def attribute_risk(y, z, mu, sigma, offsets=None, weights=None, mu_synthetic=Non
         probs /= probs.sum(axis=1, keepdims=True)
     undefined = ~np.isfinite(probs).all(axis=1)
     if undefined.any():  # every guess has likelihood 0 (underflow): no risk can be computed
-        raise ValueError(f"attribute risk is undefined for {undefined.sum()} of {y.size} records: the synthetic data "
+        raise BadArgument(f"attribute risk is undefined for {undefined.sum()} of {y.size} records: the synthetic data "
                          "have likelihood 0 under every guess and draw (underflow). Check that z, mu and sigma are on "
                          "the same scale (e.g. all on the log scale) and that sigma is not tiny.")
     true_col = int(np.flatnonzero(offsets == 0)[0])
@@ -247,10 +248,10 @@ def risk_inputs(fit: "Fit", H: int) -> tuple[np.ndarray, np.ndarray]:
     if not isinstance(fit, Fit):
         raise TypeError(f"fit must be a ppmlib.Fit of the 'normal' model, got {type(fit).__name__}")
     if not isinstance(fit.model, Normal):
-        raise ValueError(f"attribute_risk needs a normal synthesizer; this fit is {fit.model.name!r}")
+        raise BadArgument(f"attribute_risk needs a normal synthesizer; this fit is {fit.model.name!r}")
     H = _checks.integer(H, "H", low=1)
     if H > fit.n_draws:
-        raise ValueError(f"H = {H} draws requested but the fit has {fit.n_draws}")
+        raise BadArgument(f"H = {H} draws requested but the fit has {fit.n_draws}")
     keep = np.zeros(fit.n_draws, dtype=bool)
     keep[np.linspace(0, fit.n_draws - 1, H).round().astype(int)] = True
     thinned = fit.subset(keep)
@@ -275,7 +276,7 @@ def guess_table(risk: AttributeRisk, record: int):
     import pandas as pd
     record = _checks.integer(record, "record", low=0)
     if record >= risk.probs.shape[0]:
-        raise ValueError(f"record must be below n = {risk.probs.shape[0]}, got {record}")
+        raise BadArgument(f"record must be below n = {risk.probs.shape[0]}, got {record}")
     table = pd.DataFrame({"guess": risk.guesses[record], "offset": risk.offsets,
                           "probability": risk.probs[record], "true value": risk.offsets == 0})
     return table.sort_values("probability", ascending=False, kind="stable").reset_index(drop=True)
@@ -308,7 +309,7 @@ def risk_summary(risk: AttributeRisk, sigma_h, sigma_draws) -> dict:
     sigma_h = _checks.finite_array(sigma_h, "sigma_h", ndim=1)
     sigma_draws = _checks.finite_array(sigma_draws, "sigma_draws", ndim=1)
     if sigma_h.size != risk.draw_share.size:
-        raise ValueError(f"sigma_h must have one value per draw used (H = {risk.draw_share.size}), got {sigma_h.size}")
+        raise BadArgument(f"sigma_h must have one value per draw used (H = {risk.draw_share.size}), got {sigma_h.size}")
     effective = float(risk.draw_share @ sigma_h)
     G = risk.offsets.size
     return {"median P(true)": float(np.median(risk.prob_true)), "mean P(true)": float(risk.prob_true.mean()),
@@ -403,7 +404,7 @@ def risk_by_m(y, z, mu, sigma, m_values, sigma_draws, offsets=None, weights=None
     z = np.atleast_2d(_checks.finite_array(z, "z"))
     m_values = sorted({_checks.integer(k, "m_values[...]", low=1) for k in m_values})
     if m_values[-1] > z.shape[0]:
-        raise ValueError(f"m_values go up to {m_values[-1]} but z holds {z.shape[0]} datasets")
+        raise BadArgument(f"m_values go up to {m_values[-1]} but z holds {z.shape[0]} datasets")
     risks = {k: attribute_risk(y, z[:k], mu, sigma, offsets, weights) for k in m_values}
     table = pd.DataFrame({k: risk_summary(r, sigma, sigma_draws) for k, r in risks.items()}).T.rename_axis("m")
     return risks, table
@@ -469,7 +470,7 @@ def risk_by_dataset(fit, y, H: int, K: int, seed, offsets=None, weights=None, de
     from ppmlib.progress import progress_bar
     K = _checks.integer(K, "K", low=1)
     if K > fit.n_draws:
-        raise ValueError(f"K = {K} datasets need K draws; the fit has {fit.n_draws}")
+        raise BadArgument(f"K = {K} datasets need K draws; the fit has {fit.n_draws}")
     mu, sigma = risk_inputs(fit, H)
     sigma_draws = fit.draws["sigma"]
     rng = np.random.default_rng(_checks.seed(seed))
@@ -512,13 +513,13 @@ def expected_risk(by_dataset: dict, column: str = "mean P(true)", reference: str
     confidence = _checks.real(confidence, "confidence", low=0, high=1, low_open=True, high_open=True)
     names = list(by_dataset)
     if not names:
-        raise ValueError("by_dataset is empty: give one table of releases per synthesizer")
+        raise BadArgument("by_dataset is empty: give one table of releases per synthesizer")
     reference = names[0] if reference is None else reference
     if reference not in by_dataset:
-        raise ValueError(f"reference {reference!r} is not in by_dataset ({names})")
+        raise BadArgument(f"reference {reference!r} is not in by_dataset ({names})")
     values = {name: np.asarray(table[column], dtype=float) for name, table in by_dataset.items()}
     if min(v.size for v in values.values()) < 2:
-        raise ValueError("every synthesizer needs at least 2 releases for an interval")
+        raise BadArgument("every synthesizer needs at least 2 releases for an interval")
     quantile = 0.5 + confidence / 2
     ref = values[reference]
     rows = {}
@@ -651,9 +652,9 @@ def identification_risk(confidential, synthetic, keys, synthesized: str, radius:
     for name, frame in [("confidential", confidential), *((f"synthetic[{j}]", f) for j, f in enumerate(frames))]:
         missing = [c for c in needed if c not in frame.columns]
         if missing:
-            raise ValueError(f"{name} lacks columns {missing}")
+            raise BadArgument(f"{name} lacks columns {missing}")
         if len(frame) != len(confidential):
-            raise ValueError(f"{name} has {len(frame)} rows; a partially synthetic release has the "
+            raise BadArgument(f"{name} has {len(frame)} rows; a partially synthetic release has the "
                              f"confidential data's {len(confidential)}, row for row")
     radius = _checks.real(radius, "radius", low=0, low_open=True)
     y = _checks.finite_array(confidential[synthesized].to_numpy(float), synthesized, ndim=1)

@@ -27,6 +27,7 @@ from scipy import stats
 
 from ppmlib import _checks
 from ppmlib.evaluate.utility import combine, ols
+from ppmlib.errors import BadArgument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,7 +66,7 @@ def analyst_design(table: "pd.DataFrame", columns, squared=()) -> tuple[np.ndarr
     columns, squared = list(columns), list(squared)
     unknown = [c for c in columns + squared if c not in table.columns]
     if unknown:
-        raise ValueError(f"analyst columns {unknown} are not in the data; it has {list(table.columns)}")
+        raise BadArgument(f"analyst columns {unknown} are not in the data; it has {list(table.columns)}")
     parts = [np.ones(len(table))] + [table[c].to_numpy(float) for c in columns]
     parts += [table[c].to_numpy(float) ** 2 for c in squared]
     return np.column_stack(parts), ("(Intercept)", *columns, *(f"{c}^2" for c in squared))
@@ -97,7 +98,7 @@ def coefficient_table(y, X, terms, synthetic: dict, level: float = 0.95) -> "pd.
     X = _checks.finite_array(X, "X", ndim=2)
     terms = list(terms)
     if len(terms) != X.shape[1]:
-        raise ValueError(f"terms names {len(terms)} columns but X has {X.shape[1]}")
+        raise BadArgument(f"terms names {len(terms)} columns but X has {X.shape[1]}")
     beta, var = ols(y, X)
     half = stats.t.ppf(0.5 + level / 2, X.shape[0] - X.shape[1]) * np.sqrt(var)
     frames = [pd.DataFrame({"term": terms, "source": "Data", "estimate": beta, "low": beta - half,

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ppmlib import _checks
 from ppmlib.datasets.design import is_categorical
+from ppmlib.errors import BadArgument
 
 STATISTICS = {
     "15th pct": lambda d: np.percentile(d, 15, axis=1),
@@ -58,7 +59,7 @@ def statistics(datasets) -> pd.DataFrame:
     if d.ndim == 1:
         d = d[None, :]
     if d.ndim != 2:
-        raise ValueError(f"datasets must be (m, n), got shape {d.shape}")
+        raise BadArgument(f"datasets must be (m, n), got shape {d.shape}")
     return pd.DataFrame({name: stat(d) for name, stat in STATISTICS.items()})
 
 
@@ -215,7 +216,7 @@ def tail_distortion(long: pd.DataFrame, source: str) -> float:
     """
     c = centre(long)
     if source not in c.columns:
-        raise ValueError(f"no source {source!r}; have {list(c.columns)}")
+        raise BadArgument(f"no source {source!r}; have {list(c.columns)}")
     return float(sum(abs(c.loc[s, source] - c.loc[s, "Data"]) for s in ("15th pct", "90th pct")))
 
 
@@ -248,7 +249,7 @@ def standardized_gap(long: pd.DataFrame, source: str, statistics=tuple(STATISTIC
     centre_, spread = data.median(), data.std()
     mine = long[long["source"] == source]
     if mine.empty:
-        raise ValueError(f"no source {source!r}; have {sorted(long['source'].unique())}")
+        raise BadArgument(f"no source {source!r}; have {sorted(long['source'].unique())}")
     total = 0.0
     for stat in statistics:
         values = mine.loc[mine["statistic"] == stat, "value"].to_numpy(float)
@@ -406,12 +407,12 @@ def pmse(confidential: pd.DataFrame, synthetic, *, method: str = "logit", intera
         raise TypeError(f"confidential must be a DataFrame, got {type(confidential).__name__}")
     frames = _as_frames(synthetic)
     if method not in ("logit", "cart"):
-        raise ValueError(f"method must be 'logit' or 'cart', got {method!r}")
+        raise BadArgument(f"method must be 'logit' or 'cart', got {method!r}")
     columns = list(confidential.columns if columns is None else columns)
     for j, frame in enumerate(frames):
         missing = [c for c in columns if c not in frame.columns or c not in confidential.columns]
         if missing:
-            raise ValueError(f"synthetic dataset {j} or the confidential data lacks columns {missing}")
+            raise BadArgument(f"synthetic dataset {j} or the confidential data lacks columns {missing}")
     permutations = _checks.integer(permutations, "permutations", low=1)
     min_leaf = _checks.integer(min_leaf, "min_leaf", low=1)
     rng = np.random.default_rng(_checks.seed(seed))
@@ -465,7 +466,7 @@ def ols(y, X) -> tuple[np.ndarray, np.ndarray]:
     X = _checks.finite_array(X, "X", ndim=2)
     n, p = X.shape
     if n != y.size or n <= p:
-        raise ValueError(f"X must have one row per value of y ({y.size}) and more rows than columns, got {X.shape}")
+        raise BadArgument(f"X must have one row per value of y ({y.size}) and more rows than columns, got {X.shape}")
     beta, *_ = np.linalg.lstsq(X, y, rcond=None)
     residual = y - X @ beta
     sigma2 = residual @ residual / (n - p)
@@ -503,11 +504,11 @@ def combine(estimates, variances, level: float = 0.95) -> dict:
     q = _checks.finite_array(estimates, "estimates")
     v = _checks.finite_array(variances, "variances")
     if q.shape != v.shape:
-        raise ValueError(f"estimates {q.shape} and variances {v.shape} must have the same shape")
+        raise BadArgument(f"estimates {q.shape} and variances {v.shape} must have the same shape")
     if q.shape[0] < 2:
-        raise ValueError(f"the combining rules need m >= 2 synthetic datasets, got {q.shape[0]}")
+        raise BadArgument(f"the combining rules need m >= 2 synthetic datasets, got {q.shape[0]}")
     if (v < 0).any():
-        raise ValueError(f"variances must be non-negative; found {v[v < 0][0]:g}")
+        raise BadArgument(f"variances must be non-negative; found {v[v < 0][0]:g}")
     level = _checks.real(level, "level", low=0, high=1, low_open=True, high_open=True)
     m = q.shape[0]
     q_bar, b, v_bar = q.mean(axis=0), q.var(axis=0, ddof=1), v.mean(axis=0)
@@ -545,7 +546,7 @@ def interval_overlap(confidential, synthetic) -> float:
     (lo_o, hi_o), (lo_s, hi_s) = (tuple(_checks.finite_array(i, name, ndim=1)) for i, name in
                                   ((confidential, "confidential"), (synthetic, "synthetic")))
     if hi_o <= lo_o or hi_s <= lo_s:
-        raise ValueError(f"intervals must have lower < upper; got {(lo_o, hi_o)} and {(lo_s, hi_s)}")
+        raise BadArgument(f"intervals must have lower < upper; got {(lo_o, hi_o)} and {(lo_s, hi_s)}")
     inter = max(0.0, min(hi_o, hi_s) - max(lo_o, lo_s))
     return float(0.5 * (inter / (hi_o - lo_o) + inter / (hi_s - lo_s)))
 
@@ -572,7 +573,7 @@ class Estimand:
 
 def _column(frame: pd.DataFrame, column: str, transform) -> np.ndarray:
     if column not in frame.columns:
-        raise ValueError(f"no column {column!r}; the data has {list(frame.columns)}")
+        raise BadArgument(f"no column {column!r}; the data has {list(frame.columns)}")
     values = frame[column].to_numpy(float)
     return transform(values) if transform is not None else values
 

@@ -47,6 +47,7 @@ from ppmlib import _checks
 from ppmlib.errors import BackendUnavailable
 from ppmlib._shipped import shipped_file
 from ppmlib.seeding import STAN_SEED_LIMIT
+from ppmlib.errors import BadArgument
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +170,7 @@ def backend() -> str:
     forced = os.environ.get("PPMLIB_BACKEND", "").strip().lower()
     if forced:
         if forced not in BACKENDS:
-            raise ValueError(f"PPMLIB_BACKEND must be one of {BACKENDS}, got {forced!r}")
+            raise BadArgument(f"PPMLIB_BACKEND must be one of {BACKENDS}, got {forced!r}")
         if forced == "cmdstanpy" and not cmdstan_available():
             raise BackendUnavailable(
                 "PPMLIB_BACKEND=cmdstanpy but no CmdStan installation was found: install the conda-forge "
@@ -227,7 +228,7 @@ def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, se
     """
     seed = _checks.integer(seed, "seed", low=0)
     if seed >= STAN_SEED_LIMIT:
-        raise ValueError(f"seed must be below {STAN_SEED_LIMIT} (2**31 - 1, the largest seed both Stan backends "
+        raise BadArgument(f"seed must be below {STAN_SEED_LIMIT} (2**31 - 1, the largest seed both Stan backends "
                          f"accept), got {seed}")
     chosen = backend()
     runner = _sample_cmdstanpy if chosen == "cmdstanpy" else _sample_pystan

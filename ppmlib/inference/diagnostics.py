@@ -20,6 +20,7 @@ __all__ = ["rhat", "ess_bulk", "ess_tail", "summarize", "combine", "is_ok", "GAT
 
 import numpy as np
 from scipy import stats
+from ppmlib.errors import BadArgument
 
 TAIL_PROBS = (0.05, 0.95)  # tail ESS: the worse of the 5% and 95% quantile indicators
 
@@ -274,7 +275,7 @@ def is_ok(diag: dict, rhat_max: float = 1.01, ess_min: float = 400) -> bool:
     """
     missing = {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences"} - set(diag)
     if missing:
-        raise ValueError(f"diag lacks {sorted(missing)}; pass a summarize() result")
+        raise BadArgument(f"diag lacks {sorted(missing)}; pass a summarize() result")
     return bool(diag["max_rhat"] < rhat_max and diag["min_ess_bulk"] >= ess_min
                 and diag["min_ess_tail"] >= ess_min and diag["divergences"] == 0)
 

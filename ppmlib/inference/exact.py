@@ -36,6 +36,7 @@ from ppmlib import _checks
 from ppmlib.inference.backends import Draws
 from ppmlib.models.families import POISSON_PRIOR, family
 from ppmlib.inference.posterior import Sampler
+from ppmlib.errors import BadArgument
 
 # defaults of every function below: the Poisson family's prior, Gamma(shape, rate)
 _PRIOR_SHAPE, _PRIOR_RATE = POISSON_PRIOR["prior_shape"], POISSON_PRIOR["prior_rate"]
@@ -55,7 +56,7 @@ def _grid(grid, name: str = "grid") -> np.ndarray:
     """A 1-D grid of positive rates (lambda = 0 has log density -inf or +inf: not a useful point)."""
     grid = _checks.finite_array(grid, name, ndim=1)
     if (grid <= 0).any():
-        raise ValueError(f"{name} must hold positive Poisson rates; found {grid[grid <= 0][0]:g}")
+        raise BadArgument(f"{name} must hold positive Poisson rates; found {grid[grid <= 0][0]:g}")
     return grid
 
 
@@ -68,7 +69,7 @@ def _shape_rate(shape, rate):
     shape = _checks.finite_array(shape, "shape")
     rate = _checks.finite_array(rate, "rate")
     if (shape <= 0).any() or (rate <= 0).any():
-        raise ValueError("shape and rate of a Gamma distribution must be positive")
+        raise BadArgument("shape and rate of a Gamma distribution must be positive")
     return shape, rate
 
 
@@ -115,7 +116,7 @@ def pseudo_posterior(y, weights=None, prior_shape: float = _PRIOR_SHAPE, prior_r
     if counts is not None:
         counts = _checks.counts(counts)
         if counts.shape != y.shape:
-            raise ValueError(f"counts must have one entry per value of y ({y.size}), got {counts.size}")
+            raise BadArgument(f"counts must have one entry per value of y ({y.size}), got {counts.size}")
         alpha = alpha * counts
     return a + float(alpha @ y), b + float(alpha.sum())
 
@@ -360,7 +361,7 @@ def exceedance_bounds(grid, y, weights=None, bound: float = 1.0, prior_shape: fl
     bound = _checks.real(bound, "bound", low=0)
     grid = _grid(grid)
     if (np.diff(grid) <= 0).any():
-        raise ValueError("grid must be strictly increasing")
+        raise BadArgument("grid must be strictly increasing")
     worst = max_abs_loo_log_ratio_by_point(grid, y, weights, prior_shape, prior_rate)
     shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate)
     mode = max(shape - 1.0, 0.0) / rate
@@ -394,7 +395,7 @@ def log10_tail_mass_bound(lower: float, upper: float, y, weights=None, prior_sha
     """
     shape, rate = pseudo_posterior(y, weights, prior_shape, prior_rate)
     if shape <= 1:
-        raise ValueError("the tangent bound needs a pseudo posterior shape > 1 (a log-concave Gamma)")
+        raise BadArgument("the tangent bound needs a pseudo posterior shape > 1 (a log-concave Gamma)")
     mode = (shape - 1.0) / rate
     logs = []
     for end, side in ((lower, -1.0), (upper, 1.0)):
@@ -402,7 +403,7 @@ def log10_tail_mass_bound(lower: float, upper: float, y, weights=None, prior_sha
             continue
         end = _checks.real(end, "lower" if side < 0 else "upper", low=0, low_open=True)
         if side * (end - mode) <= 0:
-            raise ValueError(f"{'lower' if side < 0 else 'upper'} = {end:g} is not beyond the mode {mode:g}")
+            raise BadArgument(f"{'lower' if side < 0 else 'upper'} = {end:g} is not beyond the mode {mode:g}")
         slope = (shape - 1.0) / end - rate                     # d/dlambda of the log density at the end
         logs.append(float(gamma_logpdf([end], shape, rate)[0]) - np.log(abs(slope)))
     if not logs:
@@ -478,7 +479,7 @@ def em_log_density(grid, y, a: float, prior_shape: float = _PRIOR_SHAPE, prior_r
     shape0, rate0 = _prior(prior_shape, prior_rate)
     grid = _grid(grid)
     if grid.size < 2 or (np.diff(grid) <= 0).any():
-        raise ValueError("grid must be strictly increasing with at least two points")
+        raise BadArgument("grid must be strictly increasing with at least two points")
     utility = a * poisson_log_lik(grid, y).sum(axis=0)
     unnormalised = utility + gamma_logpdf(grid, shape0, rate0)
     return unnormalised - _log_trapezoid(unnormalised, grid)
@@ -636,7 +637,7 @@ class ConjugateSampler(Sampler):
             ``lambda`` of shape (S,), no sampler statistics, backend ``"exact"``.
         """
         if fam.name != "poisson":
-            raise ValueError(f"ConjugateSampler draws the Poisson model's Gamma pseudo posterior only; got model "
+            raise BadArgument(f"ConjugateSampler draws the Poisson model's Gamma pseudo posterior only; got model "
                              f"{fam.name!r} (use ppmlib.Sampler to fit it with Stan)")
         lam = _gamma_draws(data["prior_shape"] + data["sum_wy"], data["prior_rate"] + data["sum_w"],
                            self.total_draws, seed)
@@ -670,7 +671,7 @@ def synthetic_sum_logpmf(s, n_synthetic: int, shape, rate) -> np.ndarray:
     n_synthetic = _checks.integer(n_synthetic, "n_synthetic", low=1)
     s = _checks.real_array(s, "s")
     if (s < 0).any() or (s != np.round(s)).any():
-        raise ValueError("s must hold non-negative integer sums")
+        raise BadArgument("s must hold non-negative integer sums")
     shape, rate = _shape_rate(shape, rate)
     # shape log(rate / (rate + n)) and s log(n / (rate + n)), written with log1p for accuracy
     return (special.gammaln(s + shape) - special.gammaln(shape) - special.gammaln(s + 1.0)

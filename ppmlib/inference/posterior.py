@@ -15,6 +15,7 @@ from ppmlib import _checks
 from ppmlib.inference.diagnostics import summarize
 from ppmlib.models.families import Family, family
 from ppmlib.seeding import STAN_SEED_LIMIT
+from ppmlib.errors import BadArgument
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ class Fit:
         """
         keep = np.asarray(keep, dtype=bool)
         if keep.shape != (self.n_draws,):
-            raise ValueError(f"keep must be a boolean mask of length {self.n_draws}, got shape {keep.shape}")
+            raise BadArgument(f"keep must be a boolean mask of length {self.n_draws}, got shape {keep.shape}")
         kept = Fit(self.model, self.y, self.X, self.weights,
                    {k: v[keep] for k, v in self.draws.items()},
                    {k: v[keep] for k, v in self.sampler.items()}, self.chains, self.backend, self.seed,
@@ -265,7 +266,7 @@ class Fit:
             raise ImportError("Fit.to_arviz needs ArviZ, which ppmlib does not install by itself: "
                               "pip install arviz (or pip install ppmlib[test])") from err
         if not self.whole_chains or self.n_draws % self.chains:
-            raise ValueError(f"this fit holds {self.n_draws} of its draws (a subset, e.g. after truncation), so "
+            raise BadArgument(f"this fit holds {self.n_draws} of its draws (a subset, e.g. after truncation), so "
                              f"where each of its {self.chains} chains begins is unknown: ArviZ needs (chain, draw) arrays")
 
         def by_chain(arr):
@@ -421,5 +422,5 @@ def spaced_draws(n_draws: int, m: int) -> np.ndarray:
     """
     m = _checks.integer(m, "m", low=1)
     if m > n_draws:
-        raise ValueError(f"m = {m} synthetic datasets need at least m draws; the fit has {n_draws}")
+        raise BadArgument(f"m = {m} synthetic datasets need at least m draws; the fit has {n_draws}")
     return np.linspace(0, n_draws - 1, m).round().astype(int)

@@ -28,6 +28,7 @@ import numpy as np
 
 from ppmlib import _checks
 from ppmlib.inference.posterior import Fit
+from ppmlib.errors import BadArgument
 
 
 def weighted_abs_log_lik(log_lik, weights=None) -> np.ndarray:
@@ -287,7 +288,7 @@ def epsilon(delta: float) -> float:
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
         raise TypeError(f"delta must be a real number, got {type(delta).__name__}")
     if math.isnan(delta) or delta < 0:
-        raise ValueError(f"delta must be a Lipschitz bound >= 0, got {float(delta)}")
+        raise BadArgument(f"delta must be a Lipschitz bound >= 0, got {float(delta)}")
     return 2.0 * float(delta)
 
 

@@ -21,6 +21,7 @@ from ppmlib.inference import exact
 from ppmlib import _checks
 from ppmlib.mechanism.bounds import lipschitz_bound, record_bounds
 from ppmlib.models.families import POISSON_PRIOR
+from ppmlib.errors import BadArgument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,7 +128,7 @@ def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: 
     (True, 0.367, 3.85)
     """
     if fitted.model.name != "poisson":
-        raise ValueError(f"the exact check needs the conjugate Poisson model, got {fitted.model.name!r}")
+        raise BadArgument(f"the exact check needs the conjugate Poisson model, got {fitted.model.name!r}")
     grid_points = _checks.integer(grid_points, "grid_points", low=2)
     y = fitted.y
     weights = _checks.weights(weights, y.size)
@@ -162,7 +163,7 @@ def by_record_margins(check: LooCheck) -> tuple[float, float]:
     """
     positive = check.record_bounds > 0
     if not positive.any():
-        raise ValueError(f"{check.name}: no record has a positive bound Delta_i")
+        raise BadArgument(f"{check.name}: no record has a positive bound Delta_i")
     ratio, bounds = check.ratio[positive], check.record_bounds[positive]
     return float((ratio / (2 * bounds)).max()), float(ratio.max() / (2 * bounds.min()))
 

@@ -56,6 +56,7 @@ from ppmlib.mechanism.synthesis import Synthesis, match_delta, synthesizer
 from ppmlib.inference.posterior import Fit, Sampler, _sampler, spaced_draws
 from ppmlib.seeding import seeds
 from ppmlib.mechanism.weights import lw_weights
+from ppmlib.errors import BadArgument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -177,12 +178,12 @@ def joint_bounds(fits, weights, max_elements: int = 2**21) -> JointBounds:
     n, S = fits[0].y.size, fits[0].n_draws
     for j, f in enumerate(fits):
         if f.y.size != n or f.n_draws != S:
-            raise ValueError(f"fits[{j}] has {f.y.size} records and {f.n_draws} draws; fits[0] has {n} and {S}: "
+            raise BadArgument(f"fits[{j}] has {f.y.size} records and {f.n_draws} draws; fits[0] has {n} and {S}: "
                              "the conditionals must be fitted to the same records with the same number of draws")
     alpha = _checks.real_array(weights, "weights")
     alpha = np.repeat(alpha[:, None], len(fits), axis=1) if alpha.ndim == 1 else alpha
     if alpha.shape != (n, len(fits)):
-        raise ValueError(f"weights must have shape ({n},) or ({n}, {len(fits)}), got {alpha.shape}")
+        raise BadArgument(f"weights must have shape ({n},) or ({n}, {len(fits)}), got {alpha.shape}")
     alpha = np.column_stack([_checks.weights(alpha[:, j], n, f"weights[:, {j}]") for j in range(len(fits))])
     paired = np.zeros(n)
     top = np.full((n, len(fits)), -np.inf)     # running max_s alpha f and min_s alpha f per conditional
@@ -283,7 +284,7 @@ class JointSynthesis:
             A variable this synthesis does not hold.
         """
         if variable not in self.variables:
-            raise ValueError(f"unknown variable {variable!r}; this synthesis has {list(self.variables)}")
+            raise BadArgument(f"unknown variable {variable!r}; this synthesis has {list(self.variables)}")
         return self.synthetic[:, :, self.variables.index(variable)]
 
     def summary(self) -> dict:
@@ -332,17 +333,17 @@ def _conditionals(conditionals, data) -> tuple:
     seen = []
     for c in conds:
         if c.variable in seen:
-            raise ValueError(f"variable {c.variable!r} is synthesized twice")
+            raise BadArgument(f"variable {c.variable!r} is synthesized twice")
         missing = [v for v in c.given if v not in seen]
         if missing:
-            raise ValueError(f"{c.variable!r} is given {missing}, which are not earlier in the sequence "
+            raise BadArgument(f"{c.variable!r} is given {missing}, which are not earlier in the sequence "
                              f"(before it: {seen or 'none'})")
         stray = sorted(set(c.centres or {}) - set(c.given))
         if stray:
-            raise ValueError(f"the conditional for {c.variable!r} centres {stray}, which it is not given")
+            raise BadArgument(f"the conditional for {c.variable!r} centres {stray}, which it is not given")
         absent = [col for col in (c.variable, *c.predictors) if col not in data.columns]
         if absent:
-            raise ValueError(f"columns {absent} of the conditional for {c.variable!r} are not in the data")
+            raise BadArgument(f"columns {absent} of the conditional for {c.variable!r} are not in the data")
         seen.append(c.variable)
     return conds
 
@@ -350,14 +351,14 @@ def _conditionals(conditionals, data) -> tuple:
 def _weights(scheme: str, base, conds: tuple, n: int, c: float, g: float) -> np.ndarray:
     """(n, J) record weights of a scheme; "joint" and "per_variable" need the unweighted ``base``."""
     if scheme not in SCHEMES:
-        raise ValueError(f"unknown scheme {scheme!r}; choose one of {list(SCHEMES)}")
+        raise BadArgument(f"unknown scheme {scheme!r}; choose one of {list(SCHEMES)}")
     J = len(conds)
     if scheme == "unweighted":
         return np.ones((n, J))
     if not isinstance(base, JointSynthesis) or base.scheme != "unweighted":
         raise TypeError(f"scheme {scheme!r} needs base=, the unweighted JointSynthesis of the same conditionals")
     if base.conditionals != conds or base.weights.shape[0] != n:
-        raise ValueError(f"base was fitted to {base.weights.shape[0]} records with conditionals for "
+        raise BadArgument(f"base was fitted to {base.weights.shape[0]} records with conditionals for "
                          f"{list(base.variables)}; these are {n} records with conditionals for "
                          f"{[cd.variable for cd in conds]} (give the unweighted synthesizer of the same ones)")
     # lw_weights takes the max over draws of |log-likelihood|; the base's bounds already are those
@@ -418,7 +419,7 @@ def joint_synthesizer(conditionals, data: "pd.DataFrame", scheme: str = "unweigh
     sampler = _sampler(sampler)
     m = _checks.integer(m, "m", low=1)
     if m > sampler.total_draws:
-        raise ValueError(f"m = {m} synthetic datasets need at least m draws; {sampler} makes {sampler.total_draws}")
+        raise BadArgument(f"m = {m} synthetic datasets need at least m draws; {sampler} makes {sampler.total_draws}")
     seed = _checks.seed(seed)
     c, g = _checks.real(c, "c", low=0), _checks.real(g, "g")
     values = {cd.variable: _checks.finite_array(data[cd.variable].to_numpy(), f"data[{cd.variable!r}]", ndim=1)
@@ -513,7 +514,7 @@ def match_joint(make: Callable[[float], JointSynthesis], target: float, *, on: s
         return match_delta(make, target, start, low, high, parameter=parameter, rtol=rtol, max_iter=max_iter,
                            progress=progress)
     if on != "composed":
-        raise ValueError(f"on must be 'joint' or 'composed', got {on!r}")
+        raise BadArgument(f"on must be 'joint' or 'composed', got {on!r}")
     found = match_delta(lambda x: _Composed(make(x)), target, start, low, high, parameter=parameter, rtol=rtol,
                         max_iter=max_iter, progress=progress)
     found.joint.calibration = {**found.calibration, "on": "composed Delta"}
@@ -553,10 +554,10 @@ def attribute_risk(synthesis: JointSynthesis, variable: str, H: int, *, datasets
     from ppmlib.evaluate.disclosure import risk_inputs
 
     if variable not in synthesis.variables:
-        raise ValueError(f"unknown variable {variable!r}; this synthesis has {list(synthesis.variables)}")
+        raise BadArgument(f"unknown variable {variable!r}; this synthesis has {list(synthesis.variables)}")
     datasets = _checks.integer(datasets, "datasets", low=1)
     if datasets > synthesis.synthetic.shape[0]:
-        raise ValueError(f"datasets = {datasets}, but the synthesis holds {synthesis.synthetic.shape[0]}")
+        raise BadArgument(f"datasets = {datasets}, but the synthesis holds {synthesis.synthetic.shape[0]}")
     j = synthesis.variables.index(variable)
     cond, fit = synthesis.conditionals[j], synthesis.parts[variable].fit
     mu, sigma = risk_inputs(fit, H)
@@ -595,7 +596,7 @@ def pair_statistics(first, second) -> "pd.DataFrame":
     x = np.atleast_2d(_checks.finite_array(first, "first"))
     y = np.atleast_2d(_checks.finite_array(second, "second"))
     if x.shape != y.shape or x.ndim != 2:
-        raise ValueError(f"first and second must have the same shape (m, n) or (n,), got {x.shape} and {y.shape}")
+        raise BadArgument(f"first and second must have the same shape (m, n) or (n,), got {x.shape} and {y.shape}")
     xc, yc = x - x.mean(axis=1, keepdims=True), y - y.mean(axis=1, keepdims=True)
     sxy, sxx, syy = (xc * yc).sum(axis=1), (xc**2).sum(axis=1), (yc**2).sum(axis=1)
     slope = sxy / sxx

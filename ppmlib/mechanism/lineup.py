@@ -39,6 +39,7 @@ from ppmlib.mechanism.synthesis import Synthesis, match_delta, match_sw, synthes
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.progress import progress_bar
 from ppmlib.seeding import seeds as _split_seed
+from ppmlib.errors import BadArgument
 
 
 @dataclass(frozen=True)
@@ -314,7 +315,7 @@ def member(name: str, **given) -> Member:
     Member
     """
     if name not in STANDARD:
-        raise ValueError(f"unknown synthesizer {name!r}; the standard ones are {', '.join(STANDARD)} "
+        raise BadArgument(f"unknown synthesizer {name!r}; the standard ones are {', '.join(STANDARD)} "
                          "(build others with ppmlib.mechanism.lineup.Member)")
     fields = {k: given.pop(k) for k in _MEMBER_FIELDS if k in given}
     chosen = STANDARD[name]
@@ -342,25 +343,25 @@ def _check(members: tuple, kinds: Mapping, given: Mapping = MappingProxyType({})
         if not isinstance(m, Member):
             raise TypeError(f"a lineup holds Member objects or standard names, got {type(m).__name__}")
         if m.name in given:
-            raise ValueError(f"{m.name!r} is one of the given (already run) members; a member cannot take its name")
+            raise BadArgument(f"{m.name!r} is one of the given (already run) members; a member cannot take its name")
         if m.name in seen:
-            raise ValueError(f"two members are called {m.name!r}; names must be unique")
+            raise BadArgument(f"two members are called {m.name!r}; names must be unique")
         if m.kind not in kinds:
-            raise ValueError(f"{m.name}: unknown kind {m.kind!r}; choose one of {', '.join(kinds)}")
+            raise BadArgument(f"{m.name}: unknown kind {m.kind!r}; choose one of {', '.join(kinds)}")
         kind = kinds[m.kind]
         unknown = sorted(set(m.settings) - set(kind.settings))
         if unknown:
-            raise ValueError(f"{m.name}: kind {m.kind!r} does not take {unknown}; it takes "
+            raise BadArgument(f"{m.name}: kind {m.kind!r} does not take {unknown}; it takes "
                              f"{', '.join(kind.settings) or 'no settings'}")
         if kind.needs_base and m.base is None:
-            raise ValueError(f"{m.name}: kind {m.kind!r} is built on an earlier member; give base=")
+            raise BadArgument(f"{m.name}: kind {m.kind!r} is built on an earlier member; give base=")
         if m.base is not None and m.base not in seen:
-            raise ValueError(f"{m.name} is built on {m.base!r}, which is not an earlier member of the lineup "
+            raise BadArgument(f"{m.name} is built on {m.base!r}, which is not an earlier member of the lineup "
                              f"(before it: {sorted(seen) or 'none'})")
         if m.match is not None and not kind.matchable:
-            raise ValueError(f"{m.name}: kind {m.kind!r} cannot be matched (match={m.match!r})")
+            raise BadArgument(f"{m.name}: kind {m.kind!r} cannot be matched (match={m.match!r})")
         if isinstance(m.match, str) and m.match not in seen:
-            raise ValueError(f"{m.name} is matched to {m.match!r}, which is not an earlier member of the lineup")
+            raise BadArgument(f"{m.name} is matched to {m.match!r}, which is not an earlier member of the lineup")
         seen.add(m.name)
 
 
@@ -432,7 +433,7 @@ def execute(members, kinds: Mapping[str, Kind], model: str, y, shared: dict, *, 
     if isinstance(seed, (list, tuple)):
         member_seeds = [_checks.seed(s) for s in seed]
         if len(member_seeds) != len(members):
-            raise ValueError(f"seed lists {len(member_seeds)} seeds for {len(members)} members")
+            raise BadArgument(f"seed lists {len(member_seeds)} seeds for {len(members)} members")
     else:
         member_seeds = _split_seed(seed, len(members))
     done = Results(given, lineup=members)  # the given members are seen like earlier ones ...

@@ -27,6 +27,7 @@ from ppmlib.errors import CalibrationFailed
 from ppmlib.mechanism.synthesis import Synthesis, match_delta, synthesizer
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.mechanism.weights import reweight
+from ppmlib.errors import BadArgument
 
 
 def saturation_k(weights, bounds) -> float:
@@ -50,7 +51,7 @@ def saturation_k(weights, bounds) -> float:
     alpha = _checks.weights(weights, bounds.size)
     moving = (alpha > 0) & (bounds > 0)
     if not moving.any():
-        raise ValueError("no record has both a positive weight and a positive bound: nothing to re-weight")
+        raise BadArgument("no record has both a positive weight and a positive bound: nothing to re-weight")
     return float((bounds[moving] / alpha[moving]).max() / bounds.max())
 
 
@@ -80,10 +81,10 @@ def _same_data(y, X, start: Synthesis) -> None:
     y = fit.model.check_y(y)
     X = fit.model.check_X(X, y.size)
     if y.shape != fit.y.shape or not np.array_equal(y, fit.y):
-        raise ValueError(f"y is not the data {start.name} was fitted to ({fit.y.size} records): re-weighting reuses "
+        raise BadArgument(f"y is not the data {start.name} was fitted to ({fit.y.size} records): re-weighting reuses "
                          "its weights and bounds record by record, so it needs the same records in the same order")
     if (X is None) != (fit.X is None) or (X is not None and not np.array_equal(X, fit.X)):
-        raise ValueError(f"X is not the design matrix {start.name} was fitted with")
+        raise BadArgument(f"X is not the design matrix {start.name} was fitted with")
 
 
 def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: float = 0.95, max_iter: int = 12,
@@ -162,7 +163,7 @@ def reweight_to_tolerance(model: str, y, start: Synthesis, *, tau: float, k0: fl
     alpha, bounds, target = start.weights, start.bounds, start.delta
     k_sat = saturation_k(alpha, bounds)
     if k0 > k_sat:
-        raise ValueError(f"k0 = {k0:g} is above k_sat = {k_sat:.4g}, where every weight is already 1; "
+        raise BadArgument(f"k0 = {k0:g} is above k_sat = {k_sat:.4g}, where every weight is already 1; "
                          "choose k0 in (0, k_sat] (the paper uses 0.95)")
     q = start.settings.get("q", 1.0)
     label = name or f"{start.name}_final"
@@ -265,7 +266,7 @@ def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, 
     tau = _checks.real(tau, "tau", low=0, low_open=True)
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
     if not isinstance(c_range, (tuple, list)) or len(c_range) != 2:
-        raise ValueError(f"c_range must be a pair (low, high), got {c_range!r}")
+        raise BadArgument(f"c_range must be a pair (low, high), got {c_range!r}")
     c_low = _checks.real(c_range[0], "c_range[0]", low=0, low_open=True)
     c_high = _checks.real(c_range[1], "c_range[1]", low=c_low, low_open=True)
     targets = [_checks.real(e, "target_epsilon", low=0, low_open=True) for e in np.atleast_1d(epsilons).tolist()]
@@ -282,7 +283,7 @@ def epsilon_curve(model: str, y, base, epsilons, *, tau: float, g: float = 0.0, 
     for eps in targets:
         target = eps / 2
         if not reachable[0] - 2 * tau < eps < reachable[1] + 2 * tau:
-            raise ValueError(f"target_epsilon = {eps:g} is out of reach for this data and model: LW with g = {g:g} "
+            raise BadArgument(f"target_epsilon = {eps:g} is out of reach for this data and model: LW with g = {g:g} "
                              f"and c in [{c_low:g}, {c_high:g}] reaches epsilon from {reachable[0]:.4g} to "
                              f"{reachable[1]:.4g}; choose a target in that range (or widen c_range / change g)")
         if abs(low_end.delta - target) < tau or abs(high_end.delta - target) < tau:

@@ -26,6 +26,7 @@ from ppmlib.models.families import family
 from ppmlib.inference.posterior import Fit, Sampler, _fit, _sampler
 from ppmlib.seeding import seeds
 from ppmlib.mechanism.weights import cw_weights, lw_weights, scalar_weights
+from ppmlib.errors import BadArgument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -163,11 +164,11 @@ class Scheme:
         unknown = sorted(set(given) - set(self.settings))
         if unknown:
             takes = ", ".join(self.settings) or "no settings"
-            raise ValueError(f"scheme {self.name!r} does not take {unknown}; it takes: {takes} "
+            raise BadArgument(f"scheme {self.name!r} does not take {unknown}; it takes: {takes} "
                              "(besides X, q, m, sampler, seed, name and prior, which every scheme takes)")
         missing = [k for k, v in self.settings.items() if v is REQUIRED and given.get(k) is None]
         if missing:
-            raise ValueError(f"scheme {self.name!r} needs {', '.join(k + '=' for k in missing)}: {self.needs}")
+            raise BadArgument(f"scheme {self.name!r} needs {', '.join(k + '=' for k in missing)}: {self.needs}")
         return {**self.settings, **given}
 
     def recorded(self, settings: dict) -> dict:
@@ -190,7 +191,7 @@ def _lw(y: np.ndarray, s: dict) -> np.ndarray:
     if not isinstance(base, Fit):
         raise TypeError(f"base must be the unweighted Fit or Synthesis, got {type(s['base']).__name__}")
     if base.y.shape != y.shape:
-        raise ValueError(f"base was fitted to {base.y.size} records but y has {y.size}")
+        raise BadArgument(f"base was fitted to {base.y.size} records but y has {y.size}")
     return lw_weights(base, c=s["c"], g=s["g"], q=_base_truncation(s["base"], s["q"]))
 
 
@@ -213,7 +214,7 @@ def _scheme(name) -> Scheme:
     """The registered :class:`Scheme` called ``name``; a clear error lists the choices."""
     if not isinstance(name, str) or name not in SCHEMES:
         choices = ", ".join(f"{k!r} ({v.label})" for k, v in SCHEMES.items())
-        raise ValueError(f"unknown scheme {name!r}; choose one of {choices}")
+        raise BadArgument(f"unknown scheme {name!r}; choose one of {choices}")
     return SCHEMES[name]
 
 
@@ -290,7 +291,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     sampler = _sampler(sampler)
     m = _checks.integer(m, "m", low=1)
     if m > sampler.total_draws:
-        raise ValueError(f"m = {m} synthetic datasets need at least m draws; {sampler} makes {sampler.total_draws}")
+        raise BadArgument(f"m = {m} synthetic datasets need at least m draws; {sampler} makes {sampler.total_draws}")
     seed = _checks.seed(seed)
     resolved = {**chosen.resolve(settings), "q": q}
     alpha = chosen.make(y, resolved)
@@ -315,7 +316,7 @@ def _base_truncation(base, q) -> float:
     if base_q == 1.0:
         return q
     if base_q != q:
-        raise ValueError(f"base was truncated with q = {base_q:g} but q = {q:g} was asked for; "
+        raise BadArgument(f"base was truncated with q = {base_q:g} but q = {q:g} was asked for; "
                          "make the base with the same q (or with q = 1) so the draws are truncated once")
     return 1.0
 
@@ -382,7 +383,7 @@ def match_delta(make: Callable[[float], Synthesis], target: float, start: float,
     max_iter = _checks.integer(max_iter, "max_iter", low=1)
     low, high = _checks.real(low, "low"), _checks.real(high, "high")
     if low >= high:
-        raise ValueError(f"low must be below high (the bracket [low, high] searched), got low = {low:g}, high = {high:g}")
+        raise BadArgument(f"low must be below high (the bracket [low, high] searched), got low = {low:g}, high = {high:g}")
     x = _checks.real(start, "start", low=low, high=high)
     # bracket ends as (x, Delta(x) - target), the second None until evaluated
     below, above = (low, None), (high, None)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ppmlib import _checks
 from ppmlib.mechanism.bounds import record_bounds
+from ppmlib.errors import BadArgument
 
 
 def risk_to_weight(risk, c: float = 1.0, g: float = 0.0) -> np.ndarray:
@@ -49,7 +50,7 @@ def risk_to_weight(risk, c: float = 1.0, g: float = 0.0) -> np.ndarray:
     risk = _checks.finite_array(risk, "risk", ndim=1)
     outside = (risk < 0) | (risk > 1)
     if outside.any():  # a risk of 3 would turn into weight 0 silently, -1 into weight 1
-        raise ValueError(f"risk must lie in [0, 1]; {outside.sum()} of {risk.size} do not, the first at "
+        raise BadArgument(f"risk must lie in [0, 1]; {outside.sum()} of {risk.size} do not, the first at "
                          f"position {int(np.argmax(outside))}")
     return np.clip(c * (1.0 - risk) + g, 0.0, 1.0)
 
@@ -291,7 +292,7 @@ def reweight(weights, bounds, k: float) -> np.ndarray:
     alpha = _checks.weights(weights, bounds.size)
     k = _checks.real(k, "k", low=0, low_open=True)
     if (bounds < 0).any():
-        raise ValueError("bounds must be non-negative (they are maxima of absolute values)")
+        raise BadArgument("bounds must be non-negative (they are maxima of absolute values)")
     delta = bounds.max()
     out = alpha.copy()
     positive = bounds > 0

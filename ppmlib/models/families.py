@@ -13,6 +13,7 @@ import numpy as np
 from scipy import special
 
 from ppmlib import _checks
+from ppmlib.errors import BadArgument
 
 #: The Poisson rate's Gamma(shape, rate) prior: the Stan program's default, used by the Stan family,
 #: by the closed forms of ppmlib.inference.exact and by the chapters. Weak for counts near 100. Copy it before
@@ -129,7 +130,7 @@ class Family:
         ndarray, shape (n, K), or None
         """
         if X is not None:
-            raise ValueError(f"X is only used by the 'normal' and 'mixture' models; the {self.name!r} model is "
+            raise BadArgument(f"X is only used by the 'normal' and 'mixture' models; the {self.name!r} model is "
                              "intercept-only")
         return None
 
@@ -171,7 +172,7 @@ class Family:
             raise TypeError(f"prior must be a dict, got {type(prior).__name__}")
         unknown = set(prior) - set(self.default_prior)
         if unknown:
-            raise ValueError(f"unknown prior setting(s) {sorted(unknown)} for {self.name!r}; "
+            raise BadArgument(f"unknown prior setting(s) {sorted(unknown)} for {self.name!r}; "
                              f"known: {sorted(self.default_prior)}")
         checked = {k: _checks.real(v, f"prior setting {k!r}", low=0 if k in self.positive_prior else None,
                                    low_open=k in self.positive_prior) for k, v in prior.items()}
@@ -375,7 +376,7 @@ class Normal(Family):
             return np.ones((n, 1))  # intercept-only model
         X = _checks.finite_array(X, "X")
         if X.ndim != 2 or X.shape[0] != n:
-            raise ValueError(f"X must be an (n, K) design matrix with n = {n} rows, got shape {X.shape}")
+            raise BadArgument(f"X must be an (n, K) design matrix with n = {n} rows, got shape {X.shape}")
         return X
 
     def stan_data(self, y, X, weights, prior, emit_log_lik):
@@ -445,7 +446,7 @@ def family(model) -> Family:
     if not isinstance(model, str):
         raise TypeError(f"model must be a string, one of {sorted(FAMILIES)}, got {type(model).__name__}")
     if model not in FAMILIES:
-        raise ValueError(f"unknown model {model!r}; choose one of {sorted(FAMILIES)}")
+        raise BadArgument(f"unknown model {model!r}; choose one of {sorted(FAMILIES)}")
     return FAMILIES[model]
 
 
@@ -503,11 +504,11 @@ class Mixture(Normal):
         """
         X = super().check_X(X, n)
         if not np.all(X[:, 0] == 1.0):
-            raise ValueError("the mixture's X must start with the intercept column (all ones), as "
+            raise BadArgument("the mixture's X must start with the intercept column (all ones), as "
                              "ppmlib.design_matrix makes it; its first column is not")
         rank = np.linalg.matrix_rank(X)
         if rank < X.shape[1]:
-            raise ValueError(f"the mixture's X must have linearly independent columns (its program samples in a QR "
+            raise BadArgument(f"the mixture's X must have linearly independent columns (its program samples in a QR "
                              f"basis); this one has {X.shape[1]} columns of rank {rank}: drop the redundant ones "
                              "with ppmlib.datasets.design.independent_columns")
         return X
@@ -515,9 +516,9 @@ class Mixture(Normal):
     def stan_data(self, y, X, weights, prior, emit_log_lik):
         K = prior["K"]
         if K != int(K) or K < 1:
-            raise ValueError(f"prior['K'] (the number of mixture components) must be a positive integer, got {K!r}")
+            raise BadArgument(f"prior['K'] (the number of mixture components) must be a positive integer, got {K!r}")
         if prior["shared_slopes"] not in (0, 1):
-            raise ValueError(f"prior['shared_slopes'] must be 0 or 1, got {prior['shared_slopes']!r}")
+            raise BadArgument(f"prior['shared_slopes'] must be 0 or 1, got {prior['shared_slopes']!r}")
         prior = {**prior, "K": int(K), "shared_slopes": int(prior["shared_slopes"])}
         # Family's data, not Normal's: here K is the number of components and P the design's columns
         return {**Family.stan_data(self, y, X, weights, prior, emit_log_lik), "P": X.shape[1], "X": X}

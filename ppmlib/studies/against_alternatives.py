@@ -26,6 +26,7 @@ from ppmlib.plots import _colour
 from ppmlib.baselines.peers import Table, frames_of
 from ppmlib.inference.posterior import Sampler
 from ppmlib.evaluate.utility import ci_overlap, mean_of, ols_of, pmse, quantile_of
+from ppmlib.errors import BadArgument
 
 
 @dataclass(frozen=True)
@@ -108,10 +109,10 @@ def log_design(df: pd.DataFrame, column: str, predictors, *, low: float, high: f
     label = label or f"log {column}"
     missing = [c for c in [column, *predictors] if c not in df.columns]
     if missing:
-        raise ValueError(f"the data lack columns {missing}; they have {list(df.columns)}")
+        raise BadArgument(f"the data lack columns {missing}; they have {list(df.columns)}")
     values = _checks.finite_array(df[column].to_numpy(float), column)
     if (values <= 0).any():   # the count, never the values
-        raise ValueError(f"{column} has {int((values <= 0).sum())} values <= 0: its log is undefined")
+        raise BadArgument(f"{column} has {int((values <= 0).sum())} values <= 0: its log is undefined")
     keys = {p: sorted(pd.unique(df[p].astype(str))) for p in predictors}
     data = pd.DataFrame({**{p: df[p].astype(str) for p in predictors}, label: np.log(values)})
     table = Table(keys=keys, column=label, edges=tuple(np.arange(low, high + width / 2, width)))

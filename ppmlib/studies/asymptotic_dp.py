@@ -46,6 +46,7 @@ from ppmlib.inference.parallel import map_jobs
 from ppmlib.mechanism.reweighting import saturation_k
 from ppmlib.seeding import seeds
 from ppmlib.mechanism.weights import lw_delta_formula, lw_weights, reweight
+from ppmlib.errors import BadArgument
 
 # Generating models: how a database is drawn, and which synthesizer family fits it.
 DESIGNS = {
@@ -76,7 +77,7 @@ def database(design: str, n: int, seed: int, settings: dict | None = None) -> np
         return simulate.poisson(n, s["mu"], seed)
     if design == "nb_mixture":
         return simulate.nb_mixture(n, s["mix_mus"], s["mix_phis"], s["mix_probs"], seed)
-    raise ValueError(f"unknown generating model {design!r}; choose one of {sorted(DESIGNS)}")
+    raise BadArgument(f"unknown generating model {design!r}; choose one of {sorted(DESIGNS)}")
 
 
 def run_database(job: dict) -> dict:
@@ -159,10 +160,10 @@ def _synthesizer_names(names, argument: str, available=SYNTHESIZERS) -> list:
     names = [names] if isinstance(names, str) else list(names)
     for name in names:
         if name not in available:
-            raise ValueError(f"unknown synthesizer {name!r} in {argument}; available: {list(available)}")
+            raise BadArgument(f"unknown synthesizer {name!r} in {argument}; available: {list(available)}")
         base = lineup.STANDARD[name].base if name in lineup.STANDARD else "Unweighted"
         if base is not None and base not in names:
-            raise ValueError(f"synthesizer {name!r} in {argument} needs {[base]} in {argument} as well")
+            raise BadArgument(f"synthesizer {name!r} in {argument} needs {[base]} in {argument} as well")
     return names
 
 
@@ -218,7 +219,7 @@ def run_study(models=("poisson", "nb_mixture"), *, n: int = 1000, R: int = 100, 
                                                         else list(sweep_models))
     for design in [*models, *sweep_models]:
         if design not in DESIGNS:
-            raise ValueError(f"unknown generating model {design!r} in models; choose from {sorted(DESIGNS)}")
+            raise BadArgument(f"unknown generating model {design!r} in models; choose from {sorted(DESIGNS)}")
     synthesizers = _synthesizer_names(synthesizers, "synthesizers")
     sweep_synthesizers = synthesizers if sweep_synthesizers is None else \
         _synthesizer_names(sweep_synthesizers, "sweep_synthesizers")
@@ -303,7 +304,7 @@ def rank_correlation(deltas: pd.DataFrame, first: str = "LW", second: str = "Unw
     wide = deltas.pivot_table(index=["model", "n", "r"], columns="synthesizer", values="delta")
     missing = [s for s in (first, second) if s not in wide.columns]
     if missing:
-        raise ValueError(f"no synthesizer {missing} in deltas; have {list(wide.columns)}")
+        raise BadArgument(f"no synthesizer {missing} in deltas; have {list(wide.columns)}")
     corr = wide.groupby(level=["model", "n"]).apply(lambda g: g[first].corr(g[second], method="spearman"))
     return corr.unstack("n")
 
@@ -352,7 +353,7 @@ def passing(deltas: pd.DataFrame) -> pd.DataFrame:
 def _bounds_of(deltas: pd.DataFrame, model: str, name: str) -> pd.Series:
     chosen = deltas.loc[(deltas["model"] == model) & (deltas["synthesizer"] == name), "delta"]
     if chosen.empty:
-        raise ValueError(f"no local bounds of synthesizer {name!r} for model {model!r} in deltas")
+        raise BadArgument(f"no local bounds of synthesizer {name!r} for model {model!r} in deltas")
     return chosen
 
 
@@ -556,7 +557,7 @@ def exact_twin(study: Study, draws: int = 4000) -> pd.DataFrame:
     s = study.settings
     stan = study.deltas[study.deltas["model"] == "Poisson"]
     if stan.empty:
-        raise ValueError("the study has no Poisson databases to rebuild")
+        raise BadArgument("the study has no Poisson databases to rebuild")
     rows = []
     for (size, r, job_seed), group in stan.groupby(["n", "r", "seed"]):
         y = database("poisson", int(size), seeds(int(job_seed), 1 + len(EXACT_SYNTHESIZERS))[0], s)

@@ -12,6 +12,7 @@ import numpy as np
 from ppmlib import _checks
 from ppmlib.evaluate.disclosure import AttributeRisk
 from ppmlib.plots import PALETTE
+from ppmlib.errors import BadArgument
 
 
 def most_exposed(risk: AttributeRisk, k: int = 10, **columns):
@@ -29,7 +30,7 @@ def most_exposed(risk: AttributeRisk, k: int = 10, **columns):
     for name, values in columns.items():
         values = np.asarray(values)
         if values.shape != (n,):
-            raise ValueError(f"column {name!r} must hold one value per record, shape ({n},); got {values.shape}")
+            raise BadArgument(f"column {name!r} must hold one value per record, shape ({n},); got {values.shape}")
         table[name] = values[order]
     return pd.DataFrame({**table, "P(true)": risk.prob_true[order], "rank": risk.rank_true[order]})
 
@@ -39,7 +40,7 @@ def release_agreement(first: AttributeRisk, second: AttributeRisk, top: int = 10
     records' P(true) under the two, number of records shared by their ``top`` most exposed)."""
     from scipy import stats
     if first.prob_true.shape != second.prob_true.shape:
-        raise ValueError(f"the two risks are for different data: {first.prob_true.size} and {second.prob_true.size} records")
+        raise BadArgument(f"the two risks are for different data: {first.prob_true.size} and {second.prob_true.size} records")
     top = _checks.integer(top, "top", low=1)
     rho = float(stats.spearmanr(first.prob_true, second.prob_true).statistic)
     shared = np.intersect1d(np.argsort(-first.prob_true, kind="stable")[:top],

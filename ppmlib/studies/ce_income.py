@@ -39,6 +39,7 @@ from ppmlib.inference.posterior import Sampler
 from ppmlib.progress import progress_bar
 from ppmlib.seeding import seeds
 from ppmlib.evaluate.utility import STATISTICS, bootstrap, centre
+from ppmlib.errors import BadArgument
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,7 +117,7 @@ def resampled_statistic(datasets, statistic: str, B: int, seed) -> np.ndarray:
     d = _checks.finite_array(datasets, "datasets")
     d = d[None, :] if d.ndim == 1 else d
     if statistic not in STATISTICS:
-        raise ValueError(f"unknown statistic {statistic!r}; choose one of {sorted(STATISTICS)}")
+        raise BadArgument(f"unknown statistic {statistic!r}; choose one of {sorted(STATISTICS)}")
     rng = np.random.default_rng(seed)  # one stream for all rows: bootstrap takes it as it is
     return np.stack([np.sort(STATISTICS[statistic](bootstrap(row, B, rng))) for row in d])
 
@@ -204,7 +205,7 @@ def truncation_sweep(result: Synthesis, q_values, *, m: int, seed: int = 0) -> d
     Returns ``{q: {"delta": ..., "kept": number of draws, "synthetic": (m, n)}}``.
     """
     if result.settings.get("q", 1.0) != 1.0:
-        raise ValueError("truncation_sweep needs a result made with q = 1 (all draws kept)")
+        raise BadArgument("truncation_sweep needs a result made with q = 1 (all draws kept)")
     out = {}
     for q, stream in zip(q_values, seeds(seed, len(q_values))):
         q = _checks.quantile_level(q)
@@ -279,12 +280,12 @@ def cg_sweep(model: str, y, unweighted: Synthesis, cg_configs, *, estimator: str
         in the given order; ``replicates`` holds each refit's Delta under both estimators.
     """
     if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+        raise BadArgument(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
     q_paper = _checks.quantile_level(q)   # the replicates report the truncated bound at this level either way
     q = q_paper if estimator == "L*" else 1.0
     replicates = _checks.integer(replicates, "replicates", low=0)
     if unweighted.settings.get("q", 1.0) != 1.0:
-        raise ValueError("cg_sweep needs the unweighted synthesizer made with q = 1 (all draws kept); it truncates once")
+        raise BadArgument("cg_sweep needs the unweighted synthesizer made with q = 1 (all draws kept); it truncates once")
     reuse = {}
     if done is not None and q == 1.0:
         reuse[(float(done["LW"].settings["c"]), float(done["LW"].settings["g"]))] = done

@@ -32,6 +32,7 @@ from ppmlib.models.families import family
 from ppmlib.plots import PALETTE, _colour, _titled
 from ppmlib.seeding import seeds
 from ppmlib.mechanism.weights import lw_risks, lw_weights, reweight, scalar_weights
+from ppmlib.errors import BadArgument
 
 
 #: The audited synthesizers, run by :func:`pipeline` in this order (LW_final last, so that the others
@@ -228,7 +229,7 @@ def target_index(y, target: str) -> int:
         return int(np.argmin(y))
     if target == "typical":
         return int(np.argmin(np.abs(y - np.median(y))))
-    raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    raise BadArgument(f"target must be one of {TARGETS}, got {target!r}")
 
 
 def neighbour(y, index: int, relation: str, replacement: int | None = None) -> np.ndarray:
@@ -236,16 +237,16 @@ def neighbour(y, index: int, relation: str, replacement: int | None = None) -> n
     y = _checks.counts(y)
     index = _checks.integer(index, "index", low=0)
     if index >= y.size:
-        raise ValueError(f"index {index} is out of range for {y.size} records")
+        raise BadArgument(f"index {index} is out of range for {y.size} records")
     if relation == "add/remove":
         return np.delete(y, index)
     if relation == "replace-one":
         if replacement is None:
-            raise ValueError("relation 'replace-one' needs a replacement value")
+            raise BadArgument("relation 'replace-one' needs a replacement value")
         out = y.copy()
         out[index] = _checks.integer(replacement, "replacement", low=0)
         return out
-    raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
+    raise BadArgument(f"relation must be one of {RELATIONS}, got {relation!r}")
 
 
 def _neighbour_weights(alpha, index, relation):
@@ -310,7 +311,7 @@ def _check_choice(values, allowed, name):
     values = tuple(values) if not isinstance(values, str) else (values,)
     bad = [v for v in values if v not in allowed]
     if bad or not values:
-        raise ValueError(f"{name} must be a non-empty selection of {allowed}, got {list(values)}")
+        raise BadArgument(f"{name} must be a non-empty selection of {allowed}, got {list(values)}")
     return values
 
 

@@ -15,6 +15,7 @@ from ppmlib.book.claims import Claims
 from ppmlib.plots import PALETTE, _colour, _titled
 from ppmlib.inference.posterior import Sampler
 from ppmlib.mechanism.reweighting import bound_slope
+from ppmlib.errors import BadArgument
 
 
 def reweighting_comparison(model: str, y, *, cw_radius: float, cw_relative: bool = False, lw_c: float = 1.0,
@@ -73,7 +74,7 @@ def claims(results: dict, long, *, tau: float, design: str = "mixture", cw_match
     from ppmlib.evaluate.utility import centre, standardized_gap
 
     if design not in ("mixture", "salary"):
-        raise ValueError(f"design must be 'mixture' or 'salary', got {design!r}")
+        raise BadArgument(f"design must be 'mixture' or 'salary', got {design!r}")
     out = into if into is not None else Claims()
     section = "2025 §2.2, Figs 3-4" if design == "mixture" else "2025 §3.2, Figs 6-7"
     for name in ("LW", "CW"):

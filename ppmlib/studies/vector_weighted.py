@@ -9,6 +9,7 @@ from ppmlib.mechanism import lineup
 from ppmlib.book.claims import Claims
 from ppmlib.models.families import family
 from ppmlib.inference.posterior import Sampler
+from ppmlib.errors import BadArgument
 
 
 def matched_comparison(model: str, y, *, cw_radius: float, relative: bool = False, c: float = 1.0,
@@ -79,7 +80,7 @@ def matched_measures(results: dict) -> dict:
     from ppmlib.mechanism.bounds import near_max_share
     missing = {"Unweighted", "LW", "CW", "SW"} - set(results)
     if missing:
-        raise ValueError(f"results lacks synthesizer(s) {sorted(missing)}; has {sorted(results)}")
+        raise BadArgument(f"results lacks synthesizer(s) {sorted(missing)}; has {sorted(results)}")
     weighted = [r for name, r in results.items() if name != "Unweighted"]
     lw, cw = results["LW"], results["CW"]
     return {"weighted / unweighted Delta": max(r.delta for r in weighted) / results["Unweighted"].delta,

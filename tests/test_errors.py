@@ -1,0 +1,60 @@
+"""Typed errors: a caller can catch what went wrong by class, and the message speaks Python."""
+import ast
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ppmlib
+from ppmlib import errors
+from ppmlib.inference.exact import ConjugateSampler
+
+PACKAGE = Path(ppmlib.__file__).parent
+
+
+def test_each_error_is_still_the_builtin_callers_caught_before():
+    assert issubclass(errors.BadArgument, ValueError) and issubclass(errors.DataRefused, ValueError)
+    assert issubclass(errors.BudgetExceeded, ValueError)
+    assert issubclass(errors.CalibrationFailed, RuntimeError) and issubclass(errors.BackendUnavailable, RuntimeError)
+    assert issubclass(errors.FitRejected, RuntimeError)
+    assert all(issubclass(getattr(errors, name), errors.PPMError) for name in errors.__all__)
+
+
+def test_bad_data_is_refused_and_a_bad_setting_is_a_bad_argument():
+    exact = ConjugateSampler()
+    with pytest.raises(errors.DataRefused, match="record 2 is negative"):
+        ppmlib.synthesizer("poisson", np.array([3, 4, -1, 5]), sampler=exact, seed=1)
+    with pytest.raises(errors.DataRefused, match="non-finite"):
+        ppmlib.synthesizer("poisson", np.array([3.0, np.nan]), sampler=exact, seed=1)
+    with pytest.raises(errors.BadArgument, match=r"^q must lie in"):
+        ppmlib.synthesizer("poisson", np.array([3, 4, 5]), q=1.5, sampler=exact, seed=1)
+    with pytest.raises(errors.BadArgument, match="unknown scheme 'nope'"):
+        ppmlib.synthesizer("poisson", np.array([3, 4, 5]), "nope", sampler=exact, seed=1)
+
+
+def test_a_failed_calibration_keeps_its_history():
+    failed = errors.CalibrationFailed("did not reach 5", history=[(0.5, 2.0), (1.0, 4.0)])
+    assert failed.history == [(0.5, 2.0), (1.0, 4.0)] and str(failed) == "did not reach 5"
+
+
+def _raised_messages(path: Path):
+    """The string constants of every ``raise X(...)`` in a module."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            for part in ast.walk(node.exc):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    yield node.lineno, part.value
+
+
+def test_the_library_raises_no_plain_value_error_and_speaks_no_flags():
+    # only the command (ppmlib.synthesize and the release it makes) speaks in flags; the book's
+    # tooling has its own command line
+    core = [p for p in PACKAGE.rglob("*.py") if not {"book", "_stan", "_data"} & set(p.parts)
+            and p.name not in {"synthesize.py", "report.py", "release.py", "command.py"}]
+    plain = [f"{p.relative_to(PACKAGE)}:{n.lineno}" for p in core for n in ast.walk(ast.parse(p.read_text()))
+             if isinstance(n, ast.Raise) and isinstance(n.exc, ast.Call) and getattr(n.exc.func, "id", "") == "ValueError"]
+    assert plain == [], "raise a class of ppmlib.errors instead"
+    flags = [f"{p.relative_to(PACKAGE)}:{line}: {text}" for p in core for line, text in _raised_messages(p)
+             if re.search(r"(^|\s)--[a-z]", text)]
+    assert flags == []
