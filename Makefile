@@ -68,7 +68,8 @@ bench: $(STAMP)
 clean:
 	rm -rf _build runs build
 
-# What a killed Stan run leaves: httpstan's stored fits, its chain sockets, ppmlib's temporary
-# folders (compiled models are kept). Run it when nothing is fitting.
+# What a killed run leaves: first every path a killed ppmlib process recorded (a ppm-synthesize
+# staging folder beside its --out, stored fits, sockets; it names each), then httpstan's stored fits,
+# its chain sockets and ppmlib's temporary folders (compiled models are kept). Run it when nothing is fitting.
 clean-cache: $(STAMP)
 	$(BIN)/python -m ppmlib.inference.backends --clean-cache

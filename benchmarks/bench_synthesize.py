@@ -24,7 +24,7 @@ def child(argv: list) -> dict:
     """Run the command in this process; return its exit status and peak memory (self, children)."""
     import resource
 
-    from ppmlib.synthesize import main
+    from ppmlib.release.command import main
     status = main(argv)
     return {"status": status,
             "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,

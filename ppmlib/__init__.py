@@ -8,7 +8,7 @@ The library behind ppm-book and the command ``ppm-synthesize``. Its folders foll
 - :mod:`ppmlib.evaluate`: utility, disclosure risk and the privacy audit
 - :mod:`ppmlib.baselines`: the synthesizers an agency would pick instead
 - :mod:`ppmlib.datasets`: simulation designs, the shipped data, design matrices
-- :mod:`ppmlib.release`, :mod:`ppmlib.synthesize`: the release of synthetic data, and your own file
+- :mod:`ppmlib.release`: the release of synthetic data, its confidential report, and your own file
   in one command; :mod:`ppmlib.errors`: the errors a caller can catch
 - :mod:`ppmlib.studies` and :mod:`ppmlib.book`: the book's chapters and tooling (not the public API)
 

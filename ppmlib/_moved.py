@@ -23,7 +23,7 @@ MODULES = {
     "utility": "evaluate.utility", "disclosure": "evaluate.disclosure", "estimands": "evaluate.estimands",
     "audit": "evaluate.audit", "peers": "baselines.peers",
     "simulate": "datasets.simulate", "ce_like": "datasets.ce_like", "salary_like": "datasets.salary_like",
-    "example": "datasets.example", "design": "datasets.design",
+    "example": "datasets.example", "design": "datasets.design", "report": "release.report",
     "montecarlo": "studies.asymptotic_dp", "ce_income": "studies.ce_income",
 }
 MODULES = {old: new for old, new in MODULES.items() if new}

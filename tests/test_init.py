@@ -12,7 +12,7 @@ import pytest
 
 # the modules with an explicit __all__
 MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "evaluate.disclosure", "mechanism.guarantee", "evaluate.utility", "seeding",
-           "release", "datasets.ce_like", "datasets.salary_like", "datasets.simulate", "inference.exact", "evaluate.audit", "inference.parallel", "plots",
+           "release", "release.publish", "datasets.ce_like", "datasets.salary_like", "datasets.simulate", "inference.exact", "evaluate.audit", "inference.parallel", "plots",
            "inference.backends", "mechanism.synthesis", "inference.posterior", "mechanism.reweighting", "models.families", "progress", "mechanism.lineup", "mechanism.schemes", "datasets.design", "datasets.example",
            "baselines.peers", "errors",
            # the book's tooling
@@ -20,8 +20,8 @@ MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "ev
            # one study per chapter
            "studies.vector_weighted", "studies.reweighting", "studies.dp_definitions", "studies.attribute_risk",
            "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income", "studies.against_alternatives",
-           # the own-data command and its report
-           "synthesize", "report", "evaluate.estimands",
+           # the own-data command, its report and where it writes
+           "release.command", "release.report", "release.staging", "synthesize", "evaluate.estimands",
            # several variables at once
            "mechanism.joint", "studies.multivariate"]
 

@@ -86,7 +86,7 @@ def test_every_study_is_scanned():
 def test_every_name_comes_from_the_one_registry():
     from ppmlib import plots
     from ppmlib.mechanism import schemes
-    from ppmlib import synthesize
+    from ppmlib.release import command as synthesize
     # the lineup's members, the aliases, the figures' colours and the command's choices all read it
     assert list(lineup.STANDARD) == schemes.list_schemes()
     for key, entry in schemes.REGISTRY.items():

@@ -69,9 +69,9 @@ def test_the_wheel_carries_every_stan_program_and_data_file(wheel):
     assert sorted(n.split("/")[-1] for n in names if n.startswith("ppmlib/_stan/")) == PROGRAMS
     assert sorted(n.split("/")[-1] for n in names if n.startswith("ppmlib/_data/")) == DATA_FILES
     assert "ppmlib/_shipped.py" in names
-    assert "ppmlib/synthesis_report.md" in names  # the report notebook ppm-synthesize executes
+    assert "ppmlib/release/synthesis_report.md" in names  # the report notebook ppm-synthesize executes
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "ppm-synthesize = ppmlib.synthesize:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "ppm-synthesize = ppmlib.release.command:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib import report
-from ppmlib.synthesize import prepare
+from ppmlib.release import report
+from ppmlib.release.command import prepare
 
 GOOD = {"max_rhat": 1.001, "min_ess_bulk": 900.0, "min_ess_tail": 800.0, "divergences": 0, "chains": 4, "draws": 4000}
 

@@ -46,11 +46,32 @@ def parse_assignment(text: str) -> tuple[str, object]:
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"parameter {text!r} must look like name=value")
     name, raw = text.split("=", 1)
+    if _nesting(raw) > MAX_NESTING:
+        raise argparse.ArgumentTypeError(f"parameter {name.strip()!r} is too deeply nested to read (more than "
+                                         f"{MAX_NESTING} levels)")
     try:
         value = ast.literal_eval(raw)
     except (ValueError, SyntaxError):
         value = _unquoted_list(raw.strip())
+    except (RecursionError, MemoryError):
+        raise argparse.ArgumentTypeError(f"parameter {name.strip()!r} is too deeply nested to read") from None
     return name.strip(), value
+
+
+#: The deepest brackets (or signs in a row) a parameter's value may have
+MAX_NESTING = 50
+
+
+def _nesting(raw: str) -> int:
+    """The deepest bracket nesting of ``raw``, or its longest run of signs (-----1 nests as deep)."""
+    depth = deepest = signs = longest = 0
+    for char in raw:
+        depth += char in "([{"
+        depth -= char in ")]}"
+        deepest = max(deepest, depth)
+        signs = signs + 1 if char in "+-~" else 0
+        longest = max(longest, signs)
+    return max(deepest, longest)
 
 
 def _unquoted_list(raw: str):
@@ -320,8 +341,11 @@ def _interrupt_on_termination() -> None:
 def _file_path(value):
     """A string naming an existing file (relative to where the command runs) becomes its absolute
     path: the chapter runs in book/, where the relative path would point elsewhere."""
-    if isinstance(value, str) and value and Path(value).is_file():
-        return str(Path(value).resolve())
+    try:
+        if isinstance(value, str) and value and Path(value).is_file():
+            return str(Path(value).resolve())
+    except (OSError, ValueError):   # a name too long for the system, or with a NUL: not a file
+        pass
     return value
 
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ppmlib import _checks
+from ppmlib import _checks, _children, _leftovers
 from ppmlib.errors import BackendUnavailable
 from ppmlib._shipped import shipped_file
 from ppmlib.seeding import STAN_SEED_LIMIT
@@ -283,11 +283,40 @@ def _captured_log(logger: logging.Logger, buffer: io.StringIO, level: int = logg
 CMDSTAN_SIG_FIGS = 18
 
 
+@contextlib.contextmanager
+def _recorded(path):
+    """Record ``path`` while the block runs, so that the next run removes it if this one is killed."""
+    _leftovers.register(path)
+    try:
+        yield
+    finally:
+        _leftovers.unregister(path)
+
+
+class _SubprocessDyingWithParent:
+    """The ``subprocess`` module, except that ``Popen`` starts processes that die with this one
+    (CmdStan's chains: cmdstanpy starts each from a thread that waits for it)."""
+
+    @staticmethod
+    def Popen(*args, **kwargs):
+        import subprocess
+        from functools import partial
+        kwargs.setdefault("preexec_fn", partial(_children.die_with_parent, os.getpid()))
+        return subprocess.Popen(*args, **kwargs)
+
+    def __getattr__(self, name):
+        import subprocess
+        return getattr(subprocess, name)
+
+
 def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta) -> Draws:
     def work(chatter):
         import cmdstanpy
+        import cmdstanpy.model
         from cmdstanpy.utils import get_logger  # its first call installs cmdstanpy's handler: kept for afterwards
-        with _captured_log(get_logger(), chatter), tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir:
+        cmdstanpy.model.subprocess = _SubprocessDyingWithParent()
+        with _captured_log(get_logger(), chatter), tempfile.TemporaryDirectory(prefix="ppmlib-cmdstan-") as csv_dir, \
+                _recorded(csv_dir):
             model = _cmdstan_model(path)
             # the data file in this folder, not in cmdstanpy's own temporary one: a killed run leaves
             # it where make clean-cache looks (ppmlib-cmdstan-*), and the folder is private (0700)
@@ -463,6 +492,9 @@ class _HttpstanHousekeeping:
 
         httpstan.fits.calculate_fit_name = recorded
         httpstan.cache.dump_fit = _dump_fit_privately
+        # the chains run in httpstan's pool of forked worker processes: ours die with this process
+        # (httpstan's own pool outlives a killed parent, blocked on its queue, for as long as the machine runs)
+        httpstan.services_stub.executor = _worker_pool()
         httpstan.services_stub.tempfile = _TempfileIn(self.socket_folder)
         httpstan.services_stub.select = _SelectWithoutWaiting()
 
@@ -472,6 +504,7 @@ class _HttpstanHousekeeping:
         for name in self.fit_names:
             with contextlib.suppress(KeyError):
                 httpstan.cache.delete_fit(name)
+            _leftovers.unregister(httpstan.cache.fit_path(name))
         self.fit_names.clear()
         for socket_file in Path(self.socket_folder).glob("*.sock"):
             socket_file.unlink(missing_ok=True)
@@ -503,11 +536,27 @@ class _SelectWithoutWaiting:
         return getattr(select, name)
 
 
+def _pool_worker_start(parent: int) -> None:
+    """A chain worker's first act: die with ``parent``, and leave Ctrl-C to it (as httpstan's own)."""
+    import signal
+    _children.die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _worker_pool() -> concurrent.futures.ProcessPoolExecutor:
+    """httpstan's pool of chain workers (forked, as httpstan makes it), each dying with this process."""
+    import multiprocessing
+    return concurrent.futures.ProcessPoolExecutor(mp_context=multiprocessing.get_context("fork"),
+                                                  initializer=_pool_worker_start, initargs=(os.getpid(),))
+
+
 def _dump_fit_privately(fit_bytes: bytes, name: str) -> None:
-    """httpstan.cache.dump_fit, but readable by the owner only (it holds posterior draws)."""
+    """httpstan.cache.dump_fit, but readable by the owner only (it holds posterior draws), and recorded
+    so that the next run removes it if this one is killed before deleting it."""
     import httpstan.cache
     path = httpstan.cache.fit_path(name)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _leftovers.register(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(fd, 0o600)  # also when the file existed with other permissions
     with os.fdopen(fd, "wb") as handle:
@@ -524,17 +573,37 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
+#: A Unix socket's path may not exceed 107 bytes; httpstan adds about 30 to the folder's
+SOCKET_FOLDER_MAX = 60
+
+
+def _socket_base() -> Path:
+    """The temporary folder, or /tmp when its path is too long to hold a chain's socket."""
+    base = Path(tempfile.gettempdir())
+    if len(str(base)) + len(SOCKET_PREFIX) + 20 > SOCKET_FOLDER_MAX and Path("/tmp").is_dir():
+        return Path("/tmp")
+    return base
+
+
 def _private_socket_folder() -> str:
     """A 0700 folder for this process's sockets, removed at exit; removes those of dead processes."""
     import atexit
     import shutil
-    for folder in Path(tempfile.gettempdir()).glob(f"{SOCKET_PREFIX}*-*"):
+    base = _socket_base()
+    for folder in base.glob(f"{SOCKET_PREFIX}*-*"):
         pid = folder.name[len(SOCKET_PREFIX):].split("-")[0]
         if pid.isdigit() and not _process_alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
-    folder = tempfile.mkdtemp(prefix=f"{SOCKET_PREFIX}{os.getpid()}-")
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    folder = tempfile.mkdtemp(prefix=f"{SOCKET_PREFIX}{os.getpid()}-", dir=base)
+    _leftovers.register(folder)
+    atexit.register(_remove_socket_folder, folder)
     return folder
+
+
+def _remove_socket_folder(folder: str) -> None:
+    import shutil
+    shutil.rmtree(folder, ignore_errors=True)
+    _leftovers.unregister(folder)
 
 
 @contextlib.contextmanager
@@ -634,13 +703,17 @@ def clean_caches(*, httpstan_cache: Path | None = None, temp: Path | None = None
 
 
 def _main(argv=None) -> int:
-    """``python -m ppmlib.inference.backends --clean-cache`` (``make clean-cache``)."""
+    """``python -m ppmlib.inference.backends --clean-cache`` (``make clean-cache``): what killed runs
+    recorded (:mod:`ppmlib._leftovers`), then :func:`clean_caches`."""
     import argparse
     parser = argparse.ArgumentParser(prog="python -m ppmlib.inference.backends", description=clean_caches.__doc__.splitlines()[0])
     parser.add_argument("--clean-cache", action="store_true", help="remove stored fits, sockets and temporary folders")
     args = parser.parse_args(argv)
     if not args.clean_cache:
         parser.error("nothing to do: pass --clean-cache")
+    # first what killed runs recorded, wherever it is (a command's staging folder beside its --out, say)
+    for path in _leftovers.sweep():
+        print(f"removed {path}, left by a killed run")
     removed = clean_caches()
     print(f"removed {removed['files']} files ({removed['bytes'] / 1e6:.1f} MB); compiled models kept")
     return 0

@@ -6,7 +6,7 @@ show, the paper's name for it ("DPweighted"), how it is made (the lineup's kind 
 :data:`ppmlib.mechanism.lineup.KINDS`), what it is built on and matched to, whether its Delta can be
 matched to a target, whether the command may release it, and which guarantee its epsilon states.
 :func:`ppmlib.mechanism.lineup.member` builds a study's members from these entries, the command's
-``--weighting`` choices are the releasable keys, and :mod:`ppmlib.plots` gives each key its colour.
+``--weighting`` choices are the releasable keys, and ``ppmlib.plots`` gives each key its colour.
 
 Adding a synthesizer: one :class:`Scheme` in :data:`REGISTRY` (and, if it is made in a new way, one
 kind of step in :data:`ppmlib.mechanism.lineup.KINDS`).

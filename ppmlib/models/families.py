@@ -164,7 +164,7 @@ class Family:
         >>> family("poisson").check_prior({"prior_rate": 0})
         Traceback (most recent call last):
         ...
-        ValueError: prior setting 'prior_rate' must lie in (0, inf], got 0
+        ppmlib.errors.BadArgument: prior setting 'prior_rate' must lie in (0, inf], got 0
         """
         if prior is None:
             return dict(self.default_prior)

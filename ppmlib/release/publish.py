@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ppmlib import _checks
+from ppmlib.errors import BadArgument, BudgetExceeded, DataRefused
 from ppmlib._files import write_texts_atomically
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def _paths(path) -> tuple[Path, Path]:
     text = os.fspath(path)
     stem = Path(text)
     if text.endswith(("/", os.sep)) or stem.is_dir() or stem.name in ("", ".", ".."):
-        raise ValueError(f"path {text!r} names a folder; give a file name in it, e.g. {str(stem / 'release')!r}")
+        raise BadArgument(f"path {text!r} names a folder; give a file name in it, e.g. {str(stem / 'release')!r}")
     if stem.suffix in (".csv", ".json"):
         stem = stem.with_suffix("")
     return stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
@@ -76,7 +77,7 @@ def _epsilon(synthesis: "Synthesis") -> float:
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
         raise TypeError(f"synthesis.epsilon must be a number, got {type(eps).__name__}")
     if not math.isfinite(eps) or eps < 0:
-        raise ValueError(f"release refused: epsilon per dataset is {eps}, not a finite number >= 0, so the release "
+        raise BadArgument(f"release refused: epsilon per dataset is {eps}, not a finite number >= 0, so the release "
                          "has no privacy guarantee to state. Nothing was written.")
     return float(eps)
 
@@ -128,7 +129,23 @@ def _columns(values: np.ndarray, variables) -> dict:
     return {f"dataset_{l + 1}_{v}": values[l, :, j] for l in range(values.shape[0]) for j, v in enumerate(variables)}
 
 
-def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, overwrite: bool = False) -> tuple[Path, Path]:
+#: Integers beyond this are not exact in a float, nor in most CSV readers' numbers.
+EXACT_INTEGERS = 2 ** 53
+
+
+def _as_written(data: np.ndarray) -> np.ndarray:
+    """Whole numbers as integers (counts stay counts), refused beyond 2**53 where they would not be exact."""
+    if not np.all(data == np.round(data)):
+        return data
+    beyond = int((np.abs(data) > EXACT_INTEGERS).sum())
+    if beyond:
+        raise DataRefused(f"release refused: {beyond} of the {data.size} synthetic values are integers beyond 2**53, "
+                         "which cannot be written exactly (a broken fit?). Nothing was written.")
+    return data.astype(np.int64)
+
+
+def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, overwrite: bool = False,
+            extra: dict | None = None) -> tuple[Path, Path]:
     """Write a Synthesis's m synthetic datasets and their privacy budget, atomically.
 
     Parameters
@@ -144,6 +161,9 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         refused with a ValueError and nothing is written.
     overwrite : bool
         Replace an existing release at ``path`` (default: refuse, so one is not lost by accident).
+    extra : dict, optional
+        More entries for the manifest (numbers and text only; e.g. the command's diagnostics
+        verdict); they may not replace one of its own.
 
     Returns
     -------
@@ -151,8 +171,11 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
 
     Raises
     ------
+    TypeError
+        ``synthesis`` has no ``synthetic`` datasets and ``epsilon`` (None, say).
     ValueError
-        The total exceeds ``max_epsilon``; epsilon is not a finite number >= 0; ``path`` names a folder.
+        The total exceeds ``max_epsilon``; epsilon is not a finite number >= 0; ``path`` names a
+        folder; synthetic integers beyond 2**53, which a CSV reader could not hold exactly.
     FileExistsError
         A release exists at ``path`` and ``overwrite`` is False.
 
@@ -176,18 +199,21 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     ...
     ValueError: release refused: 5 datasets at epsilon = 3.935 each cost m * epsilon = 19.68 > max_epsilon = 10; ...
     """
+    if not (hasattr(synthesis, "synthetic") and hasattr(synthesis, "epsilon")):
+        raise TypeError(f"synthesis must be a Synthesis (with synthetic datasets and an epsilon), got "
+                        f"{type(synthesis).__name__}")
     csv_path, json_path = _paths(path)
     if max_epsilon is not None:
         max_epsilon = _checks.real(max_epsilon, "max_epsilon", low=0, low_open=True)
     data = _checks.finite_array(synthesis.synthetic, "synthesis.synthetic")
     if data.ndim not in (2, 3):
-        raise ValueError(f"synthesis.synthetic must be (m, n), or (m, n, J) for a joint synthesis, got shape {data.shape}")
+        raise BadArgument(f"synthesis.synthetic must be (m, n), or (m, n, J) for a joint synthesis, got shape {data.shape}")
     m = data.shape[0]
     epsilon = _epsilon(synthesis)
     total = m * epsilon
     if max_epsilon is not None and total > max_epsilon:
         at_most = f"at most {int(max_epsilon // epsilon)} datasets or " if epsilon > 0 else ""
-        raise ValueError(f"release refused: {m} datasets at epsilon = {epsilon:.4g} each cost "
+        raise BudgetExceeded(f"release refused: {m} datasets at epsilon = {epsilon:.4g} each cost "
                          f"m * epsilon = {total:.4g} > max_epsilon = {max_epsilon:g}; release "
                          f"{at_most}lower Delta. Nothing was written.")
     if not overwrite:
@@ -195,12 +221,16 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         if existing:
             raise FileExistsError(f"release files already exist: {existing}; pass overwrite=True to replace them")
     csv_path.parent.mkdir(parents=True, exist_ok=True)
-    values = data.astype(np.int64) if np.all(data == np.round(data)) else data
+    values = _as_written(data)
     import pandas as pd  # here, not at the top: `import ppmlib` does not load pandas
     table = pd.DataFrame(_columns(values, getattr(synthesis, "variables", ())))
     csv_text = table.to_csv(index=False, lineterminator="\n")
     digest = hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
-    text = json.dumps(manifest(synthesis, csv_path.name, max_epsilon, digest), indent=2, allow_nan=False) + "\n"
+    meta = manifest(synthesis, csv_path.name, max_epsilon, digest)
+    clash = sorted(set(extra or {}) & set(meta))
+    if clash:
+        raise BadArgument(f"extra may not replace the manifest's own entries {clash}")
+    text = json.dumps({**meta, **(extra or {})}, indent=2, allow_nan=False) + "\n"
     # the manifest last: until it is renamed into place, the previous release is the one a reader sees
     write_texts_atomically({csv_path: csv_text, json_path: text})
     return csv_path, json_path
@@ -232,6 +262,6 @@ def load(path) -> tuple["pd.DataFrame", dict]:
     meta = json.loads(json_path.read_text(encoding="utf-8"))
     raw = csv_path.read_bytes()
     if hashlib.sha256(raw).hexdigest() != meta.get("datasets_sha256"):
-        raise ValueError(f"{csv_path} is not the CSV that {json_path} describes (SHA-256 differs): a torn or "
+        raise DataRefused(f"{csv_path} is not the CSV that {json_path} describes (SHA-256 differs): a torn or "
                          "altered release; write it again")
     return pd.read_csv(io.BytesIO(raw)), meta  # the bytes that were checked, not a second read of the file
