@@ -20,7 +20,7 @@ more than epsilon (weighted) worse than it could be fitted, and never for a draw
 count near 100 has log p about -3.2), so nearly every record is censored and the posterior falls
 back to the prior. The chapter measures both (book/strict_privacy.md).
 
-s_i by family (:meth:`ppmlib.models.families.Family.best_log_lik`): Poisson, the saturated
+s_i by family (``Family.best_log_lik``): Poisson, the saturated
 log-likelihood at lambda = y_i; negative binomial, the same Poisson value (its supremum over phi
 at mu = y_i for a count); normal and mixture, log Normal(y_i | y_i, sigma_ref) with a public
 reference scale (a density is unbounded as its scale falls, so no finite best value exists).
@@ -40,7 +40,7 @@ from ppmlib.models.censoring import CENTRINGS, Censoring, censored_share, censor
 
 
 def box_weights(model, y, X, box: dict, c: float, *, reference_scale: float = 1.0) -> np.ndarray:
-    """Strict weights: alpha_i = min(1, c / B_i), B_i = max over a public parameter box of |f(x_i) - s_i|.
+    """Strict weights: alpha_i = min(1, c / B_i), B_i = max over a public parameter box of abs(f(x_i) - s_i).
 
     B_i (the family's ``box_loss_bound``) is the record's largest log-likelihood loss from its best
     value s_i over ``box``, parameter ranges stated before seeing the data, so
@@ -62,7 +62,7 @@ def box_weights(model, y, X, box: dict, c: float, *, reference_scale: float = 1.
     c : float
         The weighted loss allowed at the box's worst point, > 0 (epsilon: none censored in the box).
     reference_scale : float
-        As for :func:`censoring`.
+        As for :func:`ppmlib.models.censoring.censoring`.
 
     Returns
     -------

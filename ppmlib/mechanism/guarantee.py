@@ -145,7 +145,7 @@ def loo_guarantee_check(name: str, fitted: "Fit", weights=None, *, grid_points: 
 def by_record_margins(check: LooCheck) -> tuple[float, float]:
     """How close the neighbours come to their own by-record bound, and to the smallest one.
 
-    The log ratio between ``x`` and ``x_-i`` differs by record i's term alone, so each neighbour stays
+    The log ratio between ``x`` and ``x`` without record i differs by record i's term alone, so each neighbour stays
     within its own 2 Delta_i. Without that (if the ratio did not depend on which record was
     removed) every neighbour would have to stay within the smallest 2 Delta_j. Records with
     Delta_i = 0 (weight 0, ratio exactly 0) are left out.
@@ -299,7 +299,7 @@ class StrictCheck:
     epsilon : float
         The nominal per-draw epsilon.
     removal : ndarray, shape (n,)
-        max over the grid of abs(log xi(theta | x) - log xi(theta | x_-j)), for every record j.
+        max over the grid of abs(log xi(theta | x) - log xi(theta | x without record j)), for every record j.
     addition : float
         The same for x with the record ``added`` appended (nan when none was added).
     share_censored : float
@@ -340,7 +340,7 @@ def _log_trapezoid_rows(log_values: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 
 def grid_log_ratios(terms: np.ndarray, log_prior: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """max over the grid of abs(log xi(theta | x) - log xi(theta | x_-j)) for every record j, shape (n,).
+    """max over the grid of abs(log xi(theta | x) - log xi(theta | x without record j)) for every record j, shape (n,).
 
     xi(theta | x) is proportional to the prior times exp(sum_i terms_i(theta)); each density is
     normalised by the trapezoid rule on ``grid``, so the log ratio is terms_j(theta) minus the log of
@@ -375,7 +375,7 @@ def strict_check(name: str, y, weights, epsilon: float, *, censored: bool = True
                  prior_rate: float = POISSON_PRIOR["prior_rate"]) -> StrictCheck:
     """The censored Poisson-Gamma mechanism checked against every neighbour by quadrature.
 
-    For every removal neighbour x_-j of ``y`` (and, with ``added``, for ``y`` with one record of
+    For every removal neighbour x without record j of ``y`` (and, with ``added``, for ``y`` with one record of
     that value appended, weight ``added_weight``) the largest abs log density ratio over ``grid``
     (default :data:`STRICT_GRID`). The weights are held as given (the neighbour keeps the others');
     with ``censored=False`` the terms are alpha_i f, the uncensored pseudo posterior at the same weights.
@@ -393,7 +393,7 @@ def strict_check(name: str, y, weights, epsilon: float, *, censored: bool = True
     censored : bool
         Censor the terms (the strict mechanism) or not (the local one).
     centring : str
-        As for :func:`ppmlib.mechanism.censoring.censoring`.
+        As for :func:`ppmlib.models.censoring.censoring`.
     added : int, optional
         The value of a record added to ``y`` (the neighbour in the other direction).
     added_weight : float

@@ -115,7 +115,7 @@ def censored_share(log_lik, weights, cens: Censoring) -> float:
     Returns
     -------
     float
-        mean over s and i of 1{|alpha_i f_s(x_i) - shift_i| > epsilon/2}, in [0, 1].
+        mean over s and i of 1{abs(alpha_i f_s(x_i) - shift_i) > epsilon/2}, in [0, 1].
     """
     raw = np.asarray(weights) * np.asarray(log_lik) - cens.shifts
     return float((np.abs(raw) > cens.bound).mean())

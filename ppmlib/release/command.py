@@ -710,13 +710,13 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
     "strict" releases CM (every record's term censored, :mod:`ppmlib.mechanism.censoring`): each
     dataset is epsilon-DP for every database. Its epsilon is ``epsilon``, or the largest whose m
     datasets are (``total_epsilon``, ``delta``)-DP (:func:`ppmlib.mechanism.ledger.solve_per_dataset_epsilon`),
-    or :data:`STRICT_EPSILON`. "local" is :func:`lineup_for`'s pseudo posterior mechanism, with LW
+    or ``STRICT_EPSILON``. "local" is :func:`lineup_for`'s pseudo posterior mechanism, with LW
     calibrated to the epsilon solved from ``total_epsilon`` when that is given.
 
     Parameters
     ----------
     guarantee : str
-        One of :data:`GUARANTEES`.
+        One of ``GUARANTEES``.
     weighting, radius, relative : str, float, bool
         The local mechanism's weighting (see :func:`lineup_for`); strict takes "lw" (the default) only.
     epsilon, total_epsilon : float, optional
