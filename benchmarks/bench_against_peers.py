@@ -84,7 +84,7 @@ def main() -> None:
     try:
         from ppmlib.baselines import peers
     except ImportError:   # before the layout by concept
-        from ppmlib import peers
+        from ppmlib.baselines import peers
     load_before = os.getloadavg()
     design = design_of(args.file, args.n, args.seed)
     rows = []

@@ -97,7 +97,7 @@ def test_a_report_path_inside_out_or_over_a_foreign_file_is_refused(tmp_path, ca
 def test_the_kernel_gets_plain_data_that_reads_back_without_pickle(tmp_path, exact_draws):
     data = pd.DataFrame({"visits": np.arange(80) % 9})
     results = syn.synthesize(data, "visits", model="poisson", m=2, sampler=exact.ConjugateSampler(4, 500),
-                             progress=False)
+                             guarantee="local", progress=False)
     folder = report.write_state(results, tmp_path)
     assert sorted(p.name for p in folder.iterdir()) == ["state.json", "state.npz", "table.parquet"]
     with np.load(folder / "state.npz", allow_pickle=False) as stored:   # no object arrays: no pickle inside

@@ -172,7 +172,8 @@ def test_a_fit_that_fails_the_gate_is_not_released(data, tmp_path, capsys, exact
 
 def test_allow_failed_fits_releases_and_says_so(data, tmp_path, capsys, exact_draws):
     out = tmp_path / "release"
-    status, said, err = run(poisson(data, out, "--no-report", "--allow-failed-fits", *POOR), capsys)
+    status, said, err = run(poisson(data, out, "--no-report", "--allow-failed-fits", "--guarantee", "local", *POOR),
+                            capsys)
     assert status == 0, err
     meta = json.loads((out / "synthetic.json").read_text())
     assert meta["diagnostics"]["verdict"] == "failed" and meta["diagnostics"]["released_anyway"] is True
