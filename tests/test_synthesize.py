@@ -206,7 +206,8 @@ def test_help_speaks_to_a_statistician(capsys):
         syn.main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
     for phrase in ("--column", "--predictors", "--epsilon", "--budget", "--drop-missing", "removal neighbours",
-                   "adding an arbitrary record is not covered", "m * epsilon", "4 Delta", "outside the guarantee", "reveals n", "partially synthetic"):
+                   "adding an arbitrary record is not covered", "m * epsilon", "4 Delta", "outside the guarantee", "reveals n", "partially synthetic",
+                   "strict (default)", "every database", "zCDP ledger"):
         assert phrase in text, phrase
 
 

@@ -889,11 +889,15 @@ def _parser() -> argparse.ArgumentParser:
         prog="ppm-synthesize", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Differentially private synthetic values of one sensitive column of your file, by the "
                     "pseudo posterior mechanism, with a release (CSV + JSON budget) and a confidential HTML report.",
-        epilog="Privacy: each synthetic dataset is epsilon = 2 Delta DP for this file against its removal "
-               "neighbours (one record removed; adding an arbitrary record is not covered); m datasets cost "
-               "m * epsilon; replace-one neighbours cost 4 Delta; "
-               "the record weights are computed from the data and are outside the guarantee; the release reveals "
-               "n. The other columns are not synthesized (partially synthetic data).")
+        epilog="Privacy, --guarantee strict (default): every record's log-likelihood term is censored, so each "
+               "synthetic dataset is epsilon-DP for every database against removal and addition of one record; "
+               "the m datasets are priced by the zCDP ledger (rho = m epsilon^2 / 8, converted to (epsilon, "
+               "delta)) beside basic composition m * epsilon. --guarantee local: each dataset is epsilon = 2 Delta "
+               "DP for this file only, against its removal neighbours (one record removed; adding an arbitrary "
+               "record is not covered; replace-one neighbours cost 4 Delta), Delta estimated from the draws; the "
+               "record weights are computed from the data and are outside the guarantee; m datasets cost "
+               "m * epsilon. Either way "
+               "the release reveals n, and the other columns are not synthesized (partially synthetic data).")
     _data_arguments(parser)
     _mechanism_arguments(parser)
     _output_arguments(parser)
