@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import ppmlib
+from ppmlib.errors import BackendUnavailable
 from ppmlib.inference import backends
 from ppmlib.book import rerun
 
