@@ -69,8 +69,8 @@ def test_the_command_with_weights_releases_and_reports(survey_csv, tmp_path, cap
 
     path, _ = survey_csv
     out = tmp_path / "cmd"
-    status = main([str(path), "--column", "yedu", "--weights", "w", "--predictors", "sex", "--strata", "stratum",
-                   "--psu", "psu", "--epsilon", "2", "--m", "3", "--chains", "1", "--draws", "100", "--out", str(out)])
+    status = main([str(path), "--column", "yedu", "--weights", "w", "--guarantee", "local", "--predictors", "sex",
+                   "--strata", "stratum", "--psu", "psu", "--epsilon", "2", "--m", "3", "--chains", "1", "--draws", "100", "--out", str(out)])
     assert status == 0
     printed = capsys.readouterr().out
     assert "removal neighbours" in printed and "('yedu', 'w')" in printed
@@ -78,9 +78,11 @@ def test_the_command_with_weights_releases_and_reports(survey_csv, tmp_path, cap
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--weights", "w", "--model", "poisson"], "--model cannot be used"),
+    (["--weights", "w", "--guarantee", "local", "--model", "poisson"], "--model cannot be used"),
+    (["--weights", "w"], "only --guarantee local is available"),
+    (["--weights", "w", "--guarantee", "local", "--total-epsilon", "5"], "--total-epsilon cannot be used"),
     (["--strata", "stratum"], "need --weights"),
-    (["--weights", "nope"], "not in the data"),
+    (["--weights", "nope", "--guarantee", "local"], "not in the data"),
 ])
 def test_the_command_refuses_clearly_and_writes_nothing(survey_csv, tmp_path, capsys, flags, message):
     from ppmlib.release.command import main

@@ -239,9 +239,13 @@ def _flag_problem(args) -> str | None:
     """What is wrong with the flags for the survey path, in the command's words (None: nothing)."""
     if args.weights is None:
         return "--strata and --psu describe a survey design; they need --weights COLUMN"
+    if getattr(args, "guarantee", "local") != "local":
+        return ("with --weights only --guarantee local is available (the survey model is not censored): each "
+                "dataset is then epsilon-DP for this file only; give --guarantee local to release it")
     unused = [flag for flag, used in (("--model", args.model not in ("auto", "normal")),
                                       ("--weighting", args.weighting != "lw"), ("--radius", args.radius is not None),
-                                      ("--relative", bool(args.relative)), ("--drop-missing", bool(args.drop_missing)))
+                                      ("--relative", bool(args.relative)), ("--drop-missing", bool(args.drop_missing)),
+                                      ("--total-epsilon", getattr(args, "total_epsilon", None) is not None))
               if used]
     if unused:
         return (f"with --weights the column and its weight get the survey model (a normal mean per cell, a normal "
