@@ -31,8 +31,9 @@ def fails_on_three(x):
 
 def cache_message(_=None):
     """Run one tiny PyStan fit on this worker and return PyStan's own build message."""
+    from ppmlib.models.families import _censor_by_group
     data = {"n": 3, "sum_w": 3.0, "sum_wy": 30.0, "sum_w_lgamma": 0.0, "prior_shape": 1.0, "prior_rate": 0.001,
-            "emit_log_lik": 0, "y": []}
+            "emit_log_lik": 0, "y": [], **_censor_by_group(None, None, None)}  # no censoring
     return backends.sample("poisson", data, chains=1, draws=10, warmup=10, seed=1).messages
 
 

@@ -33,11 +33,15 @@ def test_release_holds_only_synthetic_values_and_epsilon(lw, tmp_path):
     meta = json.loads(json_path.read_text())
     assert set(meta) == {"synthesizer", "model", "datasets_file", "datasets_sha256", "m_datasets", "n_records_per_dataset",
                          "epsilon_per_dataset", "total_epsilon", "composition", "budget_max_epsilon",
-                         "neighbours", "guarantee", "not_covered"}
+                         "neighbours", "guarantee", "not_covered", "ledger"}
     assert meta["epsilon_per_dataset"] == pytest.approx(2 * lw.delta)
+    assert "this database" in json.dumps(meta["ledger"])  # LW's epsilon is local: the ledger says whom it covers
     assert meta["total_epsilon"] == pytest.approx(5 * 2 * lw.delta)
     assert "removal neighbours" in meta["neighbours"] and "weights as fixed" in meta["not_covered"]
-    assert not any(isinstance(v, (list, dict)) for v in meta.values())  # no arrays of anything
+    # no arrays of anything: scalars and texts, the ledger a flat block of them
+    assert not any(isinstance(v, (list, dict)) for k, v in meta.items() if k != "ledger")
+    assert not any(isinstance(v, (list, dict)) for k, v in meta["ledger"].items() if k != "statement")
+    assert all(isinstance(line, str) for line in meta["ledger"]["statement"])  # the ledger in words
     text = csv_path.read_text() + json_path.read_text()
     leaked = [s for s in _secret_strings(lw) if s in text]
     assert not leaked, leaked[:5]
