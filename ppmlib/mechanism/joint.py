@@ -40,7 +40,7 @@ predictors, the next given the predictors and the *synthetic* first, and so on.
 """
 from __future__ import annotations
 
-__all__ = ["SCHEMES", "Conditional", "JointBounds", "JointSynthesis", "joint_bounds", "joint_synthesizer",
+__all__ = ["SCHEMES", "Conditional", "JointBounds", "JointSynthesis", "joint_bounds", "accumulate_bounds", "joint_synthesizer",
            "synthesize_sequentially", "match_joint", "attribute_risk", "pair_statistics", "pair_long_table"]
 
 from dataclasses import dataclass, field, replace
@@ -185,14 +185,35 @@ def joint_bounds(fits, weights, max_elements: int = 2**21) -> JointBounds:
     if alpha.shape != (n, len(fits)):
         raise BadArgument(f"weights must have shape ({n},) or ({n}, {len(fits)}), got {alpha.shape}")
     alpha = np.column_stack([_checks.weights(alpha[:, j], n, f"weights[:, {j}]") for j in range(len(fits))])
-    paired = np.zeros(n)
-    top = np.full((n, len(fits)), -np.inf)     # running max_s alpha f and min_s alpha f per conditional
-    bottom = np.full((n, len(fits)), np.inf)
-    conditional = np.zeros((n, len(fits)))
     step = max(1, int(max_elements) // n)
-    for start in range(0, S, step):
-        part = slice(start, min(start + step, S))
-        terms = [_weighted_terms(f, part, alpha[:, j]) for j, f in enumerate(fits)]
+    blocks = ([_weighted_terms(f, slice(start, min(start + step, S)), alpha[:, j]) for j, f in enumerate(fits)]
+              for start in range(0, S, step))
+    return accumulate_bounds(blocks, n, len(fits))
+
+
+def accumulate_bounds(blocks, n: int, J: int) -> JointBounds:
+    """The three record-level bounds of J conditionals, accumulated over blocks of draws.
+
+    Parameters
+    ----------
+    blocks : iterable of lists of J arrays, each of shape (S_block, n)
+        Per block of draws, each conditional's weighted log-likelihood terms alpha_ij f_j.
+    n : int
+        Records.
+    J : int
+        Conditionals.
+
+    Returns
+    -------
+    JointBounds
+        Paired (one draw of every conditional), all pairs (every combination of draws) and
+        conditional (each alone) bounds, shape (n,), (n,) and (n, J).
+    """
+    paired = np.zeros(n)
+    top = np.full((n, J), -np.inf)     # running max_s alpha f and min_s alpha f per conditional
+    bottom = np.full((n, J), np.inf)
+    conditional = np.zeros((n, J))
+    for terms in blocks:
         with np.errstate(invalid="ignore"):
             np.maximum(paired, np.abs(sum(terms)).max(axis=0), out=paired)
         for j, t in enumerate(terms):

@@ -47,7 +47,7 @@ from ppmlib import _checks
 from ppmlib.errors import BadArgument, BudgetExceeded, CalibrationFailed, DataRefused
 from ppmlib.inference.posterior import spaced_draws
 from ppmlib.mechanism.bounds import epsilon as _epsilon
-from ppmlib.mechanism.joint import JointBounds
+from ppmlib.mechanism.joint import JointBounds, accumulate_bounds
 from ppmlib.mechanism.weights import lw_weights
 
 #: Normal-inverse-gamma prior of both conditionals: beta | s^2 ~ N(0, s^2 beta_scale^2 I), s^2 ~ InvGamma(shape, scale).
@@ -209,20 +209,12 @@ def _bounds(models, alpha, S: int, block: int = 100) -> JointBounds:
     sorted_models = [(draws, np.asarray(z)[order], np.asarray(X)[order]) for draws, z, X, _ in models]
     a = np.asarray(alpha)[order]
     n, J = a.size, len(models)
-    paired, conditional = np.zeros(n), np.zeros((n, J))
-    top, bottom = np.full((n, J), -np.inf), np.full((n, J), np.inf)
-    for start in range(0, S, block):
-        part = slice(start, min(start + block, S))
-        terms = [a * _log_lik(draws, part, z, X, spans) for draws, z, X in sorted_models]
-        np.maximum(paired, np.abs(sum(terms)).max(axis=0), out=paired)
-        for j, t in enumerate(terms):
-            np.maximum(top[:, j], t.max(axis=0), out=top[:, j])
-            np.minimum(bottom[:, j], t.min(axis=0), out=bottom[:, j])
-            np.maximum(conditional[:, j], np.abs(t).max(axis=0), out=conditional[:, j])
-    all_pairs = np.maximum(np.abs(top.sum(axis=1)), np.abs(bottom.sum(axis=1)))
+    blocks = ([a * _log_lik(draws, slice(start, min(start + block, S)), z, X, spans) for draws, z, X in sorted_models]
+              for start in range(0, S, block))
+    bounds = accumulate_bounds(blocks, n, J)
     unsort = np.empty_like(order)
     unsort[order] = np.arange(n)
-    return JointBounds(paired[unsort], all_pairs[unsort], conditional[unsort])
+    return JointBounds(bounds.paired[unsort], bounds.all_pairs[unsort], bounds.conditional[unsort])
 
 
 @dataclass(eq=False)
