@@ -85,8 +85,10 @@ def ppm_rows(design, totals, args) -> list:
     """ppm-synthesize strict (CM, the default model) and local (LW) at every total."""
     from ppmlib.studies.strict_privacy import mechanism_grid, scores
     start = time.perf_counter()
+    import ppmlib
+    sampler = ppmlib.Sampler(chains=args.chains, draws=args.draws, warmup=args.draws) if args.draws else None
     fits = mechanism_grid(design, totals, delta=args.delta, m=args.m, names=("CM", "PPM (local)"),
-                          reference_scale=1.0, seed=args.seed)
+                          reference_scale=1.0, seed=args.seed, sampler=sampler)
     table = scores(design, fits, {}, delta=args.delta, m=args.m, B=100, seed=args.seed)
     table["synthesizer"] = table["synthesizer"].replace(
         {"CM": "ppm-synthesize strict (CM)", "PPM (local)": "ppm-synthesize local (LW)",
@@ -122,6 +124,9 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip", nargs="*", default=[], choices=PEER_NAMES)
+    parser.add_argument("--chains", type=int, default=4, help="NUTS chains of the mechanism's fits")
+    parser.add_argument("--draws", type=int, default=0,
+                        help="draws and warm-up iterations per chain of the mechanism's fits (0: ppmlib's default)")
     parser.add_argument("--scratch", default=os.environ.get("PPM_BENCH_SCRATCH", "/tmp/ppm-against-peers"))
     args = parser.parse_args()
     scratch = Path(args.scratch)

@@ -16,9 +16,9 @@ Cases (``--case``):
   model and target, no report, in a fresh process whose peak memory is measured. Target: at
   most 3 minutes and under 2 GB.
 
-Every case counts the Stan fits (calls of ``ppmlib.Sampler.sample``) and times the stages. One line
-per run is appended to ``benchmarks/results/fast.md`` with the machine, the date, the load average
-before and after, and the command.
+Every case counts the Stan fits (calls of ``ppmlib.Sampler.sample``) and times the stages. The
+million case appends one line per run to ``benchmarks/results/fast.md`` with the machine, the date,
+the load average before and after, and the command.
 
 Run: ``python benchmarks/bench_fast.py --case wages3000`` (or ``--case million --n 1000000``).
 """
