@@ -124,7 +124,17 @@ def wages3000(epsilon: float, total_epsilon: float, delta: float, m: int) -> lis
         rows.append({"path": label, **result, **{f"{k} (s)": v for k, v in stage_seconds(profile).items()},
                      "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2)})
         print(json.dumps(rows[-1]), flush=True)
+        record_wages3000(rows)   # after each path: a run stopped during the next keeps this one
     return rows
+
+
+def record_wages3000(rows: list) -> None:
+    """Write benchmarks/results/fast_wages3000.json with the paths measured so far."""
+    _results.record("fast_wages3000", title="The command on 3,000 rows of CPS 1988, five predictors, report "
+                    "included, warm: the local path and the strict default, stages timed", rows=rows,
+                    notes="Targets: <= 45 s warm with the report; local <= 3 Stan fits, strict <= 2. Stage "
+                    "times are cumulative from a cProfile of the run (a stage includes what it calls; the "
+                    "report includes its state and execution); the machine is shared (load per row).")
 
 
 def child(n: int, epsilon: float, draws: int) -> dict:
@@ -173,12 +183,7 @@ def main() -> None:
         return
     load_before = os.getloadavg()
     if args.case == "wages3000":
-        rows = wages3000(args.epsilon, args.total_epsilon, args.delta, args.m)
-        _results.record("fast_wages3000", title="The command on 3,000 rows of CPS 1988, five predictors, report "
-                        "included, warm: the local path and the strict default, stages timed", rows=rows,
-                        notes="Targets: <= 45 s warm with the report; local <= 3 Stan fits, strict <= 2. Stage "
-                        "times are cumulative from a cProfile of the run (a stage includes what it calls; the "
-                        "report includes its state and execution); the machine is shared (load per row).")
+        wages3000(args.epsilon, args.total_epsilon, args.delta, args.m)
         return
     else:
         argv = [sys.executable, __file__, "--case", "million", "--child", "--n", str(args.n),
