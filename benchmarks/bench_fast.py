@@ -83,7 +83,7 @@ STAGES = {
     "load": ("release/command.py", "load_table"),
     "prepare and design": ("release/command.py", "prepare"),
     "Stan fits": ("inference/posterior.py", "sample"),
-    "bounds": ("mechanism/bounds.py", "truncated_bounds"),
+    "bounds": ("mechanism/bounds.py", "_streamed_truncated_bounds"),
     "calibration": ("mechanism/calibration.py", "calibrate_lw"),
     "synthesis": ("models/families.py", "predict"),
     "report": ("release/report.py", "write"),
