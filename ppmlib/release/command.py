@@ -458,7 +458,7 @@ def prepare(table: "pd.DataFrame", column: str, model: str = "auto", predictors=
         The sensitive column to synthesize.
     model : str
         "poisson" or "negbin" (counts); "normal", "interactions", "hetero" or "mixture" (regressions
-        of log(column) on the predictors, :mod:`ppmlib.datasets.model_choice`); or "auto": negbin for a
+        of log(column) on the predictors, ``ppmlib.datasets.model_choice``); or "auto": negbin for a
         count column without predictors, else ``AUTO_LOG_MODEL`` (chosen on public files).
     predictors : sequence of str
         Columns the regression models use (kept as they are in the release).
