@@ -53,6 +53,9 @@ def measure(ledger: SeedLedger, seed: int, ns: dict, clock: FitClock) -> None:
     for name, r in results.items():
         d = r.diagnostics
         ledger.add(seed, f"divergences {name}", int(d["divergences"]))
+    calibration = results["LW_final"].calibration
+    ledger.add(seed, "LW_final: k", float(calibration["value"]))
+    ledger.add(seed, "LW_final: refits", len(calibration["history"]))
     for name in ("Unweighted", "LW", "CW"):
         ledger.add(seed, f"normal model: Delta {name}", baseline[name].delta)
     full = float(trunc.loc[1.0, "Delta"])
@@ -62,7 +65,8 @@ def measure(ledger: SeedLedger, seed: int, ns: dict, clock: FitClock) -> None:
         fits = np.asarray(fits, float)
         where = f"({row['c']:g}, {row['g']:g})"
         ledger.add(seed, f"map {where}: mean {cg.attrs['estimator']} over {fits.size} fits", float(fits.mean()))
-        ledger.add(seed, f"map {where}: {cg.attrs['estimator']} range", f"{fits.min():.2f}-{fits.max():.2f}")
+        ledger.add(seed, f"map {where}: L* over the fits (range)", row["truncated Delta over refits"])
+        ledger.add(seed, f"map {where}: max over every draw, over the fits (range)", row["max Delta over refits"])
     ledger.add(seed, "Stan fits", clock.count)
     ledger.add_claims(seed, ns["claims"])
 
