@@ -39,6 +39,7 @@ def test_a_seed_ledger_becomes_a_table_with_its_provenance(tmp_path):
     assert re.match(r"Recorded on .*CPUs.*, \d{4}-\d\d-\d\d \d\d:\d\d UTC, load average [\d.]+ at the start", shown.caption)
     assert "regenerate with `python " in shown.caption and "seed 2017 250 s, seed 1 281 s" in shown.caption
     assert "<strong>a toy chapter" in shown._repr_html_() and "3.304–4.39" in shown._repr_html_()
+    assert "regenerate with <code>python " in shown._repr_html_()
     # a seed ledger is the chapter's, not a benchmark of the performance page
     assert results.benchmark_results(tmp_path) == []
 

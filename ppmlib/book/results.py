@@ -17,6 +17,7 @@ __all__ = ["FIELDS", "LEDGER_SUFFIX", "LedgerTable", "RESULTS", "benchmark_resul
 
 import html
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -153,7 +154,8 @@ class LedgerTable:
     frame: "pd.DataFrame | None" = None
 
     def _repr_html_(self) -> str:
-        head = f"<p><strong>{html.escape(self.title)}</strong></p><p>{html.escape(self.caption)}</p>"
+        caption = re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(self.caption))   # the command as code
+        head = f"<p><strong>{html.escape(self.title)}</strong></p><p>{caption}</p>"
         return head + (self.frame.to_html() if self.frame is not None else "")
 
     def _repr_markdown_(self) -> str:

@@ -994,7 +994,7 @@ def _in_flags(message: str, parser: argparse.ArgumentParser | None = None) -> st
         flag, name = max(action.option_strings, key=len), re.escape(action.dest)
         message = re.sub(rf"\b{name}=True\b", flag, message)
         message = re.sub(rf"\b{name}='([\w.-]+)'", rf"{flag} \1", message)
-        message = re.sub(rf"\b{name}=(?=\S)", f"{flag} ", message)
+        message = re.sub(rf"\b{name}=(?=[^\s:;,)])", f"{flag} ", message)
         message = re.sub(rf"\b{name}=", flag, message)
     return message
 
