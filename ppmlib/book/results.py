@@ -223,5 +223,5 @@ def seed_ledger(name: str, folder=None) -> LedgerTable:
          + [_summary([cells[(q, s)] for s in seeds if (q, s) in cells])] for q in quantities],
         index=pd.Index(quantities, name="quantity"), columns=[f"seed {s}" for s in seeds] + ["over seeds"])
     caption = (f"Recorded on {result['machine']}, {result['date']}, load average {_load_text(result['load'])}; "
-               f"regenerate with `{result['command']}` (from benchmarks/). {result.get('notes', '')}").strip()
+               f"regenerate with `{result['command']}`. {result.get('notes', '')}").strip()
     return LedgerTable(title=result["title"], caption=caption, frame=frame)
