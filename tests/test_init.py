@@ -29,7 +29,7 @@ MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "ev
            "mechanism.survey", "evaluate.survey", "baselines.laplace_tables", "studies.survey_tables",
            "release.survey",
            # the authors' data and weights
-           "datasets.ce_course", "mechanism.pairwise", "studies.risk_efficient"]
+           "datasets.ce_course", "mechanism.pairwise", "studies.risk_efficient", "datasets.model_choice"]
 
 
 def defined_public_names(module) -> set:

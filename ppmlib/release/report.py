@@ -313,7 +313,7 @@ def attribute_risk(results: "Results", prepared: "Prepared", H: int = 50) -> "pd
     import pandas as pd
 
     from ppmlib.evaluate.disclosure import attribute_risk as estimate, risk_inputs, risk_summary
-    if prepared.model != "normal":
+    if prepared.model not in ("normal", "interactions"):
         return None
     rows = {}
     for name, r in results.items():
@@ -627,7 +627,7 @@ def load_state(folder) -> tuple[StateResults, "Prepared"]:
         arrays = {key: stored[key] for key in stored.files}
     table = pd.read_parquet(folder / STATE_TABLE)
     model, values = meta["model"], arrays["values"]
-    y = arrays["y"] if model in ("normal", "mixture") else arrays["y"].astype(np.int64)
+    y = arrays["y"] if model not in ("poisson", "negbin") else arrays["y"].astype(np.int64)
     prepared = Prepared(meta["source"], meta["column"], model, tuple(meta["predictors"]), values, y, arrays.get("X"),
                         tuple(meta["terms"]), table, meta["dropped"], meta["prior"])
     items = [(s["name"], Synthesized(s["name"], s["delta"], s["epsilon"], arrays[f"bounds_{i}"],

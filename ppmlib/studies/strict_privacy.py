@@ -463,10 +463,11 @@ def scores(design, mechanisms: dict, peer_results: dict, *, delta: float, m: int
                      "location sd": float(result.location_draws.std()),
                      **score(design, frames, B=B, seed=seed), "seconds": seconds})
     covers = {"Histogram": "every database (pure epsilon-DP)", "AIM": "every database ((epsilon, delta) via zCDP)",
-              "MST": "every database ((epsilon, delta) via zCDP)"}
+              "MST": "every database ((epsilon, delta) via zCDP)", "CART": "no formal privacy"}
     for (name, E), (releases, seconds) in peer_results.items():
         rows.append({"synthesizer": name, "total epsilon": E, "per-dataset epsilon": np.nan, "covers": covers[name],
-                     "release epsilon": E, "release delta": 0.0 if name == "Histogram" else delta,
+                     "release epsilon": E if name != "CART" else np.nan,
+                     "release delta": 0.0 if name == "Histogram" else delta if name != "CART" else np.nan,
                      "share censored": np.nan, "location mean": np.nan, "location sd": np.nan, **score(design, releases, B=B, seed=seed),
                      "seconds": seconds})
     return pd.DataFrame(rows)

@@ -1,0 +1,77 @@
+"""The synthesizers of a log-scale column (wage, income) on categorical predictors, by name, and the
+default that ``--model auto`` takes.
+
+Each name is a family of :mod:`ppmlib.models.families` and a design matrix:
+
+* ``normal``: the normal regression of log y on the predictors' main effects.
+* ``interactions``: the same regression with every pairwise interaction of the predictors
+  (:func:`ppmlib.datasets.design.interaction_design`): a mean for every pair of levels.
+* ``hetero``: the heteroskedastic normal (``stan/hetnormal.stan``): the interactions' mean and a
+  log-scale regression on the same columns, so every cell of levels has its own spread.
+* ``mixture``: the mixture of normal regressions on the main effects (``stan/mixture.stan``).
+
+:data:`AUTO_LOG_MODEL` was chosen by measuring every candidate on public files only (the wage
+files of ``benchmarks/bench_models.py``), never on a user's file: the choice costs no privacy. It
+is the candidate with the smallest mean S_pMSE over the measured cells (tests/test_model_choice.py
+checks it against ``benchmarks/results/models.json``). A user who picks a model after looking at
+their own confidential file spends privacy that no guarantee of the release counts.
+"""
+from __future__ import annotations
+
+__all__ = ["AUTO_LOG_MODEL", "LOG_SYNTHESIZERS", "model_design"]
+
+import numpy as np
+
+from ppmlib.errors import BadArgument
+
+#: Name -> (family, design): the log-scale synthesizers the command and the benchmarks offer.
+LOG_SYNTHESIZERS = {"normal": ("normal", "main"), "interactions": ("normal", "pairs"),
+                    "hetero": ("hetnormal", "pairs"), "mixture": ("mixture", "main")}
+
+#: What ``--model auto`` takes for a log-scale column: the candidate that measured best on the
+#: public wage files (``benchmarks/results/models.json``), chosen before any user's data is seen.
+AUTO_LOG_MODEL = "normal"
+
+
+def model_design(model: str, data, predictors, *, levels: dict | None = None) -> tuple[str, np.ndarray]:
+    """The family name and the design matrix of a log-scale synthesizer on categorical predictors.
+
+    Parameters
+    ----------
+    model : str
+        A key of :data:`LOG_SYNTHESIZERS`, or "auto" (:data:`AUTO_LOG_MODEL`).
+    data : pandas.DataFrame
+        The records, with the ``predictors`` (categorical).
+    predictors : list of str
+        The predictors.
+    levels : dict, optional
+        Every level of each predictor (as for :func:`ppmlib.datasets.design.design_matrix`).
+
+    Returns
+    -------
+    tuple
+        The family's name (str) and X, shape (n, P).
+
+    Raises
+    ------
+    ppmlib.errors.BadArgument
+        An unknown model name.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> name, X = model_design("interactions", pd.DataFrame({"a": ["x", "y"], "b": ["u", "v"]}), ["a", "b"])
+    >>> name, X.shape
+    ('normal', (2, 2))
+    """
+    from ppmlib.datasets.design import design_matrix, independent_columns, interaction_design
+    if model == "auto":
+        model = AUTO_LOG_MODEL
+    if model not in LOG_SYNTHESIZERS:
+        raise BadArgument(f"unknown model {model!r}; choose auto or one of {sorted(LOG_SYNTHESIZERS)}")
+    family, design = LOG_SYNTHESIZERS[model]
+    if design == "pairs":
+        X = interaction_design(data, list(predictors), levels=levels)
+    else:
+        X = independent_columns(design_matrix(data, list(predictors), levels=levels))
+    return family, X.to_numpy()

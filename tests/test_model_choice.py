@@ -1,0 +1,72 @@
+"""The log models the command offers (normal, interactions, hetero, mixture), their designs, and the
+default ``--model auto`` takes: the candidate that measured best on public files."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppmlib.datasets.design import interaction_design
+from ppmlib.datasets.model_choice import AUTO_LOG_MODEL, LOG_SYNTHESIZERS, model_design
+from ppmlib.errors import BadArgument
+from ppmlib.release import command as cmd
+
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "models.json"
+
+
+@pytest.fixture(scope="module")
+def wages():
+    rng = np.random.default_rng(3)
+    n = 300
+    a, b = rng.choice(["n", "s", "w"], n), rng.choice(["full", "part"], n)
+    wage = np.exp(6.0 + 0.3 * (a == "s") - 0.8 * (b == "part") * (a == "w") + rng.normal(0, 0.5, n))
+    return pd.DataFrame({"region": a, "hours": b, "years": rng.uniform(0, 40, n), "wage": wage})
+
+
+def test_the_interaction_design_is_the_cell_means_design_for_two_predictors(wages):
+    """Least squares on the interactions reproduce every cell's average (one mean per cell)."""
+    X = interaction_design(wages, ["region", "hours"])
+    assert X.shape[1] == 6 and np.linalg.matrix_rank(X.to_numpy()) == 6
+    y = np.log(wages["wage"].to_numpy())
+    fitted = X.to_numpy() @ np.linalg.lstsq(X.to_numpy(), y, rcond=None)[0]
+    cell_means = pd.Series(y).groupby([wages["region"], wages["hours"]]).transform("mean").to_numpy()
+    np.testing.assert_allclose(fitted, cell_means, atol=1e-10)
+
+
+def test_each_name_has_its_family_and_design(wages):
+    families = {name: model_design(name, wages, ["region", "hours"])[0] for name in LOG_SYNTHESIZERS}
+    assert families == {"normal": "normal", "interactions": "normal", "hetero": "hetnormal", "mixture": "mixture"}
+    assert model_design("normal", wages, ["region", "hours"])[1].shape[1] == 4
+    assert model_design("auto", wages, ["region", "hours"])[0] == LOG_SYNTHESIZERS[AUTO_LOG_MODEL][0]
+    with pytest.raises(BadArgument, match="unknown model"):
+        model_design("cells", wages, ["region"])
+
+
+@pytest.mark.parametrize("model, family, columns", [("interactions", "normal", 7), ("hetero", "hetnormal", 7),
+                                                    ("normal", "normal", 5)])
+def test_the_command_prepares_each_log_model(wages, model, family, columns):
+    """Numeric predictors enter as main effects, the categorical ones with their interactions."""
+    prepared = cmd.prepare(wages, "wage", model, ("region", "hours", "years"))
+    assert prepared.family == family and prepared.X.shape == (300, columns)
+    assert prepared.log_scale and cmd.design_columns(wages, ("region", "hours", "years"),
+                                                     interactions=model != "normal") == columns
+
+
+def test_auto_takes_the_model_chosen_on_public_files(wages):
+    assert cmd.prepare(wages, "wage", "auto", ("region", "hours")).model == AUTO_LOG_MODEL
+
+
+def test_the_default_is_the_best_measured_candidate():
+    """AUTO_LOG_MODEL has the smallest mean S_pMSE over the measured cells of
+    benchmarks/results/models.json, a cell being a (public file, fit) pair, unweighted or strict
+    (CM), that every candidate was measured on; at least the three files' unweighted fits."""
+    rows = json.loads(RESULTS.read_text())["rows"]
+    candidates = {r["candidate"] for r in rows}
+    by_cell = {}
+    for r in rows:
+        by_cell.setdefault((r["file"], r["fit"]), {})[r["candidate"]] = r["S_pMSE logit"]
+    complete = [cell for cell in by_cell.values() if set(cell) == candidates]
+    assert len(complete) >= 3 and {"normal", "hetero"} <= candidates
+    scores = {name: np.mean([cell[name] for cell in complete]) for name in candidates}
+    assert min(scores, key=scores.get) == AUTO_LOG_MODEL, scores
