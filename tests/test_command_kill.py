@@ -194,5 +194,5 @@ def test_the_next_run_removes_what_a_killed_run_left_and_says_so(tmp_path):
     status, said, err = again.finish(timeout=240)
     assert status == 0, err
     assert "removed" in err and "left by a killed run" in err
-    assert sorted(p.name for p in run.out.iterdir()) == ["synthetic.csv", "synthetic.json"]
+    assert sorted(p.name for p in run.out.iterdir()) == ["synthetic.json", "synthetic_1.csv", "synthetic_2.csv"]
     assert run.leftovers() == ["release"]
