@@ -12,25 +12,22 @@ Cases (``--case``):
   model and target, no report, in a fresh process whose peak memory is measured. Target: at
   most 3 minutes and under 2 GB.
 
-Every case counts the Stan fits (calls of ``ppmlib.Sampler.sample``) and times the stages. One line
-per run is appended to ``benchmarks/results/fast.md`` with the machine, the date, the load average
-before and after, and the command.
+Every case counts the Stan fits (calls of ``ppmlib.Sampler.sample``) and times the stages. Each
+case writes its own result file through ``benchmarks/_results.py`` (``results/fast_wages3000.json``,
+``results/fast_million.json``) with the machine, the date, the load average at the start and the
+end, and the command.
 
 Run: ``python benchmarks/bench_fast.py --case wages3000`` (or ``--case million --n 1000000``).
 """
 import argparse
 import importlib
 import json
-import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-RESULTS = Path(__file__).with_name("results") / "fast.md"
 PREDICTORS = ["education", "experience", "ethnicity", "smsa", "region"]
 
 
@@ -59,7 +56,7 @@ def counted_run(table, epsilon: float, report: bool, sampler=None) -> dict:
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
             results = cmd.synthesize(table, "wage", model="normal", predictors=PREDICTORS, epsilon=epsilon,
-                                     out=Path(folder) / "out", report=report, progress=False,
+                                     guarantee="local", out=Path(folder) / "out", report=report, progress=False,
                                      **({"sampler": sampler} if sampler else {}))
             seconds = time.perf_counter() - start
     finally:
@@ -86,18 +83,21 @@ def child(n: int, epsilon: float, draws: int) -> dict:
             "children_peak_gb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1e6, 2)}
 
 
-def record(case: str, result: dict, load_before, command: str) -> None:
-    """Append one line to benchmarks/results/fast.md (a header first when the file is new)."""
-    RESULTS.parent.mkdir(exist_ok=True)
-    if not RESULTS.exists():
-        RESULTS.write_text("# bench_fast: the command at a target epsilon (written by benchmarks/bench_fast.py)\n\n"
-                           "| date (UTC) | machine | load before / after | case | result | command |\n"
-                           "|---|---|---|---|---|---|\n")
-    machine = f"{platform.node()} ({os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()})"
-    load = f"{load_before[0]:.2f} / {os.getloadavg()[0]:.2f}"
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")
-    with RESULTS.open("a") as handle:
-        handle.write(f"| {stamp} | {machine} | {load} | {case} | {json.dumps(result)} | `{command}` |\n")
+NOTES = {
+    "wages3000": "Target: at most 45 s warm in at most 3 Stan fits (3,000 CPS 1988 rows, five predictors, "
+                 "LW at the target epsilon, m = 20, report included); timed after one untimed warm run.",
+    "million": "Target: at most 3 minutes and under 2 GB peak in a fresh process (CPS 1988 resampled to n rows, "
+               "normal model, LW at the target epsilon, m = 20, no report). peak_gb is the process's maximum "
+               "resident set; children_peak_gb its largest child's (PyStan's chains).",
+}
+
+
+def record(case: str, result: dict) -> None:
+    """One result file per case: benchmarks/results/fast_<case>.json (benchmarks/_results.py)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _results import record as write
+    write(f"fast_{case}", title=f"bench_fast, case {case}: the command at a target epsilon", rows=[result],
+          notes=NOTES[case])
 
 
 def main() -> None:
@@ -108,15 +108,12 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=0, help="draws per chain in the million case (0: the default)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
     if args.child:
         print(json.dumps(child(args.n, args.epsilon, args.draws)))
         return
-    load_before = os.getloadavg()
     if args.case == "wages3000":
         table = wage_table(3000, replace=False)
         counted_run(table, args.epsilon, report=True)           # warm: compile, kernel, caches
-        load_before = os.getloadavg()
         result = counted_run(table, args.epsilon, report=True)
     else:
         argv = [sys.executable, __file__, "--case", "million", "--child", "--n", str(args.n),
@@ -128,7 +125,7 @@ def main() -> None:
         result = {**json.loads(done.stdout.strip().splitlines()[-1]), "n": args.n,
                   "process_seconds": round(time.perf_counter() - start, 1)}
     print(json.dumps(result))
-    record(args.case, result, load_before, command)
+    record(args.case, result)
 
 
 if __name__ == "__main__":

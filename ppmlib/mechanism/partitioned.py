@@ -7,7 +7,7 @@ only sums and maxima, and fits from them:
 
 * :func:`sufficient_statistics`: sum_i alpha_i, sum_i alpha_i x_i x_i', sum_i alpha_i x_i y_i,
   sum_i alpha_i y_i^2 with alpha = 1 or LW's weights, summed block by block in the order of
-  :func:`ppmlib.models.families.normal_sufficient_statistics` (row groups hold whole blocks), so
+  ``ppmlib.models.families.normal_sufficient_statistics`` (row groups hold whole blocks), so
   the numbers are the in-memory ones, bit for bit;
 * :func:`risk_range`: the smallest and largest max_s abs(f_s(x_i)) under the unweighted fit's draws,
   the min-max scale of LW's risks;
@@ -30,7 +30,7 @@ import numpy as np
 from ppmlib.errors import BadArgument
 from ppmlib.models.families import Normal, normal_sufficient_statistics
 
-#: Records per block of the sufficient statistics (as :func:`normal_sufficient_statistics`).
+#: Records per block of the sufficient statistics (as ``normal_sufficient_statistics``).
 BLOCK = 65536
 
 
@@ -179,7 +179,7 @@ def sufficient_statistics(parts, y: str, x, *, unweighted: dict | None = None, c
     -------
     dict
         ``sum_w``, ``XWX`` (K, K), ``XWy`` (K,), ``yWy``: those of
-        :func:`ppmlib.models.families.normal_sufficient_statistics` on the whole file, bit for bit.
+        ``ppmlib.models.families.normal_sufficient_statistics`` on the whole file, bit for bit.
     """
     spec = _lw_spec(unweighted, c, g, risk)
     per_part = _jobs(_sums_job, [(p, y, tuple(x), spec, block) for p in parts], client, n_jobs)
