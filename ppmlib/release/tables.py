@@ -203,10 +203,38 @@ def _write_bytes(path: Path, data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _rows_text(table, names: list) -> list | None:
+    """The columns ``names`` of every row as CSV text (quoted as pandas quotes), one string per row;
+    None when a field holds a line break (then rows cannot be told apart by splitting)."""
+    if not names:
+        return [""] * len(table)
+    rows = table.loc[:, names].to_csv(index=False, header=False, lineterminator="\n").split("\n")[:-1]
+    return rows if len(rows) == len(table) else None
+
+
+def _csv_texts(values: np.ndarray, table, columns: Columns):
+    """Each dataset's CSV text. The kept columns are rendered once and only the synthesized one per
+    dataset (numbers as Python writes them: the shortest text that reads back the same number)."""
+    i = columns.order.index(columns.synthesized)
+    before, after = list(columns.order[:i]), list(columns.order[i + 1:])
+    left, right = _rows_text(table, before), _rows_text(table, after)
+    if left is None or right is None:    # a line break inside a kept field: render each dataset whole
+        for l in range(values.shape[0]):
+            yield _dataset(table, columns, values[l]).to_csv(index=False, lineterminator="\n")
+        return
+    import pandas as pd
+    header = pd.DataFrame(columns=list(columns.order)).to_csv(index=False, lineterminator="\n")
+    left = [text + "," for text in left] if before else left
+    right = ["," + text for text in right] if after else right
+    for l in range(values.shape[0]):
+        synthetic = map(repr, values[l].tolist())
+        yield header + "".join(f"{a}{v}{b}\n" for a, v, b in zip(left, synthetic, right))
+
+
 def _write_csvs(values: np.ndarray, table, columns: Columns, folder: Path) -> list:
     files = []
-    for l, name in enumerate(dataset_files(values.shape[0], "csv")):
-        text = _dataset(table, columns, values[l]).to_csv(index=False, lineterminator="\n")
+    names = dataset_files(values.shape[0], "csv")
+    for l, (name, text) in enumerate(zip(names, _csv_texts(values, table, columns))):
         files.append({"file": name, "dataset": l + 1, "sha256": _write_bytes(folder / name, text.encode("utf-8"))})
     return files
 
