@@ -153,3 +153,12 @@ def test_python_release_writes_a_folder_and_replaces_only_a_release(tmp_path):
     with pytest.raises(FileExistsError, match="not a release"):
         ppmlib.release(lw, tmp_path / "mine", table=table, column="y", overwrite=True)
     assert [p.name for p in tmp_path.iterdir() if ".staging-" in p.name] == []
+
+
+def test_help_says_what_the_release_contains(capsys):
+    with pytest.raises(SystemExit):
+        syn.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for phrase in ("What the release contains", "--keep A,B", "synthetic_1.csv ... synthetic_M.csv",
+                   "one synthetic.parquet with a 'dataset' column", "name the dropped columns", "SHA-256"):
+        assert phrase in text, phrase
