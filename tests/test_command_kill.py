@@ -53,15 +53,14 @@ DRIVER = textwrap.dedent("""
             reached()
             return publish(self)
         staging.Staging.publish = slow_publish
-    elif point == "between-renames":   # the release's CSV renamed into place in staging, its manifest not yet
-        import ppmlib._files as files
-        replace, calls = files.os.replace, []
-        def torn(src, dst):
-            replace(src, dst)
-            calls.append(dst)
-            if len(calls) == 1:
+    elif point == "between-renames":   # the release's data files written in staging, its manifest not yet
+        from ppmlib.release import tables
+        write = tables._write_bytes
+        def torn(path, data):
+            if path.name == tables.MANIFEST:
                 reached()
-        files.os.replace = torn
+            return write(path, data)
+        tables._write_bytes = torn
     sys.exit(cmd.main(sys.argv[1:]))
 """)
 
