@@ -7,7 +7,7 @@ the model treats as public (its predictors; a survey design's strata and psu) an
 declares public (``keep``). Every other column is dropped, and the manifest names the dropped
 columns (names only, never a value).
 
-Two formats (:data:`FORMATS`), in one folder:
+Two formats (``FORMATS``), in one folder:
 
 * ``csv``: ``synthetic_1.csv`` ... ``synthetic_m.csv``, one file per dataset;
 * ``parquet``: one ``synthetic.parquet`` holding the m datasets stacked, with a ``dataset``
