@@ -16,7 +16,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
 _LOAD_AT_START = os.getloadavg()
 
 
@@ -24,6 +25,12 @@ def machine() -> str:
     """The machine in a few words: host, CPUs, processor, OS."""
     return (f"{platform.node() or 'unknown host'} ({os.cpu_count()} CPUs, {platform.machine()}, "
             f"{platform.system()} {platform.release()}, Python {platform.python_version()})")
+
+
+def _script() -> str:
+    """The running script's path from the checkout's root (where the commands are run from)."""
+    script = Path(sys.argv[0]).resolve()
+    return str(script.relative_to(ROOT)) if script.is_relative_to(ROOT) else os.path.relpath(sys.argv[0])
 
 
 def record(name: str, *, title: str, rows: list[dict], notes: str = "", folder=None) -> Path:
@@ -48,7 +55,7 @@ def record(name: str, *, title: str, rows: list[dict], notes: str = "", folder=N
     folder.mkdir(parents=True, exist_ok=True)
     result = {
         "title": title,
-        "command": "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0]), *sys.argv[1:]]),
+        "command": "python " + " ".join(shlex.quote(a) for a in [_script(), *sys.argv[1:]]),
         "machine": machine(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "load": {"start": list(_LOAD_AT_START), "end": list(os.getloadavg())},

@@ -103,6 +103,21 @@ def test_adapt_delta_reaches_both_backends(counts, monkeypatch):
 
 
 @needs_both
+def test_max_treedepth_reaches_both_backends(counts, monkeypatch):
+    """A tree-depth cap of 2 holds every draw to at most 2**2 leapfrog steps, identically on both backends."""
+    fits = {}
+    for backend in ("cmdstanpy", "pystan"):
+        sampler = ppmlib.Sampler(chains=2, draws=150, warmup=150, max_treedepth=2)
+        fits[backend] = _on(backend, monkeypatch, "negbin", counts, seed=5, sampler=sampler)
+    np.testing.assert_array_equal(fits["cmdstanpy"].draws["mu"], fits["pystan"].draws["mu"])
+    for fit in fits.values():
+        assert fit.sampler["treedepth__"].max() <= 2 and fit.sampler["n_leapfrog__"].max() <= 4
+    # uncapped, the same fit does take deeper trees (the cap above is not idle)
+    free = _on("pystan", monkeypatch, "negbin", counts, seed=5, sampler=ppmlib.Sampler(chains=2, draws=150, warmup=150))
+    assert free.sampler["treedepth__"].max() > 2
+
+
+@needs_both
 def test_lw_pipeline_gives_the_same_delta_on_both_backends(monkeypatch):
     """The issue's example: 1000 Poisson counts, LW weights from the unweighted fit, the weighted
     fit's Delta. With 6-digit CmdStan output Delta_LW was 3.624 against PyStan's 3.592."""

@@ -48,8 +48,7 @@ def _raised_messages(path: Path):
 
 
 def test_the_library_raises_no_plain_value_error_and_speaks_no_flags():
-    # only the command (ppmlib/release/command.py, and staging.py, its checks of --out and --report)
-    # speaks in flags; the book's tooling has its own command line
+    # only the command's main translates into flags (checked below); the book's tooling has its own command line
     core = [p for p in PACKAGE.rglob("*.py") if not {"book", "_stan", "_data"} & set(p.parts)
             and p.relative_to(PACKAGE).as_posix() not in {"release/command.py", "release/staging.py"}]
     plain = [f"{p.relative_to(PACKAGE)}:{n.lineno}" for p in core for n in ast.walk(ast.parse(p.read_text()))
@@ -58,3 +57,36 @@ def test_the_library_raises_no_plain_value_error_and_speaks_no_flags():
     flags = [f"{p.relative_to(PACKAGE)}:{line}: {text}" for p in core for line, text in _raised_messages(p)
              if re.search(r"(^|\s)--[a-z]", text)]
     assert flags == []
+
+
+def test_the_python_path_of_the_command_speaks_python_and_only_main_speaks_flags(tmp_path, capsys):
+    # every raise in command.py and staging.py is reachable from ppmlib.release.command.synthesize;
+    # main translates name=value into the flags after the fact
+    from ppmlib.release import command
+    flags = [f"{name}:{line}: {text}" for name in ("release/command.py", "release/staging.py")
+             for line, text in _raised_messages(PACKAGE / name) if re.search(r"(^|\s|\()--[a-z]", text)]
+    assert flags == []
+    frame = __import__("pandas").DataFrame({"salary": np.linspace(20_000, 90_000, 40)})
+    with pytest.raises(errors.BadArgument, match="needs the policy radius: radius=R .* relative=True"):
+        command.synthesize(frame, "salary", weighting="cw", guarantee="local")
+    with pytest.raises(errors.BadArgument) as err:
+        command.synthesize(frame, "salary", weighting="cw", radius=0.3, guarantee="strict")
+    assert "weighting= and radius= choose" in str(err.value) and "guarantee='local'" in str(err.value)
+    assert "--" not in str(err.value)
+    assert command._in_flags(str(err.value)) == ("--weighting and --radius choose the local mechanism's weights; "
+                                                 "--guarantee strict releases CM (give --guarantee local to use them)")
+    assert command._in_flags("pass drop_missing=True; total_epsilon= (the release)") == \
+        "pass --drop-missing; --total-epsilon (the release)"
+    assert command._in_flags("report='/r.html' is inside out=: the report; out= is empty ('')") == \
+        "--report '/r.html' is inside --out: the report; --out is empty ('')"
+    data = tmp_path / "d.csv"
+    frame.to_csv(data, index=False)
+    assert command.main([str(data), "--column", "salary", "--weighting", "cw", "--radius", "0.3",
+                         "--out", str(tmp_path / "out")]) == 2
+    assert "--weighting and --radius choose" in capsys.readouterr().err
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x.txt").write_text("not a release")
+    with pytest.raises(errors.PPMError, match=r"out='.*full' exists and is not empty; .* pass overwrite=True"):
+        command.synthesize(frame, "salary", out=tmp_path / "full")
+    assert command.main([str(data), "--column", "salary", "--out", str(tmp_path / "full")]) == 2
+    assert re.search(r"--out '.*full' exists and is not empty; .* pass --overwrite \(", capsys.readouterr().err)

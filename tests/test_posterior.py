@@ -201,3 +201,16 @@ def test_an_unset_adapt_delta_is_the_familys_gate_passing_setting(monkeypatch):
     assert seen == [("mixture", 0.9), ("normal", 0.8), ("negbin", 0.8),
                     ("mixture", 0.95), ("normal", 0.95), ("negbin", 0.95)]
     assert repr(ppmlib.Sampler()) == "Sampler(chains=4, draws=1000, warmup=1000)"
+
+
+def test_an_unset_max_treedepth_is_stans_and_a_set_one_is_passed(monkeypatch):
+    from ppmlib.inference import backends
+    from ppmlib.models.families import family
+    seen = []
+    monkeypatch.setattr(backends, "sample", lambda program, data, **kw: seen.append(kw["max_treedepth"]))
+    for sampler in (ppmlib.Sampler(), ppmlib.Sampler(max_treedepth=6)):
+        sampler.sample(family("normal"), {}, 1)
+    assert seen == [10, 6]
+    assert repr(ppmlib.Sampler(max_treedepth=6)) == "Sampler(chains=4, draws=1000, warmup=1000, max_treedepth=6)"
+    with pytest.raises(ValueError):
+        ppmlib.Sampler(max_treedepth=0)

@@ -106,7 +106,7 @@ def test_minimum_records_counts_every_coefficient_of_every_component():
     (lambda f: f.assign(salary=f["salary"].astype(str).where(f.index % 10 > 0, "n/a")), dict(column="salary"),
      "column 'salary' is not numeric: 12 of 120 rows are not numbers"),
     (lambda f: f.assign(salary=f["salary"].where(f.index % 40 > 0)), dict(column="salary"),
-     "3 of 120 records have a missing value (salary: 3); pass --drop-missing"),
+     "3 of 120 records have a missing value (salary: 3); pass drop_missing=True"),
     (lambda f: f.assign(visits=f["visits"] - 6), dict(column="visits", model="poisson"), "negative and 0 non-integer"),
     (lambda f: f.assign(visits=f["visits"] + 0.5), dict(column="visits", model="negbin"),
      "has 0 negative and 120 non-integer values; the negbin model synthesizes counts"),

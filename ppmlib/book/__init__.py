@@ -2,7 +2,7 @@
 ``python -m ppmlib.book.rerun``), ``bookcache`` (the execution cache), ``bookcheck`` (the built HTML),
 ``sphinx_ext`` and ``provenance`` (the versions on the landing page) and ``claims`` (the claims table
 every chapter ends with; :class:`ppmlib.book.claims.Claims`) and ``results`` (the benchmarks'
-measured figures, for the performance page).
+measured figures, for the performance page, and the chapters' seed ledgers).
 """
 from pathlib import Path
 

@@ -189,10 +189,12 @@ def backend() -> str:
 
 #: Stan's own target acceptance rate for NUTS's step-size adaptation (both interfaces default to it)
 STAN_ADAPT_DELTA = 0.8
+#: Stan's own largest NUTS tree depth (a draw takes at most 2**depth leapfrog steps)
+STAN_MAX_TREEDEPTH = 10
 
 
 def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, seed: int,
-           adapt_delta: float = STAN_ADAPT_DELTA) -> Draws:
+           adapt_delta: float = STAN_ADAPT_DELTA, max_treedepth: int = STAN_MAX_TREEDEPTH) -> Draws:
     """Run NUTS on ``stan/<program>.stan`` with ``data``; ``seed`` makes the result reproducible.
 
     Parameters
@@ -209,6 +211,10 @@ def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, se
     adapt_delta : float
         The acceptance rate NUTS adapts its step size to (Stan's default 0.8; higher means
         smaller steps, fewer divergences and longer trajectories).
+    max_treedepth : int
+        NUTS's largest tree depth, >= 1 (Stan's default 10): a draw costs at most 2**max_treedepth
+        gradient evaluations. A lower cap bounds a fit's cost where trajectories run long; the draws
+        still target the same posterior, but mix worse (the diagnostics show it).
 
     Returns
     -------
@@ -233,8 +239,9 @@ def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, se
     chosen = backend()
     runner = _sample_cmdstanpy if chosen == "cmdstanpy" else _sample_pystan
     adapt_delta = _checks.real(adapt_delta, "adapt_delta", low=0, high=1, low_open=True, high_open=True)
+    max_treedepth = _checks.integer(max_treedepth, "max_treedepth", low=1)
     return runner(program_path(program), data, chains=chains, draws=draws, warmup=warmup, seed=seed,
-                  adapt_delta=adapt_delta)
+                  adapt_delta=adapt_delta, max_treedepth=max_treedepth)
 
 
 # --- cmdstanpy ------------------------------------------------------------------------------
@@ -309,7 +316,7 @@ class _SubprocessDyingWithParent:
         return getattr(subprocess, name)
 
 
-def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta) -> Draws:
+def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta, max_treedepth) -> Draws:
     def work(chatter):
         import cmdstanpy
         import cmdstanpy.model
@@ -325,6 +332,7 @@ def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed, ad
             # chain ids 1..N with one seed is PyStan's convention too: same seed, same draws
             fit = model.sample(data=data_file, chains=chains, chain_ids=list(range(1, chains + 1)), seed=seed,
                                iter_sampling=draws, iter_warmup=warmup, adapt_delta=adapt_delta,
+                               max_treedepth=max_treedepth,
                                sig_figs=CMDSTAN_SIG_FIGS,
                                output_dir=csv_dir, show_progress=False, show_console=False,
                                parallel_chains=min(chains, os.cpu_count() or 1))
@@ -623,7 +631,7 @@ def _in_temporary_folder():
 _HOUSEKEEPING: _HttpstanHousekeeping | None = None
 
 
-def _pystan_run(code: str, data: dict, chains, draws, warmup, seed, adapt_delta) -> Draws:
+def _pystan_run(code: str, data: dict, chains, draws, warmup, seed, adapt_delta, max_treedepth) -> Draws:
     import stan
 
     global _HOUSEKEEPING
@@ -634,7 +642,8 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed, adapt_delta)
         with _captured_log(logging.getLogger("httpstan"), chatter, logging.WARNING):
             with _in_temporary_folder():
                 posterior = stan.build(code, data=data, random_seed=seed)
-            return posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup, delta=adapt_delta)
+            return posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup, delta=adapt_delta,
+                                    max_depth=max_treedepth)
 
     try:
         fit, messages = _run_captured("PyStan", work, data)
@@ -655,8 +664,9 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed, adapt_delta)
     return Draws(params=params, sampler=sampler, chains=chains, backend="pystan", messages=messages)
 
 
-def _sample_pystan(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta) -> Draws:
-    return _on_pystan_worker(_pystan_run, path.read_text(), _jsonable(data), chains, draws, warmup, seed, adapt_delta)
+def _sample_pystan(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta, max_treedepth) -> Draws:
+    return _on_pystan_worker(_pystan_run, path.read_text(), _jsonable(data), chains, draws, warmup, seed, adapt_delta,
+                             max_treedepth)
 
 
 def clean_caches(*, httpstan_cache: Path | None = None, temp: Path | None = None) -> dict:

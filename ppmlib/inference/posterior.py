@@ -40,6 +40,11 @@ class Sampler:
         mixture's 0.9 (``Family.adapt_delta``). Raising it (0.9, 0.95) takes smaller steps: fewer
         divergences where the posterior curves sharply, at the cost of longer trajectories. Shown
         in the repr only when it is set.
+    max_treedepth : int, optional
+        NUTS's largest tree depth, at least 1; None (the default) is Stan's 10. A draw costs at most
+        2**max_treedepth gradient evaluations, so a lower cap bounds the cost of a fit whose
+        trajectories run long (a censored fit at a small epsilon); its draws then mix worse, which
+        the diagnostics gate shows. Shown in the repr only when it is set.
 
     Raises
     ------
@@ -64,6 +69,7 @@ class Sampler:
     draws: int = 1000
     warmup: int = 1000
     adapt_delta: float | None = None
+    max_treedepth: int | None = None
 
     def __post_init__(self):
         for name in ("chains", "draws", "warmup"):
@@ -72,9 +78,12 @@ class Sampler:
         if self.adapt_delta is not None:
             object.__setattr__(self, "adapt_delta", _checks.real(self.adapt_delta, "adapt_delta", low=0, high=1,
                                                                  low_open=True, high_open=True))
+        if self.max_treedepth is not None:
+            object.__setattr__(self, "max_treedepth", _checks.integer(self.max_treedepth, "max_treedepth", low=1))
 
     def __repr__(self) -> str:
         extra = f", adapt_delta={self.adapt_delta:g}" if self.adapt_delta is not None else ""
+        extra += f", max_treedepth={self.max_treedepth}" if self.max_treedepth is not None else ""
         return f"Sampler(chains={self.chains}, draws={self.draws}, warmup={self.warmup}{extra})"
 
     @property
@@ -104,7 +113,9 @@ class Sampler:
         ppmlib.inference.exact.ConjugateSampler : exact Gamma draws of the Poisson model, without Stan.
         """
         return backends.sample(fam.name, data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed,
-                               adapt_delta=self.adapt_delta_for(fam))
+                               adapt_delta=self.adapt_delta_for(fam),
+                               max_treedepth=backends.STAN_MAX_TREEDEPTH if self.max_treedepth is None
+                               else self.max_treedepth)
 
     def adapt_delta_for(self, fam: Family) -> float:
         """The acceptance rate a fit of ``fam`` adapts to: this sampler's, or the family's when unset.

@@ -50,6 +50,7 @@ import codecs
 import contextlib
 import csv
 import os
+import re
 import signal
 import sys
 from collections import Counter
@@ -492,7 +493,7 @@ def prepare(table: "pd.DataFrame", column: str, model: str = "auto", predictors=
     if dropped and not drop_missing:
         by_column = ", ".join(f"{c}: {int(k)}" for c, k in used.isna().sum().items() if k)
         raise DataRefused(f"{dropped} of {len(table)} records have a missing value ({by_column}); pass "
-                         "--drop-missing (drop_missing=True) to drop them")
+                         "drop_missing=True to drop them")
     kept = table.loc[~incomplete].reset_index(drop=True)
     values = _numeric(kept, column, "column")
     if model == "auto":
@@ -552,14 +553,14 @@ def lineup_for(weighting: str = "lw", epsilon: float | None = None, radius: floa
         raise BadArgument(f"unknown weighting {weighting!r}; choose one of {', '.join(WEIGHTINGS)}")
     if weighting == "cw":
         if epsilon is not None:
-            raise BadArgument("--epsilon calibrates LW; it cannot be combined with --weighting cw")
+            raise BadArgument("epsilon= calibrates LW; it cannot be combined with weighting='cw'")
         if radius is None:
-            raise BadArgument("--weighting cw needs the policy radius: --radius R (absolute, or a fraction of each "
-                             "value with --relative)")
+            raise BadArgument("weighting='cw' needs the policy radius: radius=R (absolute, or a fraction of each "
+                             "value with relative=True)")
         radius = _checks.real(radius, "radius", low=0, low_open=True)
         return ("Unweighted", _lineup.member("CW", radius=radius, relative=bool(relative))), "CW"
     if radius is not None:
-        raise BadArgument(f"--radius is the CW policy radius; --weighting {weighting} does not use it")
+        raise BadArgument(f"radius= is the CW policy radius; weighting={weighting!r} does not use it")
     lw = _lineup.member("LW") if epsilon is None else _lineup.member(
         "LW", match=_checks.real(epsilon, "epsilon", low=0, low_open=True))
     members = ("Unweighted", lw) + (("LW_final",) if weighting == "lw_final" else ())
@@ -738,15 +739,15 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
     if guarantee not in GUARANTEES:
         raise BadArgument(f"unknown guarantee {guarantee!r}; choose one of {', '.join(GUARANTEES)}")
     if epsilon is not None and total_epsilon is not None:
-        raise BadArgument("give --epsilon (per dataset) or --total-epsilon (the release), not both")
+        raise BadArgument("give epsilon= (per dataset) or total_epsilon= (the release), not both")
     if total_epsilon is not None:
         epsilon = solve_per_dataset_epsilon(total_epsilon, delta, m)
     if guarantee == "local":
         members, released = lineup_for(weighting, epsilon, radius, relative)
         return members, released, epsilon
     if weighting != "lw" or radius is not None:
-        raise BadArgument("--weighting and --radius choose the local mechanism's weights; --guarantee strict "
-                         "releases CM (give --guarantee local to use them)")
+        raise BadArgument("weighting= and radius= choose the local mechanism's weights; guarantee='strict' "
+                         "releases CM (give guarantee='local' to use them)")
     epsilon = STRICT_EPSILON if epsilon is None else _checks.real(epsilon, "epsilon", low=0, low_open=True)
     return ("Unweighted", _lineup.member("CM", epsilon=epsilon)), "CM", epsilon
 
@@ -1084,14 +1085,24 @@ def _call(args):
         total_epsilon=args.total_epsilon, delta=args.delta, keep=args.keep, format=args.format)
 
 
-# Python's words in an error, and the flag a user of the command sets instead
-_FLAGS = {"allow_failed_fits=True": "--allow-failed-fits", "drop_missing=True": "--drop-missing",
-          "(max_levels)": "(--max-levels)", "encoding='latin-1'": "--encoding latin-1"}
+# Python's words in an error that are not written name=value, and the flag a user of the command sets instead
+_FLAGS = {"(max_levels)": "(--max-levels)"}
 
 
-def _in_flags(message: str) -> str:
+def _in_flags(message: str, parser: argparse.ArgumentParser | None = None) -> str:
+    """An error of :func:`synthesize` in the command's words: every argument the message names as
+    ``name=value`` becomes the flag (``weighting='cw'`` -> ``--weighting cw``, ``drop_missing=True``
+    -> ``--drop-missing``, ``radius=R`` -> ``--radius R``, ``epsilon=`` alone -> ``--epsilon``)."""
     for words, flag in _FLAGS.items():
         message = message.replace(words, flag)
+    for action in (parser or _parser())._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        flag, name = max(action.option_strings, key=len), re.escape(action.dest)
+        message = re.sub(rf"\b{name}=True\b", flag, message)
+        message = re.sub(rf"\b{name}='([\w.-]+)'", rf"{flag} \1", message)
+        message = re.sub(rf"\b{name}=(?=[^\s:;,)])", f"{flag} ", message)
+        message = re.sub(rf"\b{name}=", flag, message)
     return message
 
 

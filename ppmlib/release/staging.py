@@ -108,10 +108,10 @@ def is_report(path: Path) -> bool:
 
 def _path(value, what: str) -> Path:
     if not isinstance(value, (str, os.PathLike)) or not isinstance(os.fspath(value), str):
-        raise TypeError(f"{what} must be a folder path (str or PathLike), got {type(value).__name__}")
+        raise TypeError(f"{what}= must be a folder path (str or PathLike), got {type(value).__name__}")
     text = os.fspath(value)
     if not text.strip():
-        raise OutputRefused(f"{what} is empty ({text!r}); name the folder to write")
+        raise OutputRefused(f"{what}= is empty ({text!r}); name the folder to write")
     return Path(os.path.abspath(text))
 
 
@@ -123,25 +123,25 @@ def _not_around(path: Path, what: str, inputs) -> None:
     """Refuse a path that is, or holds, the working directory or an input file."""
     real = path.resolve()
     if _is_within(Path.cwd().resolve(), real):
-        raise OutputRefused(f"{what} {str(path)!r} is the working directory or a folder above it; "
+        raise OutputRefused(f"{what}={str(path)!r} is the working directory or a folder above it; "
                             "name a new folder for the release")
     for source in inputs:
         source = Path(source).resolve()
         if _is_within(source, real):
-            raise OutputRefused(f"{what} {str(path)!r} holds the input file {str(source)!r}; name a new folder "
+            raise OutputRefused(f"{what}={str(path)!r} holds the input file {str(source)!r}; name a new folder "
                                 "for the release")
 
 
 def _writable_parent(path: Path, what: str) -> None:
     parent = path.parent
     if not parent.is_dir():
-        raise OutputRefused(f"the folder that would hold {what} {str(path)!r}, {str(parent)!r}, does not exist; "
+        raise OutputRefused(f"the folder that would hold {what}={str(path)!r}, {str(parent)!r}, does not exist; "
                             "create it first")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputRefused(f"{what} {str(path)!r} cannot be written: its folder {str(parent)!r} is not writable")
+        raise OutputRefused(f"{what}={str(path)!r} cannot be written: its folder {str(parent)!r} is not writable")
 
 
-def check_out(out, *, inputs=(), overwrite: bool = False, what: str = "--out") -> Path:
+def check_out(out, *, inputs=(), overwrite: bool = False, what: str = "out") -> Path:
     """``out`` as an absolute path, once it is safe to publish a release there (module docstring).
 
     Parameters
@@ -168,21 +168,21 @@ def check_out(out, *, inputs=(), overwrite: bool = False, what: str = "--out") -
     """
     path = _path(out, what)
     if path.is_symlink():
-        raise OutputRefused(f"{what} {str(path)!r} is a symbolic link; name a real folder")
+        raise OutputRefused(f"{what}={str(path)!r} is a symbolic link; name a real folder")
     _not_around(path, what, inputs)
     if path.exists():
         if not path.is_dir():
-            raise OutputRefused(f"{what} {str(path)!r} is a file, not a folder")
+            raise OutputRefused(f"{what}={str(path)!r} is a file, not a folder")
         if any(path.iterdir()):
             if not overwrite:
-                raise OutputRefused(f"{what} {str(path)!r} exists and is not empty; choose another folder or pass "
-                                    "--overwrite (which replaces only a previous release of ppm-synthesize)")
+                raise OutputRefused(f"{what}={str(path)!r} exists and is not empty; choose another folder or pass "
+                                    "overwrite=True (which replaces only a previous release of ppm-synthesize)")
             if not is_release(path):
-                raise OutputRefused(f"{what} {str(path)!r} holds files ppm-synthesize did not write; --overwrite "
+                raise OutputRefused(f"{what}={str(path)!r} holds files ppm-synthesize did not write; overwrite=True "
                                     "replaces only a previous release of ppm-synthesize (its synthetic_<k>.csv or "
                                     "synthetic.parquet and its manifest synthetic.json), never other files")
         if not os.access(path, os.W_OK | os.X_OK):
-            raise OutputRefused(f"{what} {str(path)!r} is not writable")
+            raise OutputRefused(f"{what}={str(path)!r} is not writable")
     _writable_parent(path, what)
     return path
 
@@ -210,24 +210,24 @@ def check_report(report, *, out: Path, inputs=(), overwrite: bool = False) -> Pa
     ------
     OutputRefused
     """
-    path = _path(report, "--report")
+    path = _path(report, "report")
     if _is_within(path.resolve(), out.resolve()):
-        raise OutputRefused(f"--report {str(path)!r} is inside --out: the report shows summaries of the confidential "
+        raise OutputRefused(f"report={str(path)!r} is inside out=: the report shows summaries of the confidential "
                             "data and must not sit with the files meant for publication")
     if path.is_symlink():
-        raise OutputRefused(f"--report {str(path)!r} is a symbolic link; name a new file")
+        raise OutputRefused(f"report={str(path)!r} is a symbolic link; name a new file")
     if any(path.resolve() == Path(source).resolve() for source in inputs):
-        raise OutputRefused(f"--report {str(path)!r} is the input file")
+        raise OutputRefused(f"report={str(path)!r} is the input file")
     if path.exists():
         if path.is_dir():
-            raise OutputRefused(f"--report {str(path)!r} is a folder; name a file, e.g. {str(path / 'report.html')!r}")
+            raise OutputRefused(f"report={str(path)!r} is a folder; name a file, e.g. {str(path / 'report.html')!r}")
         if not overwrite:
-            raise OutputRefused(f"--report {str(path)!r} exists; choose another name or pass --overwrite (which "
+            raise OutputRefused(f"report={str(path)!r} exists; choose another name or pass overwrite=True (which "
                                 "replaces only a previous report of ppm-synthesize)")
         if not is_report(path):
-            raise OutputRefused(f"--report {str(path)!r} is not a report of ppm-synthesize; --overwrite never "
+            raise OutputRefused(f"report={str(path)!r} is not a report of ppm-synthesize; overwrite=True never "
                                 "replaces other files")
-    _writable_parent(path, "--report")
+    _writable_parent(path, "report")
     return path
 
 
@@ -259,7 +259,7 @@ def _lock(path: Path) -> int:
         except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
             os.close(fd)
-            raise OutputBusy(f"another run (process {holder}) is writing to the same --out; wait for it to finish "
+            raise OutputBusy(f"another run (process {holder}) is writing to the same out= folder; wait for it to finish "
                              "or choose another folder") from None
         try:
             same = os.fstat(fd).st_ino == os.stat(path).st_ino
@@ -417,7 +417,7 @@ class Staging:
             if _exchange(self.release, out):
                 if not is_release(self.release):      # a file appeared in --out since the check: put it back
                     _exchange(self.release, out)
-                    raise OutputRefused(f"--out {str(out)!r} changed during the run; nothing was replaced")
+                    raise OutputRefused(f"out={str(out)!r} changed during the run; nothing was replaced")
                 return
             old = self.folder / "previous"
             os.rename(out, old)
@@ -427,6 +427,6 @@ class Staging:
             os.rename(self.release, out)   # onto an absent or empty folder: one step
         except OSError as err:
             if err.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise OutputRefused(f"--out {str(out)!r} received files during the run; they were kept and nothing "
+                raise OutputRefused(f"out={str(out)!r} received files during the run; they were kept and nothing "
                                     "was published") from None
             raise

@@ -14,7 +14,7 @@ checks with values and nulls.
 """
 from __future__ import annotations
 
-__all__ = ["MECHANISMS", "LITERAL_CM", "PEERS", "exact_grid", "centring_table", "local_weights_at", "guarantee_table", "ledger_table", "mechanism_grid", "peer_grid", "scores", "pull_toward_prior", "pull_figure",
+__all__ = ["MECHANISMS", "LITERAL_CM", "PEERS", "exact_grid", "centring_table", "local_weights_at", "guarantee_table", "ledger_table", "mechanism_grid", "peer_grid", "fit_table", "scores", "pull_toward_prior", "pull_figure",
            "seed_ledger", "claims", "utility_figure"]
 
 import time
@@ -338,7 +338,7 @@ def mechanism_grid(design, totals, *, delta: float = 1e-6, m: int = 10, box: dic
 
 
 def peer_grid(design, totals, *, delta: float = 1e-6, m: int = 10, names=PEERS, settings: dict | None = None,
-              seed=0, progress: bool = False) -> dict:
+              seed=0, progress: bool = False, only: dict | None = None) -> dict:
     """The peers at every total epsilon: the histogram at pure E, AIM and MST at (E, delta).
 
     Parameters
@@ -359,6 +359,9 @@ def peer_grid(design, totals, *, delta: float = 1e-6, m: int = 10, names=PEERS, 
         Root seed.
     progress : bool
         Progress bar.
+    only : dict, optional
+        Peer name -> the totals it runs at (a subset of ``totals``: a slow peer at fewer totals);
+        a peer not named runs at every total.
 
     Returns
     -------
@@ -369,8 +372,53 @@ def peer_grid(design, totals, *, delta: float = 1e-6, m: int = 10, names=PEERS, 
     settings = {k: dict(v) for k, v in (settings or {}).items()}
     for name in ("AIM", "MST"):
         settings.setdefault(name, {})["delta"] = delta
-    return peers.run(list(names), design.data, design.table, list(totals), m=m, seed=seed,
-                     settings={k: v for k, v in settings.items() if k in names}, progress=progress)
+    only = only or {}
+    out = {}
+    for name in names:
+        # each peer at its own totals, seeded from the root seed (deterministic, per peer)
+        wanted = [float(E) for E in totals if float(E) in {float(t) for t in only.get(name, totals)}]
+        if not wanted:
+            continue
+        out.update(peers.run([name], design.data, design.table, wanted, m=m, seed=seed,
+                             settings={k: v for k, v in settings.items() if k == name}, progress=progress))
+    return out
+
+
+def fit_table(mechanisms: dict, *, delta: float = 1e-6, m: int = 10) -> pd.DataFrame:
+    """Every Stan fit of :func:`mechanism_grid` with its diagnostics and whether it passes the gate.
+
+    A fit that fails the gate (:data:`ppmlib.inference.diagnostics.GATE`) stays in the table with
+    its values: its row of :func:`scores` rests on draws that may not represent the posterior.
+
+    Parameters
+    ----------
+    mechanisms : dict
+        :func:`mechanism_grid`'s result, (name, E) -> (Synthesis, seconds).
+    delta : float
+        The release's delta (for the per-dataset epsilon).
+    m : int
+        Synthetic datasets per release.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per fit: synthesizer, total epsilon, per-dataset epsilon, share censored, max R-hat,
+        min bulk and tail ESS, divergences, mean tree depth, mean leapfrog steps per draw, seconds,
+        and "gate" (True when the fit passes).
+    """
+    from ppmlib.inference.diagnostics import is_ok
+    rows = []
+    for (name, E), (result, seconds) in mechanisms.items():
+        d, stats = result.diagnostics, result.fit.sampler
+        rows.append({"synthesizer": name, "total epsilon": E,
+                     "per-dataset epsilon": np.nan if E is None else solve_per_dataset_epsilon(E, delta, m),
+                     "share censored": result.share_censored if result.share_censored is not None else 0.0,
+                     "max R-hat": d["max_rhat"], "min bulk ESS": d["min_ess_bulk"], "min tail ESS": d["min_ess_tail"],
+                     "divergences": d["divergences"],
+                     "mean tree depth": float(np.mean(stats["treedepth__"])) if "treedepth__" in stats else np.nan,
+                     "leapfrog per draw": float(np.mean(stats["n_leapfrog__"])) if "n_leapfrog__" in stats else np.nan,
+                     "seconds": seconds, "gate": bool(is_ok(d))})
+    return pd.DataFrame(rows)
 
 
 def scores(design, mechanisms: dict, peer_results: dict, *, delta: float, m: int, B: int = 100, seed=0) -> pd.DataFrame:

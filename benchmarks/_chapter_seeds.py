@@ -1,0 +1,121 @@
+"""Run a chapter's own code cells once per seed and keep a ledger of what each seed measured.
+
+The seed scripts (``ce_income_seeds.py``, ``reweighting_seeds.py``) share this: :func:`run_chapter`
+executes a chapter (``book/<chapter>.md``, read with jupytext) in a fresh namespace with the
+overrides applied after its parameters cell, :class:`FitClock` counts and times the Stan fits, and
+:class:`SeedLedger` collects one row per seed per quantity and writes them with ``_results.record``
+after every seed, so a run stopped half-way leaves the seeds it finished on disk. The chapters show
+the file with ``ppmlib.book.results.seed_ledger``.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import jupytext
+
+from ppmlib.inference import backends
+
+try:   # run as a script from benchmarks/ or imported by a test with benchmarks/ on the path
+    from _results import RESULTS, record
+except ImportError:   # pragma: no cover
+    from benchmarks._results import RESULTS, record
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+
+
+class FitClock:
+    """Counts and times every Stan fit (wraps ppmlib.inference.backends.sample)."""
+
+    def __init__(self):
+        self.count, self.seconds, self._sample = 0, 0.0, backends.sample
+
+    def __enter__(self):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return self._sample(*args, **kwargs)
+            finally:
+                self.count += 1
+                self.seconds += time.perf_counter() - start
+        backends.sample = timed
+        return self
+
+    def __exit__(self, *exc):
+        backends.sample = self._sample
+
+
+def run_chapter(chapter: str, overrides: dict, *, times: bool = False, clock: FitClock | None = None) -> dict:
+    """Execute ``book/<chapter>.md``'s code cells with ``overrides`` applied after its parameters cell.
+
+    Returns the namespace. With ``times``, prints every cell's time (and, given the ``clock``, its
+    Stan fits and their time)."""
+    path = BOOK / f"{chapter}.md"
+    namespace: dict = {}
+    for cell in jupytext.read(path).cells:
+        if cell.cell_type != "code":
+            continue
+        start, fits, fit_seconds = time.perf_counter(), clock.count if clock else 0, clock.seconds if clock else 0.0
+        exec(compile(cell.source, str(path), "exec"), namespace)
+        if "parameters" in cell.metadata.get("tags", []):
+            namespace.update(overrides)
+        elif times:
+            stan = (f"{clock.count - fits:3d} fits {clock.seconds - fit_seconds:6.1f} s" if clock and clock.count > fits
+                    else " " * 17)
+            print(f"    {time.perf_counter() - start:6.1f} s {stan}  {cell.source.splitlines()[0][:80]}", flush=True)
+    return namespace
+
+
+class SeedLedger:
+    """One row per seed per quantity, written to ``benchmarks/results/<name>.json`` after every seed.
+
+    A row is ``{"seed", "quantity", "value", "held", "asserted"}``: ``held`` and ``asserted`` are
+    None for a measured quantity, booleans for a claim of the chapter (asserted: the chapter's
+    check would fail the build if it did not hold).
+    """
+
+    def __init__(self, name: str, *, title: str, notes: str = "", folder=None):
+        self.name, self.title, self.notes, self.folder = name, title, notes, folder
+        self.rows: list[dict] = []
+        self.seconds: dict[int, float] = {}
+        self.failed: dict[int, str] = {}
+        self.earlier = ""
+
+    def keep_earlier(self, seeds) -> None:
+        """Start from the file's rows of the seeds not in ``seeds`` (a run that adds seeds to a ledger).
+
+        The earlier run's command, date and per-seed times go into the notes."""
+        path = Path(self.folder or RESULTS) / f"{self.name}.json"
+        if not path.exists():
+            return
+        earlier = json.loads(path.read_text())
+        kept = [row for row in earlier["rows"] if row["seed"] not in set(seeds)]
+        if kept:
+            done = ", ".join(str(s) for s in dict.fromkeys(row["seed"] for row in kept))
+            self.rows = kept + self.rows
+            self.earlier = (f"Seeds {done}: from `{earlier['command']}`, {earlier['date']} "
+                            f"(load {earlier['load']['start'][0]:.1f} at its start); "
+                            f"{earlier['notes'].removeprefix(self.notes).strip()}")
+
+    def add(self, seed: int, quantity: str, value, *, held: bool | None = None, asserted: bool | None = None) -> None:
+        """One measured quantity (or claim) of one seed; floats kept to 4 significant digits."""
+        if isinstance(value, float):
+            value = float(f"{value:.4g}")
+        self.rows.append({"seed": int(seed), "quantity": quantity, "value": value, "held": held, "asserted": asserted})
+
+    def add_claims(self, seed: int, claims) -> None:
+        """Every row of a chapter's ``ppmlib.book.claims.Claims``: its value as the chapter states it."""
+        for row in claims.rows:
+            self.add(seed, row["claim"], row["ours"], held=bool(row["holds"]), asserted=bool(row["checked"]))
+
+    def write(self):
+        """Write the rows so far (nothing when no seed finished); the file's path or None."""
+        if not self.rows:
+            return None
+        done = sorted({row["seed"] for row in self.rows}, key=[row["seed"] for row in self.rows].index)
+        timing = ", ".join(f"seed {s} {self.seconds[s]:.0f} s" for s in done if s in self.seconds)
+        failed = "; ".join(f"seed {s} failed: {why}" for s, why in self.failed.items())
+        notes = " ".join(part for part in (self.notes, f"Wall time per seed: {timing}." if timing else "",
+                                           f"The chapter {failed}." if failed else "", self.earlier) if part)
+        return record(self.name, title=self.title, rows=self.rows, notes=notes, folder=self.folder)

@@ -1,0 +1,78 @@
+"""Seed ledgers: a seed script's rows -> benchmarks/results/<name>.json -> the table a chapter shows."""
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from ppmlib.book import results
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _chapter_seeds import SeedLedger  # noqa: E402
+
+LEDGER_CALL = re.compile(r"seed_ledger\(\"(\w+)\"\)")
+
+
+def _chapters() -> list[Path]:
+    toc = (ROOT / "_toc.yml").read_text()
+    return [ROOT / f"{name}.md" for name in re.findall(r"file: (book/[\w/]+)", toc)]
+
+
+def test_a_seed_ledger_becomes_a_table_with_its_provenance(tmp_path):
+    ledger = SeedLedger("toy_seeds", title="a toy chapter: what each seed measured", notes="Two seeds.",
+                        folder=tmp_path)
+    ledger.add(2017, "Delta LW", 3.30412)
+    ledger.add(2017, "LW below Unweighted", "3.3 vs 9.0", held=True, asserted=True)
+    ledger.add(1, "Delta LW", 4.39)
+    ledger.add(1, "LW below Unweighted", "4.4 vs 9.2", held=True, asserted=False)
+    ledger.add(1, "records losing weight", 4)
+    ledger.seconds.update({2017: 250.0, 1: 281.0})
+    ledger.write()
+    shown = results.seed_ledger("toy_seeds", tmp_path)
+    assert shown.title == "a toy chapter: what each seed measured"
+    assert list(shown.frame.columns) == ["seed 2017", "seed 1", "over seeds"]
+    assert list(shown.frame.index) == ["Delta LW", "LW below Unweighted", "records losing weight"]
+    assert shown.frame.loc["Delta LW"].tolist() == ["3.304", "4.39", "3.304–4.39"]
+    assert shown.frame.loc["LW below Unweighted", "over seeds"] == "held on 2 of 2, asserted on 1"
+    assert shown.frame.loc["records losing weight"].tolist() == ["", "4", "4"]
+    assert re.match(r"Recorded on .*CPUs.*, \d{4}-\d\d-\d\d \d\d:\d\d UTC, load average [\d.]+ at the start", shown.caption)
+    assert "regenerate with `python " in shown.caption and "seed 2017 250 s, seed 1 281 s" in shown.caption
+    assert "<strong>a toy chapter" in shown._repr_html_() and "3.304–4.39" in shown._repr_html_()
+    assert "regenerate with <code>python " in shown._repr_html_()
+    # a seed ledger is the chapter's, not a benchmark of the performance page
+    assert results.benchmark_results(tmp_path) == []
+
+
+def test_a_missing_ledger_is_a_note_not_a_failed_build(tmp_path):
+    shown = results.seed_ledger("ce_income_seeds", tmp_path)
+    assert shown.frame is None and "benchmarks/results/ce_income_seeds.json is not in this checkout" in shown.caption
+    assert "is not in this checkout" in shown._repr_html_()
+    (tmp_path / "wrong_seeds.json").write_text('{"title": "t"}')
+    with pytest.raises(ValueError, match="wrong_seeds.json lacks"):
+        results.seed_ledger("wrong_seeds", tmp_path)
+
+
+def test_an_interrupted_run_keeps_the_seeds_it_finished_and_a_later_run_adds_seeds(tmp_path):
+    first = SeedLedger("x_seeds", title="t", notes="N.", folder=tmp_path)
+    first.add(2017, "Delta LW", 3.3)
+    first.seconds[2017] = 200.0
+    first.write()
+    later = SeedLedger("x_seeds", title="t", notes="N.", folder=tmp_path)
+    later.keep_earlier([5])
+    later.add(5, "Delta LW", 4.1)
+    later.write()
+    shown = results.seed_ledger("x_seeds", tmp_path)
+    assert shown.frame.loc["Delta LW"].tolist() == ["3.3", "4.1", "3.3–4.1"]
+    assert "Seeds 2017: from `python" in shown.caption
+
+
+def test_every_seed_ledger_a_chapter_shows_is_committed():
+    shown = {path.stem: LEDGER_CALL.findall(path.read_text()) for path in _chapters()}
+    shown = {chapter: names for chapter, names in shown.items() if names}
+    assert {"ce_income", "reweighting", "salary"} <= set(shown)
+    for chapter, names in shown.items():
+        for name in names:
+            ledger = results.seed_ledger(name)
+            assert ledger.frame is not None, f"book/{chapter}.md shows {name}, which benchmarks/results/ lacks"
+            assert len(ledger.frame.columns) >= 2, name
