@@ -182,3 +182,22 @@ def test_the_mixture_program_censors_too(regression):
     u = fit.censored_log_lik
     assert u.shape == (300, 80) and np.abs(u).max() <= 0.5
     assert 0 < censored_share(fit.log_lik, fit.weights, fit.censoring) < 1
+
+
+@pytest.mark.stan
+def test_a_censored_fit_started_at_the_unweighted_fit_finds_the_data():
+    """Far from Stan's random start every record is censored and the log density is flat; started
+    at the unweighted fit's posterior mean, the chains find the data (and agree)."""
+    y = np.random.default_rng(3).normal(30.0, 1.0, 100)
+    small = ppmlib.Sampler(chains=2, draws=200, warmup=200)
+    unweighted = ppmlib.fit("normal", y, sampler=small, seed=1)
+    started = ppmlib.fit("normal", y, sampler=small, seed=2, censoring=1.0, start=unweighted)
+    assert abs(started.draws["beta"][:, 0].mean() - 30.0) < 1.0
+    assert started.diagnostics["max_rhat"] < 1.05
+    assert censored_share(started.log_lik, started.weights, started.censoring) < 0.9
+
+
+def test_a_start_must_be_a_fit():
+    from ppmlib.inference.posterior import start_point
+    with pytest.raises(ValueError, match="start must be a Fit"):
+        start_point({"beta": [1.0]})
