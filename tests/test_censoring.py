@@ -201,3 +201,18 @@ def test_a_start_must_be_a_fit():
     from ppmlib.inference.posterior import start_point
     with pytest.raises(ValueError, match="start must be a Fit"):
         start_point({"beta": [1.0]})
+
+
+def test_the_lineup_starts_a_censored_member_at_its_unweighted_fit(counts):
+    from ppmlib.mechanism.lineup import Member, run as run_lineup
+    seen = []
+
+    class Recording(exact.ConjugateSampler):
+        def sample(self, fam, data, seed, init=None):
+            seen.append(init)
+            return super().sample(fam, data, seed)
+
+    done = run_lineup([Member("Unweighted", "unweighted"), Member("CM", "cm", settings={"epsilon": 1.0})], "poisson",
+                      counts, sampler=Recording(chains=2, draws=200), seed=[1, 2], m=5, progress=False)
+    assert seen[0] is None and set(seen[1]) == {"lambda"}
+    assert seen[1]["lambda"] == pytest.approx(float(done["Unweighted"].fit.draws["lambda"].mean()), rel=1e-12)
