@@ -149,7 +149,7 @@ def test_release_agreement_by_hand():
 def test_risk_inputs_types_its_argument():
     with pytest.raises(TypeError, match="ppmlib.Fit of the 'normal' model"):
         disclosure.risk_inputs({"draws": {}}, 5)
-    with pytest.raises(ValueError, match="needs a normal synthesizer; this fit is 'poisson'"):
+    with pytest.raises(ValueError, match="needs a normal synthesizer with one scale; this fit is 'poisson'"):
         disclosure.risk_inputs(poisson_fit([1, 2], [1.0, 2.0]), 1)
     # a normal Fit built by hand: mu = X beta per draw, sigma per draw
     X = np.array([[1.0, 0.0], [1.0, 2.0]])
