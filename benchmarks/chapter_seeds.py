@@ -112,7 +112,27 @@ def _attribute_risk(ledger: SeedLedger, seed: int, ns: dict) -> None:
                f"{many.prob_true[7]:.4f} ({many.rank_true[7]})")
 
 
-EXTRAS = {"multivariate": _multivariate, "privacy_audit": _privacy_audit, "attribute_risk": _attribute_risk}
+def _real_wages(ledger: SeedLedger, seed: int, ns: dict) -> None:
+    """Every synthesizer's Delta, mean weight, gate and 90th percentile against the data's; LW over
+    Unweighted; the analyst's experience coefficients (data and synthetic)."""
+    results, p90 = ns["results"], ns["p90"]
+    for name, r in results.items():
+        ledger.add(seed, f"{name}: Delta", float(r.delta))
+    ledger.add(seed, "LW's Delta over Unweighted's", float(results["LW"].delta / results["Unweighted"].delta))
+    for name, r in results.items():
+        ledger.add(seed, f"{name}: mean weight", float(r.weights.mean()))
+    for name, row in ns["diag"].iterrows():
+        ledger.add(seed, f"{name}: max R-hat (passes the gate)", f"{row['max_rhat']:.3f} ({row['passes']})")
+    for name in results:
+        ledger.add(seed, f"{name}: 90th percentile off the data's (%)", float(100 * (p90[name] / p90["Data"] - 1)))
+    estimates = ns["coefficients"].pivot(index="source", columns="term", values="estimate")
+    for term in [t for t in ns["terms"] if "experience" in t]:
+        for source in ["Data", *results]:
+            ledger.add(seed, f"analyst's {term}: {source}", float(estimates.loc[source, term]))
+
+
+EXTRAS = {"multivariate": _multivariate, "privacy_audit": _privacy_audit, "attribute_risk": _attribute_risk,
+          "real_wages": _real_wages}
 """Per chapter: a function ``(ledger, seed, namespace)`` adding the quantities its prose quotes beyond its claims."""
 
 
