@@ -131,8 +131,16 @@ def _real_wages(ledger: SeedLedger, seed: int, ns: dict) -> None:
             ledger.add(seed, f"analyst's {term}: {source}", float(estimates.loc[source, term]))
 
 
-EXTRAS = {"multivariate": _multivariate, "privacy_audit": _privacy_audit, "attribute_risk": _attribute_risk,
-          "real_wages": _real_wages}
+def _asymptotic_dp(ledger: SeedLedger, seed: int, ns: dict) -> None:
+    """The exact Poisson study's share of databases above the paper's bound, per mean and synthesizer."""
+    value = ns["PAPER"]["Poisson"]
+    for (mu, name), row in ns["by_mu"].iterrows():
+        ledger.add(seed, f"Poisson, mu = {mu:g}: {name}'s share of databases above {value:g} (%)",
+                   float(100 * row[f"share above {value:g}"]))
+
+
+EXTRAS = {"asymptotic_dp": _asymptotic_dp, "attribute_risk": _attribute_risk, "multivariate": _multivariate,
+          "privacy_audit": _privacy_audit, "real_wages": _real_wages}
 """Per chapter: a function ``(ledger, seed, namespace)`` adding the quantities its prose quotes beyond its claims."""
 
 
