@@ -61,4 +61,5 @@ class FitRejected(PPMError, RuntimeError):
 
 
 class BackendUnavailable(PPMError, RuntimeError):
-    """Neither Stan backend can run here (no CmdStan installation, no PyStan)."""
+    """A backend cannot run or be reached: neither Stan backend runs here (no CmdStan installation,
+    no PyStan), or no Dask scheduler answers at the address given."""

@@ -53,7 +53,7 @@ def test_the_report_is_beside_the_release_escaped_without_code_and_opens_with_it
     said = capsys.readouterr()
     assert status == 0, said.err
     # 8: the release folder holds the release only; the report is beside it, named as confidential
-    assert sorted(p.name for p in out.iterdir()) == ["synthetic.csv", "synthetic.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["synthetic.json", "synthetic_1.csv", "synthetic_2.csv", "synthetic_3.csv"]
     target = tmp_path / "release.report-confidential.html"
     assert f"report (confidential, not for publication): {target}" in said.out
     assert oct(target.stat().st_mode & 0o777) == "0o600"

@@ -19,6 +19,7 @@ from ppmlib.release import command as syn
 
 GOOD = ["--chains", "4", "--draws", "500"]     # exact draws: R-hat ~ 1, ESS ~ 2000, the gate passes
 POOR = ["--chains", "2", "--draws", "5"]       # ESS ~ 10: the gate fails
+RELEASED = ["synthetic.json", "synthetic_1.csv", "synthetic_2.csv", "synthetic_3.csv"]   # --m 3, --format csv
 
 
 def counts(n=60, seed=1) -> pd.DataFrame:
@@ -89,11 +90,11 @@ def test_overwrite_replaces_a_previous_release_and_nothing_else(data, tmp_path, 
     assert status == 2 and "did not write" in err and (out / "notes.txt").read_text() == "mine"
     (out / "notes.txt").unlink()
     assert run(poisson(data, out, "--no-report", *GOOD), capsys)[0] == 0          # into an empty folder
-    first = (out / "synthetic.csv").read_bytes()
+    first = (out / "synthetic_1.csv").read_bytes()
     assert run(poisson(data, out, "--no-report", "--seed", "9", *GOOD), capsys)[0] == 2   # no --overwrite
     assert run(poisson(data, out, "--no-report", "--seed", "9", "--overwrite", *GOOD), capsys)[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == ["synthetic.csv", "synthetic.json"]
-    assert (out / "synthetic.csv").read_bytes() != first
+    assert sorted(p.name for p in out.iterdir()) == RELEASED
+    assert (out / "synthetic_1.csv").read_bytes() != first
     assert json.loads((out / "synthetic.json").read_text())["written_by"] == "ppm-synthesize"
 
 
@@ -157,7 +158,7 @@ def test_a_second_run_into_the_same_out_fails_at_once_and_the_first_publishes(da
     status, said, err = run(poisson(data, out, "--no-report", *GOOD), capsys)
     assert second["status"] == 2 and "another run" in second["err"], second
     assert status == 0 and "released" in said, err
-    assert sorted(p.name for p in out.iterdir()) == ["synthetic.csv", "synthetic.json"]
+    assert sorted(p.name for p in out.iterdir()) == RELEASED
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".release")]   # no staging, no lock left
 
 

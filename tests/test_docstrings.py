@@ -46,7 +46,7 @@ def test_no_example_is_skipped(name):
 # the core: every public function and class documents its arguments and what it returns (numpydoc)
 CORE = ["models.families", "inference.posterior", "inference.backends", "mechanism.bounds", "mechanism.weights", "mechanism.synthesis", "inference.exact", "release.publish", "evaluate.utility",
         "evaluate.disclosure", "datasets.design", "inference.diagnostics", "datasets.simulate", "seeding", "inference.parallel", "mechanism.reweighting", "mechanism.guarantee", "book.claims",
-        "progress", "errors", "mechanism.lineup", "mechanism.schemes", "datasets.example", "mechanism.joint", "release.command", "release.report", "release.staging", "evaluate.estimands", "baselines.peers",
+        "progress", "errors", "mechanism.lineup", "mechanism.schemes", "datasets.example", "mechanism.joint", "release.command", "release.report", "release.staging", "release.tables", "mechanism.partitioned", "evaluate.estimands", "baselines.peers",
         "mechanism.survey", "evaluate.survey", "baselines.laplace_tables", "release.survey",
         "mechanism.censoring", "mechanism.ledger", "models.censoring",
         "mechanism.pairwise", "datasets.ce_course"]

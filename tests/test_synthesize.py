@@ -1,7 +1,7 @@
 """ppmlib.release.command: one command from a user's file to a release and its report.
 
 Bad input is refused before anything is fitted or written (the message names the column and
-counts, never shows a value); a good run writes synthetic.csv and synthetic.json into --out and
+counts, never shows a value); a good run writes synthetic_<k>.csv (or synthetic.parquet) and synthetic.json into --out and
 the confidential report beside it. (tests/test_command_safety.py, test_command_report.py and
 test_command_kill.py test what the command does to the disk.)
 """
@@ -225,9 +225,9 @@ def test_command_writes_release_and_report_on_a_csv(tmp_path, capsys):
     assert syn.main([str(csv), "--column", "salary", "--model", "normal", "--predictors", "grade,age", "--m", "4",
                      "--seed", "3", "--drop-missing", "--allow-failed-fits", "--guarantee", "local", "--out", str(out)] + TINY_ARGS) == 0
     said = capsys.readouterr().out
-    assert sorted(p.name for p in out.iterdir()) == ["synthetic.csv", "synthetic.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["synthetic.json"] + [f"synthetic_{k}.csv" for k in range(1, 5)]
     meta = json.loads((out / "synthetic.json").read_text())
-    released = pd.read_csv(out / "synthetic.csv")
+    released = pd.concat([pd.read_csv(out / f"synthetic_{k}.csv")["salary"].rename(k) for k in range(1, 5)], axis=1)
     assert meta["synthesizer"] == "LW" and meta["m_datasets"] == 4 and released.shape == (117, 4)
     assert (released.to_numpy() > 0).all() and released.to_numpy().min() > 1000  # dollars, not log dollars
     eps = meta["epsilon_per_dataset"]
@@ -268,12 +268,13 @@ def test_counts_epsilon_target_parquet_and_overwrite(tmp_path):
                    allow_failed_fits=True, progress=False)
     results = syn.synthesize(path, "visits", model="negbin", epsilon=4.0, m=3, seed=1, sampler=TINY, out=out,
                              overwrite=True, report=False, allow_failed_fits=True, progress=False, guarantee="local")
-    assert sorted(p.name for p in out.iterdir()) == ["synthetic.csv", "synthetic.json"]    # the old release replaced
+    assert sorted(p.name for p in out.iterdir()) == ["synthetic.json", "synthetic_1.csv", "synthetic_2.csv",
+                                                     "synthetic_3.csv"]    # the old release (m = 2) replaced
     meta = json.loads((out / "synthetic.json").read_text())
     assert abs(meta["epsilon_per_dataset"] - 4.0) <= 2 * 0.05                                # LW calibrated to 4
     assert results["LW"].calibration["target_epsilon"] == 4.0
-    released = pd.read_csv(out / "synthetic.csv").to_numpy()
-    np.testing.assert_array_equal(released.T, results["LW"].synthetic)                     # counts as counts
+    released = np.stack([pd.read_csv(out / f"synthetic_{k}.csv")["visits"].to_numpy() for k in range(1, 4)])
+    np.testing.assert_array_equal(released, results["LW"].synthetic)                     # counts as counts
 
 
 @pytest.mark.stan

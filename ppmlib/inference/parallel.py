@@ -15,7 +15,7 @@ per job.
 """
 from __future__ import annotations
 
-__all__ = ["CONNECT_TIMEOUT", "map_jobs", "local_cluster"]
+__all__ = ["CONNECT_TIMEOUT", "map_jobs", "local_cluster", "connected"]
 
 import contextlib
 import logging
@@ -128,6 +128,56 @@ def _answers(address: str, timeout: float) -> None:
                               "that port.") from None
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def connected(client, timeout: float = CONNECT_TIMEOUT):
+    """A Dask client for ``client`` (an address or a ``distributed.Client``), or a clear error in time.
+
+    Parameters
+    ----------
+    client : str or distributed.Client
+        A scheduler address (``"tcp://HOST:8786"``, ``"tls://..."``) or a client you built.
+    timeout : float
+        Seconds the scheduler has to answer Dask's handshake.
+
+    Yields
+    ------
+    distributed.Client
+        A client given is yielded as it is (and left open); one made from an address is closed
+        when the block ends.
+
+    Raises
+    ------
+    BackendUnavailable
+        No Dask scheduler answered at the address within ``timeout`` (the message names it); a
+        server that accepts the connection and never answers fails the same way, never hangs.
+    TypeError
+        ``client`` is neither an address nor a ``distributed.Client``.
+
+    Examples
+    --------
+    >>> with connected("tcp://127.0.0.1:1", timeout=2):   # nothing listens on port 1
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    ppmlib.errors.BackendUnavailable: no Dask scheduler answered at 'tcp://127.0.0.1:1' within 2 s ...
+    """
+    from distributed import Client
+
+    from ppmlib.errors import BackendUnavailable
+    timeout = _checks.real(timeout, "timeout", low=0, low_open=True)
+    if isinstance(client, Client):
+        yield client
+        return
+    if not isinstance(client, str):
+        raise TypeError(f"client must be a scheduler address or a distributed.Client, got {type(client).__name__}")
+    try:
+        _answers(client, timeout)
+    except ConnectionError as err:
+        raise BackendUnavailable(str(err)) from None
+    with Client(client, timeout=timeout) as made:
+        yield made
 
 
 @contextlib.contextmanager

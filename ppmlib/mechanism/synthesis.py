@@ -87,7 +87,8 @@ class Synthesis:
         """Draws of the mean parameter (mu) of the pseudo posterior."""
         return self.fit.model.location(self.fit.draws)
 
-    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False, delta: float = 1e-6):
+    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False, delta: float = 1e-6,
+                **as_table):
         """Write the m synthetic datasets (CSV) and their privacy budget (JSON), both or neither.
 
         Never writes the weights, bounds, draws or confidential data; refuses (ValueError,
@@ -103,13 +104,16 @@ class Synthesis:
             Replace an existing release at ``path``.
         delta : float
             The delta of the manifest's ledger.
+        **as_table
+            ``table``, ``column``, ``public``, ``keep``, ``format``: the release as the user's
+            table, in the folder ``path`` (see :func:`ppmlib.release`).
 
         Returns
         -------
-        (csv_path, json_path)
+        (csv_path, json_path), or the release folder with ``table``
         """
         from ppmlib.release import release
-        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite, delta=delta)
+        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite, delta=delta, **as_table)
 
     def summary(self) -> dict:
         """One row for a table: Delta, epsilon, weights and diagnostics.

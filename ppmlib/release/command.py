@@ -5,13 +5,16 @@
 (or ``python -m ppmlib.synthesize ...``, or :func:`synthesize` from Python). The sensitive column is synthesized
 by the pseudo posterior mechanism: a count column by the Poisson or negative binomial model, a
 positive continuous one as log(value) by a normal or mixture regression on the predictors
-(categorical ones one-hot with a reference level, numeric ones standardized). Every other column
-is kept as it is: this is *partially* synthetic data, one synthetic value per record.
+(categorical ones one-hot with a reference level, numeric ones standardized). This is *partially*
+synthetic data, one synthetic value per record.
 
-``--out`` receives ``synthetic.csv`` (m synthetic datasets of the column, one per draw, in the
-original units) and ``synthetic.json``, its manifest (epsilon per dataset and m * epsilon, the
-diagnostics gate's verdict; :func:`ppmlib.release` writes both and refuses a release over
-``--budget``). The report, for the data holder and not for publication, goes beside ``--out``
+``--out`` receives the m synthetic datasets, each the user's table with the column replaced, rows
+in their order (:mod:`ppmlib.release.tables`): ``synthetic_1.csv`` ... ``synthetic_m.csv``, or with
+``--format parquet`` one ``synthetic.parquet`` with a ``dataset`` column. Only public columns go in
+with it, the predictors and the columns named by ``--keep``; the others are dropped. Beside them,
+``synthetic.json``, the manifest (each file's SHA-256, the synthesized, kept and dropped columns,
+epsilon per dataset and m * epsilon, the diagnostics gate's verdict; :func:`ppmlib.release` writes
+it and refuses a release over ``--budget``). The report, for the data holder and not for publication, goes beside ``--out``
 as ``<out>.report-confidential.html`` (or to ``--report``), never inside it.
 
 What the command guarantees about the disk:
@@ -38,7 +41,7 @@ the book's chapter on real wages calls both.
 """
 from __future__ import annotations
 
-__all__ = ["CPS1988", "COUNT_MODELS", "LOG_MODELS", "WEIGHTINGS", "MAX_LEVELS", "MAX_COUNT", "RELEASE_NAME",
+__all__ = ["CPS1988", "COUNT_MODELS", "LOG_MODELS", "WEIGHTINGS", "MAX_LEVELS", "MAX_COUNT", "RELEASE_NAME", "source_columns",
            "Prepared", "FitsFailed", "text_encoding", "load_table", "prepare", "design_columns", "minimum_records",
            "lineup_for", "GUARANTEES", "STRICT_EPSILON", "privacy_plan", "available_memory", "memory_needed", "diagnostics_verdict", "synthesize", "main"]
 
@@ -83,7 +86,7 @@ WEIGHTINGS = tuple(key.lower() for key in releasable())  # the registry's releas
 MAX_LEVELS = 50
 #: The largest count the count models take: above 2**53 a float no longer holds every integer.
 MAX_COUNT = 2 ** 53
-#: The release's file names in ``--out``: synthetic.csv and synthetic.json.
+#: The stem of the release's file names in ``--out`` (:mod:`ppmlib.release.tables`).
 RELEASE_NAME = "synthetic"
 _RELEASED = {key.lower(): key for key in releasable()}
 # memory rules of thumb: reading a CSV takes a few times its size (parsing buffers, then the
@@ -779,7 +782,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
                allow_failed_fits: bool = False, drop_missing: bool = False, max_levels: int = MAX_LEVELS,
                encoding: str | None = None, sampler: Sampler | None = None,
                progress: bool = True, guarantee: str = "strict", total_epsilon: float | None = None,
-               delta: float = 1e-6) -> "_lineup.Results":
+               delta: float = 1e-6, keep=(), format: str = "csv") -> "_lineup.Results":
     """The whole command as one call: load, check, synthesize, and (with ``out``) release and report.
 
     Everything that can be checked is checked before any fit: the arguments, ``out`` and the
@@ -829,13 +832,20 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         The release's total epsilon at ``delta``; the per-dataset epsilon is solved from it.
     delta : float
         The release's delta (the ledger's zCDP conversion).
+    keep : sequence of str or str
+        Columns declared public, released as they are beside the predictors ("A,B" or a list);
+        every other column of the data is dropped from the release (the manifest names it).
+    format : str
+        "csv" (``synthetic_1.csv`` ... ``synthetic_m.csv``) or "parquet" (one ``synthetic.parquet``
+        with a ``dataset`` column); see :mod:`ppmlib.release.tables`.
 
     Returns
     -------
     ppmlib.mechanism.lineup.Results
         The synthesizers by name (Unweighted, LW, and LW_final or CW), each a :class:`ppmlib.Synthesis`;
         ``.prepared`` is the :class:`Prepared` data, ``.released`` the released member's name,
-        ``.verdict`` the diagnostics gate's verdict, ``.out`` and ``.report`` the paths written.
+        ``.verdict`` the diagnostics gate's verdict, ``.out`` and ``.report`` the paths written,
+        ``.columns`` what the release carries (:class:`ppmlib.release.tables.Columns`).
 
     Raises
     ------
@@ -851,10 +861,13 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     members, released, epsilon = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative)
     sampler = _sampler(sampler)
     budget = _check_budget(budget, epsilon, m)
+    format = _release_format(format)
     out, report = _targets(out, report, overwrite, _inputs(data))
-    table = load_table(data, None if hasattr(data, "columns") else _needed(column, predictors), encoding=encoding)
+    table = load_table(data, None if hasattr(data, "columns") else _needed(column, predictors, keep),
+                       encoding=encoding)
     prepared = prepare(table, column, model, predictors, drop_missing=drop_missing, max_levels=max_levels,
                        source=str(data) if not hasattr(data, "columns") else "DataFrame")
+    columns = _release_columns(data, table, column, prepared.predictors, keep, encoding)
     _check_memory(prepared, sampler, m, len(members))
     with (_staging.Staging(out, report, overwrite=overwrite, inputs=_inputs(data)) if out is not None
           else contextlib.nullcontext()) as staging:
@@ -862,6 +875,8 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
                               sampler=sampler, seed=seed, progress=progress)
         results.prepared, results.released, results.budget = prepared, released, budget
         results.guarantee, results.delta = guarantee, delta
+        results.columns, results.format = columns, format
+        results.public_table = _public_table(data, table, prepared, columns, format, encoding)
         # the gate guards a release: without out nothing is released, and the verdict is only recorded
         results.verdict = _gate(results, allow_failed_fits) if out is not None else diagnostics_verdict(results)
         results.out, results.report = out, report
@@ -870,10 +885,68 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     return results
 
 
-def _needed(column, predictors) -> list:
+def _needed(column, predictors, keep=()) -> list:
     if isinstance(predictors, str):
         predictors = [p for p in predictors.split(",") if p]
-    return [column, *predictors] if isinstance(column, str) else None
+    if isinstance(keep, str):
+        keep = [k.strip() for k in keep.split(",") if k.strip()]
+    return [column, *predictors, *keep] if isinstance(column, str) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# the release as the user's table: which columns, read how
+# ---------------------------------------------------------------------------------------------
+
+def _release_format(fmt) -> str:
+    from ppmlib.release.tables import FORMATS
+    if fmt not in FORMATS:
+        raise BadArgument(f"unknown release format {fmt!r}; choose {' or '.join(FORMATS)}")
+    return fmt
+
+
+def source_columns(data, encoding: str | None = None) -> list:
+    """Every column name of the data, in order, without reading its records.
+
+    Parameters
+    ----------
+    data : str, PathLike or pandas.DataFrame
+        As for :func:`load_table`.
+    encoding : str, optional
+        A CSV file's encoding.
+
+    Returns
+    -------
+    list of str
+    """
+    if hasattr(data, "columns"):
+        return list(data.columns)
+    if isinstance(data, str) and data.lower() == CPS1988:
+        return list(load_table(data).columns)
+    path = Path(data)
+    if path.suffix.lower() == ".csv":
+        return _header(path, text_encoding(path, encoding))
+    import pyarrow.parquet as pq
+    return list(pq.read_schema(path).names)
+
+
+def _release_columns(data, table, column: str, predictors: tuple, keep, encoding):
+    """The release's columns (:func:`ppmlib.release.tables.public_columns`), checked before any fit."""
+    from ppmlib.release.tables import public_columns
+    return public_columns(source_columns(data, encoding) if not hasattr(data, "columns") else list(table.columns),
+                          column, predictors, keep)
+
+
+def _public_table(data, table, prepared: Prepared, columns, fmt: str, encoding) -> "pd.DataFrame":
+    """The kept columns of the records the model used, in their order; from a CSV file into a CSV
+    release, as the file's own text (a kept value is byte-equal to the input's)."""
+    kept = [c for c in columns.order if c != columns.synthesized]
+    complete = ~table[[prepared.column, *prepared.predictors]].isna().any(axis=1).to_numpy()
+    is_csv = isinstance(data, (str, os.PathLike)) and Path(data).suffix.lower() == ".csv"
+    if not (is_csv and fmt == "csv" and kept):
+        return table.loc[complete, kept].reset_index(drop=True)
+    import pandas as pd
+    text = pd.read_csv(data, encoding=text_encoding(data, encoding), usecols=kept, dtype=str, keep_default_na=False)
+    return text.loc[complete, kept].reset_index(drop=True)
 
 
 def _check_budget(budget, epsilon, m: int) -> float | None:
@@ -891,9 +964,12 @@ def _write(results, staging: "_staging.Staging") -> None:
     prepared, chosen = results.prepared, results[results.released]
     in_units = replace(chosen, synthetic=prepared.original_units(chosen.synthetic))
     from ppmlib.release.publish import release
-    release(in_units, staging.release / RELEASE_NAME, max_epsilon=results.budget,
+    columns = results.columns
+    release(in_units, staging.release, max_epsilon=results.budget,
             extra={"written_by": _staging.WRITTEN_BY, "diagnostics": results.verdict},
-            delta=getattr(results, "delta", 1e-6))
+            delta=getattr(results, "delta", 1e-6), table=results.public_table, column=columns.synthesized,
+            public=columns.public_by_model, keep=columns.declared_public, format=results.format,
+            names=columns.order + columns.dropped)
     if results.report is not None:
         from ppmlib.release import report as _report
         _report.write(results, staging.report, staging.private, resamples=_resamples(prepared.n))
@@ -922,10 +998,12 @@ def _parser() -> argparse.ArgumentParser:
                "record is not covered; replace-one neighbours cost 4 Delta), Delta estimated from the draws; the "
                "record weights are computed from the data and are outside the guarantee; m datasets cost "
                "m * epsilon. Either way "
-               "the release reveals n, and the other columns are not synthesized (partially synthetic data).")
+               "the release reveals n, and the other columns are not synthesized (partially synthetic data).\n\n"
+               + RELEASE_HELP)
     _data_arguments(parser)
     _mechanism_arguments(parser)
     _output_arguments(parser)
+    _release_arguments(parser)
     _sampler_arguments(parser)
     from ppmlib.release import survey
     survey.add_arguments(parser)
@@ -976,7 +1054,8 @@ def _mechanism_arguments(parser) -> None:
 
 def _output_arguments(parser) -> None:
     parser.add_argument("--out", required=True,
-                        help="new (or empty) folder for the release: synthetic.csv and its manifest synthetic.json")
+                        help="new (or empty) folder for the release: the datasets (--format) and their manifest "
+                             "synthetic.json")
     parser.add_argument("--report", default=None, metavar="FILE",
                         help="where the confidential report goes (default: OUT.report-confidential.html, beside "
                              "--out, never inside it: it summarizes the confidential data)")
@@ -985,6 +1064,34 @@ def _output_arguments(parser) -> None:
                         help="replace a previous release (and report) of ppm-synthesize; nothing else is replaced")
     parser.add_argument("--allow-failed-fits", action="store_true",
                         help="release even when a fit fails the diagnostics gate (the manifest says so)")
+
+
+def _release_arguments(parser) -> None:
+    parser.add_argument("--keep", default="", metavar="A,B",
+                        help="columns you declare public, released as they are beside the predictors; every other "
+                             "column is dropped from the release (the manifest names them)")
+    parser.add_argument("--format", default="csv", choices=("csv", "parquet"),
+                        help="csv (default): synthetic_1.csv ... synthetic_M.csv, one per dataset; parquet: one "
+                             "synthetic.parquet with a dataset column (1..M)")
+
+
+RELEASE_HELP = (
+    "What the release contains (--out): each synthetic dataset is your table with the --column's values "
+    "replaced by synthetic ones, rows in your file's order (records dropped by --drop-missing are not in it). "
+    "Only public columns go in with it: the --predictors (the model treats them as public) and the columns "
+    "named by --keep; every other column is dropped, and the manifest and the summary name the dropped "
+    "columns. --format csv: synthetic_1.csv ... synthetic_M.csv; --format parquet: one synthetic.parquet "
+    "with a 'dataset' column (1..M). synthetic.json, the manifest, lists every file with its SHA-256, the "
+    "synthesized, kept and dropped columns, and the privacy budget; ppmlib.release.load(OUT) checks every "
+    "hash and returns the datasets stacked.")
+
+
+def _summary_columns(columns) -> str:
+    """The summary's line on what the release carries (names only)."""
+    kept = list(columns.public_by_model) + list(columns.declared_public)
+    dropped = ", ".join(columns.dropped) if columns.dropped else "none"
+    return (f"columns: {columns.synthesized!r} synthesized; kept as they are: {', '.join(kept) or 'none'}; "
+            f"dropped (not released): {dropped}")
 
 
 def _sampler_arguments(parser) -> None:
@@ -1005,7 +1112,7 @@ def _call(args):
         seed=args.seed, out=args.out, report=report, overwrite=args.overwrite,
         allow_failed_fits=args.allow_failed_fits, drop_missing=args.drop_missing, max_levels=args.max_levels,
         encoding=args.encoding, sampler=_sampler_of(args), guarantee=args.guarantee,
-        total_epsilon=args.total_epsilon, delta=args.delta)
+        total_epsilon=args.total_epsilon, delta=args.delta, keep=args.keep, format=args.format)
 
 
 # Python's words in an error that are not written name=value, and the flag a user of the command sets instead
@@ -1040,6 +1147,7 @@ def _summary(args, results) -> str:
         gate = f"diagnostics: every fit passes the gate ({verdict['gate']})"
     lines = [f"released {m} synthetic datasets of {args.column!r} ({prepared.n} records, model {prepared.model}, "
              f"{chosen.name}) to {results.out}",
+             _summary_columns(results.columns),
              _privacy_lines(chosen, m, getattr(results, "delta", 1e-6), prepared.n),
              gate]
     if results.report is not None:

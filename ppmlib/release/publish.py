@@ -180,8 +180,15 @@ def _as_written(data: np.ndarray) -> np.ndarray:
 
 
 def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, overwrite: bool = False,
-            extra: dict | None = None, delta: float = 1e-6) -> tuple[Path, Path]:
+            extra: dict | None = None, delta: float = 1e-6, table: "pd.DataFrame | None" = None,
+            column: str | None = None, public=(), keep=(), format: str = "csv", names=None):
     """Write a Synthesis's m synthetic datasets and their privacy budget, atomically.
+
+    With ``table`` (the user's records), ``path`` is a folder and each dataset is the user's table
+    with ``column`` replaced, rows in their order (:mod:`ppmlib.release.tables`): only the columns
+    in ``public`` and ``keep`` go in with it, every other column is dropped and the manifest names
+    it. Without ``table``, the synthetic values alone: ``<path>.csv`` (one column per dataset) and
+    ``<path>.json``.
 
     Parameters
     ----------
@@ -201,10 +208,27 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         verdict); they may not replace one of its own.
     delta : float
         The delta of the manifest's ledger (the release's (epsilon, delta) from zCDP).
+    table : pandas.DataFrame, optional
+        The user's n records, in the order of the synthetic values: the release is then a folder
+        of tables (``format``), each the table with ``column`` replaced.
+    column : str, optional
+        The synthesized column of ``table`` (required with it).
+    public : sequence of str
+        Columns of ``table`` the model treats as public (its predictors), kept.
+    keep : sequence of str
+        Columns of ``table`` the caller declares public, kept too; every other column is dropped.
+    format : str
+        With ``table``: "csv" (``synthetic_1.csv`` ... ``synthetic_m.csv``) or "parquet" (one
+        ``synthetic.parquet`` with a ``dataset`` column).
+    names : sequence of str, optional
+        Every column of the user's data, in order, when ``table`` holds only the released ones
+        (the command reads no more): the manifest's dropped columns are the others. Default:
+        ``table``'s columns.
 
     Returns
     -------
-    (csv_path, json_path)
+    (csv_path, json_path), or pathlib.Path
+        The two files; with ``table``, the release folder.
 
     Raises
     ------
@@ -239,7 +263,6 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     if not (hasattr(synthesis, "synthetic") and hasattr(synthesis, "epsilon")):
         raise TypeError(f"synthesis must be a Synthesis (with synthetic datasets and an epsilon), got "
                         f"{type(synthesis).__name__}")
-    csv_path, json_path = _paths(path)
     if max_epsilon is not None:
         max_epsilon = _checks.real(max_epsilon, "max_epsilon", low=0, low_open=True)
     data = _checks.finite_array(synthesis.synthetic, "synthesis.synthetic")
@@ -253,6 +276,10 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         raise BudgetExceeded(f"release refused: {m} datasets at epsilon = {epsilon:.4g} each cost "
                          f"m * epsilon = {total:.4g} > max_epsilon = {max_epsilon:g}; release "
                          f"{at_most}lower Delta. Nothing was written.")
+    if table is not None:
+        return _release_table(synthesis, path, data, table, column, public, keep, format, names,
+                              meta=_meta(synthesis, "", max_epsilon, "", delta, extra), overwrite=overwrite)
+    csv_path, json_path = _paths(path)
     if not overwrite:
         existing = [str(p) for p in (csv_path, json_path) if p.exists()]
         if existing:
@@ -263,28 +290,54 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     table = pd.DataFrame(_columns(values, getattr(synthesis, "variables", ())))
     csv_text = table.to_csv(index=False, lineterminator="\n")
     digest = hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
-    meta = manifest(synthesis, csv_path.name, max_epsilon, digest, delta)
-    clash = sorted(set(extra or {}) & set(meta))
-    if clash:
-        raise BadArgument(f"extra may not replace the manifest's own entries {clash}")
-    text = json.dumps({**meta, **(extra or {})}, indent=2, allow_nan=False) + "\n"
+    text = json.dumps(_meta(synthesis, csv_path.name, max_epsilon, digest, delta, extra), indent=2,
+                      allow_nan=False) + "\n"
     # the manifest last: until it is renamed into place, the previous release is the one a reader sees
     write_texts_atomically({csv_path: csv_text, json_path: text})
     return csv_path, json_path
 
 
+def _meta(synthesis, csv_name: str, max_epsilon, digest: str, delta: float, extra: dict | None) -> dict:
+    """The manifest with the caller's ``extra`` entries, which may not replace one of its own."""
+    meta = manifest(synthesis, csv_name, max_epsilon, digest, delta)
+    clash = sorted(set(extra or {}) & set(meta))
+    if clash:
+        raise BadArgument(f"extra may not replace the manifest's own entries {clash}")
+    return {**meta, **(extra or {})}
+
+
+def _release_table(synthesis, path, data: np.ndarray, table, column, public, keep, fmt: str, names, *, meta: dict,
+                   overwrite: bool) -> Path:
+    """The release as the user's table (:mod:`ppmlib.release.tables`), in the folder ``path``."""
+    from ppmlib.release import tables
+    if not isinstance(column, str):
+        raise TypeError(f"column must name the synthesized column of table (str), got {type(column).__name__}")
+    if data.ndim != 2:
+        raise BadArgument(f"a release as the user's table holds one synthesized column: synthesis.synthetic must be "
+                          f"(m, n), got shape {data.shape}")
+    columns = tables.public_columns(list(table.columns) if names is None else list(names), column, public, keep)
+    absent = [c for c in columns.order if c != column and c not in table.columns]
+    if absent:
+        raise BadArgument(f"table lacks the released column(s) {absent}")
+    for name in ("datasets_file", "datasets_sha256"):   # the folder's manifest lists every file instead
+        meta.pop(name)
+    return tables.release_folder(_as_written(data), table, columns, path, meta, fmt, overwrite=overwrite)
+
+
 def load(path) -> tuple["pd.DataFrame", dict]:
-    """Read a release back, after checking that its CSV is the one its manifest describes.
+    """Read a release back, after checking that its files are the ones its manifest describes.
 
     Parameters
     ----------
     path : str or PathLike
-        As given to :func:`ppmlib.release` (``<path>.csv`` and ``<path>.json``).
+        As given to :func:`ppmlib.release`: ``<path>.csv`` and ``<path>.json``, or a release
+        folder (the command's ``--out``; ``ppmlib.release(..., table=...)``).
 
     Returns
     -------
     (pandas.DataFrame, dict)
-        The synthetic datasets (one column each) and the manifest.
+        The synthetic datasets (one column each), or for a folder the m datasets stacked with a
+        ``dataset`` column (1 ... m) (:func:`ppmlib.release.tables.load_folder`); and the manifest.
 
     Raises
     ------
@@ -295,6 +348,9 @@ def load(path) -> tuple["pd.DataFrame", dict]:
     """
     import pandas as pd
 
+    if isinstance(path, (str, os.PathLike)) and Path(path).is_dir():
+        from ppmlib.release import tables
+        return tables.load_folder(path)
     csv_path, json_path = _paths(path)
     meta = json.loads(json_path.read_text(encoding="utf-8"))
     raw = csv_path.read_bytes()

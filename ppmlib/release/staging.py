@@ -35,8 +35,9 @@ from ppmlib.errors import PPMError
 
 #: the manifest key and value that mark a folder as this command's release
 WRITTEN_BY = "ppm-synthesize"
-#: the files a release folder holds (the CSV of datasets and its manifest)
-RELEASE_FILES = ("synthetic.csv", "synthetic.json")
+#: the files a release folder holds: one CSV per dataset (synthetic_1.csv ...) or one synthetic.parquet,
+#: and the manifest (:func:`ppmlib.release.tables.is_release_file`); synthetic.csv is the earlier layout
+RELEASE_FILES = ("synthetic_<k>.csv", "synthetic.parquet", "synthetic.csv", "synthetic.json")
 MANIFEST = "synthetic.json"
 #: the mark the report carries in its <head>, so --overwrite can recognize a previous report
 REPORT_MARK = '<meta name="generator" content="ppm-synthesize confidential report">'
@@ -73,13 +74,19 @@ def is_release(folder: Path) -> bool:
         entries = list(folder.iterdir())
     except OSError:
         return False
-    if not entries or any(e.name not in RELEASE_FILES or e.is_symlink() or not e.is_file() for e in entries):
+    if not entries or any(not _release_name(e.name) or e.is_symlink() or not e.is_file() for e in entries):
         return False
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return isinstance(manifest, dict) and manifest.get("written_by") == WRITTEN_BY
+
+
+def _release_name(name: str) -> bool:
+    """A file name a release of this command holds (today's layout, or the earlier synthetic.csv)."""
+    from ppmlib.release.tables import is_release_file
+    return is_release_file(name) or name == "synthetic.csv"
 
 
 def is_report(path: Path) -> bool:
@@ -172,8 +179,8 @@ def check_out(out, *, inputs=(), overwrite: bool = False, what: str = "out") -> 
                                     "overwrite=True (which replaces only a previous release of ppm-synthesize)")
             if not is_release(path):
                 raise OutputRefused(f"{what}={str(path)!r} holds files ppm-synthesize did not write; overwrite=True "
-                                    "replaces only a previous release of ppm-synthesize (synthetic.csv and its "
-                                    "manifest synthetic.json), never other files")
+                                    "replaces only a previous release of ppm-synthesize (its synthetic_<k>.csv or "
+                                    "synthetic.parquet and its manifest synthetic.json), never other files")
         if not os.access(path, os.W_OK | os.X_OK):
             raise OutputRefused(f"{what}={str(path)!r} is not writable")
     _writable_parent(path, what)
