@@ -51,10 +51,10 @@ def counted_run(table, epsilon: float | None = None, report: bool = True, sample
     fits = []
     original = ppmlib.Sampler.sample
 
-    def counting(self, fam, data, seed):
-        start = time.perf_counter()
-        out = original(self, fam, data, seed)
-        fits.append(time.perf_counter() - start)
+    def counting(self, fam, data, seed, **start):
+        start_time = time.perf_counter()
+        out = original(self, fam, data, seed, **start)
+        fits.append(time.perf_counter() - start_time)
         return out
 
     ppmlib.Sampler.sample = counting

@@ -380,3 +380,22 @@ def test_the_backends_error_ends_the_message_after_a_long_compile_log():
     with pytest.raises(RuntimeError) as caught:
         backends._run_captured("PyStan", work, {"n": 3})
     assert str(caught.value).splitlines()[-1] == "ValueError: Fit `models/x/fits/y` not found."
+
+
+@needs_both
+@pytest.mark.parametrize("model", ["negbin", "normal"])
+def test_both_backends_start_the_chains_at_the_same_given_point(model, counts, monkeypatch):
+    """A censored fit started at an unweighted fit's posterior mean: the same draws on both backends."""
+    rng = np.random.default_rng(5)
+    X, y = None, counts
+    if model == "normal":
+        x = rng.normal(size=counts.size)
+        X = np.column_stack([np.ones_like(x), x])
+        y = 1.0 + 0.5 * x + rng.normal(scale=0.7, size=x.size)
+    small = ppmlib.Sampler(chains=2, draws=150, warmup=150)
+    unweighted = ppmlib.fit(model, y, X=X, seed=32, sampler=small)
+    kwargs = dict(X=X, seed=33, sampler=small, censoring=1.0, start=unweighted)
+    cmd, py = (_on(b, monkeypatch, model, y, **kwargs) for b in ("cmdstanpy", "pystan"))
+    for name in cmd.draws:
+        np.testing.assert_array_equal(cmd.draws[name], py.draws[name], err_msg=name)
+    np.testing.assert_array_equal(cmd.sampler["lp__"], py.sampler["lp__"])

@@ -182,3 +182,37 @@ def test_the_mixture_program_censors_too(regression):
     u = fit.censored_log_lik
     assert u.shape == (300, 80) and np.abs(u).max() <= 0.5
     assert 0 < censored_share(fit.log_lik, fit.weights, fit.censoring) < 1
+
+
+@pytest.mark.stan
+def test_a_censored_fit_started_at_the_unweighted_fit_finds_the_data():
+    """Far from Stan's random start every record is censored and the log density is flat; started
+    at the unweighted fit's posterior mean, the chains find the data (and agree)."""
+    y = np.random.default_rng(3).normal(30.0, 1.0, 100)
+    small = ppmlib.Sampler(chains=2, draws=200, warmup=200)
+    unweighted = ppmlib.fit("normal", y, sampler=small, seed=1)
+    started = ppmlib.fit("normal", y, sampler=small, seed=2, censoring=1.0, start=unweighted)
+    assert abs(started.draws["beta"][:, 0].mean() - 30.0) < 1.0
+    assert started.diagnostics["max_rhat"] < 1.05
+    assert censored_share(started.log_lik, started.weights, started.censoring) < 0.9
+
+
+def test_a_start_must_be_a_fit():
+    from ppmlib.inference.posterior import start_point
+    with pytest.raises(ValueError, match="start must be a Fit"):
+        start_point({"beta": [1.0]})
+
+
+def test_the_lineup_starts_a_censored_member_at_its_unweighted_fit(counts):
+    from ppmlib.mechanism.lineup import Member, run as run_lineup
+    seen = []
+
+    class Recording(exact.ConjugateSampler):
+        def sample(self, fam, data, seed, init=None):
+            seen.append(init)
+            return super().sample(fam, data, seed)
+
+    done = run_lineup([Member("Unweighted", "unweighted"), Member("CM", "cm", settings={"epsilon": 1.0})], "poisson",
+                      counts, sampler=Recording(chains=2, draws=200), seed=[1, 2], m=5, progress=False)
+    assert seen[0] is None and set(seen[1]) == {"lambda"}
+    assert seen[1]["lambda"] == pytest.approx(float(done["Unweighted"].fit.draws["lambda"].mean()), rel=1e-12)

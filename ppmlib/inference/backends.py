@@ -194,7 +194,8 @@ STAN_MAX_TREEDEPTH = 10
 
 
 def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, seed: int,
-           adapt_delta: float = STAN_ADAPT_DELTA, max_treedepth: int = STAN_MAX_TREEDEPTH) -> Draws:
+           adapt_delta: float = STAN_ADAPT_DELTA, max_treedepth: int = STAN_MAX_TREEDEPTH,
+           init: dict | None = None) -> Draws:
     """Run NUTS on ``stan/<program>.stan`` with ``data``; ``seed`` makes the result reproducible.
 
     Parameters
@@ -215,6 +216,9 @@ def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, se
         NUTS's largest tree depth, >= 1 (Stan's default 10): a draw costs at most 2**max_treedepth
         gradient evaluations. A lower cap bounds a fit's cost where trajectories run long; the draws
         still target the same posterior, but mix worse (the diagnostics show it).
+    init : dict, optional
+        Where every chain starts: parameter name -> value (a number or a list, in the parameter's
+        constrained space and shape). None: Stan's random start in (-2, 2) on the unconstrained scale.
 
     Returns
     -------
@@ -241,7 +245,22 @@ def sample(program: str, data: dict, *, chains: int, draws: int, warmup: int, se
     adapt_delta = _checks.real(adapt_delta, "adapt_delta", low=0, high=1, low_open=True, high_open=True)
     max_treedepth = _checks.integer(max_treedepth, "max_treedepth", low=1)
     return runner(program_path(program), data, chains=chains, draws=draws, warmup=warmup, seed=seed,
-                  adapt_delta=adapt_delta, max_treedepth=max_treedepth)
+                  adapt_delta=adapt_delta, max_treedepth=max_treedepth, init=_start(init))
+
+
+def _start(init: dict | None) -> dict | None:
+    """``init`` as plain floats and nested lists (what both backends' JSON takes), or None."""
+    if init is None:
+        return None
+    if not isinstance(init, dict) or not init:
+        raise BadArgument(f"init must be a non-empty dict of parameter values, got {type(init).__name__}")
+    start = {}
+    for name, value in init.items():
+        arr = np.asarray(value, dtype=float)
+        if not np.all(np.isfinite(arr)):
+            raise BadArgument(f"init[{name!r}] holds a value that is not finite")
+        start[str(name)] = arr.tolist()
+    return start
 
 
 # --- cmdstanpy ------------------------------------------------------------------------------
@@ -316,7 +335,8 @@ class _SubprocessDyingWithParent:
         return getattr(subprocess, name)
 
 
-def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta, max_treedepth) -> Draws:
+def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta, max_treedepth,
+                      init=None) -> Draws:
     def work(chatter):
         import cmdstanpy
         import cmdstanpy.model
@@ -332,7 +352,7 @@ def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed, ad
             # chain ids 1..N with one seed is PyStan's convention too: same seed, same draws
             fit = model.sample(data=data_file, chains=chains, chain_ids=list(range(1, chains + 1)), seed=seed,
                                iter_sampling=draws, iter_warmup=warmup, adapt_delta=adapt_delta,
-                               max_treedepth=max_treedepth,
+                               max_treedepth=max_treedepth, inits=init,
                                sig_figs=CMDSTAN_SIG_FIGS,
                                output_dir=csv_dir, show_progress=False, show_console=False,
                                parallel_chains=min(chains, os.cpu_count() or 1))
@@ -631,7 +651,8 @@ def _in_temporary_folder():
 _HOUSEKEEPING: _HttpstanHousekeeping | None = None
 
 
-def _pystan_run(code: str, data: dict, chains, draws, warmup, seed, adapt_delta, max_treedepth) -> Draws:
+def _pystan_run(code: str, data: dict, chains, draws, warmup, seed, adapt_delta, max_treedepth,
+                init=None) -> Draws:
     import stan
 
     global _HOUSEKEEPING
@@ -642,8 +663,9 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed, adapt_delta,
         with _captured_log(logging.getLogger("httpstan"), chatter, logging.WARNING):
             with _in_temporary_folder():
                 posterior = stan.build(code, data=data, random_seed=seed)
+            start = {} if init is None else {"init": [init] * chains}  # the same start for every chain
             return posterior.sample(num_chains=chains, num_samples=draws, num_warmup=warmup, delta=adapt_delta,
-                                    max_depth=max_treedepth)
+                                    max_depth=max_treedepth, **start)
 
     try:
         fit, messages = _run_captured("PyStan", work, data)
@@ -664,9 +686,10 @@ def _pystan_run(code: str, data: dict, chains, draws, warmup, seed, adapt_delta,
     return Draws(params=params, sampler=sampler, chains=chains, backend="pystan", messages=messages)
 
 
-def _sample_pystan(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta, max_treedepth) -> Draws:
+def _sample_pystan(path: Path, data: dict, *, chains, draws, warmup, seed, adapt_delta, max_treedepth,
+                   init=None) -> Draws:
     return _on_pystan_worker(_pystan_run, path.read_text(), _jsonable(data), chains, draws, warmup, seed, adapt_delta,
-                             max_treedepth)
+                             max_treedepth, init)
 
 
 def clean_caches(*, httpstan_cache: Path | None = None, temp: Path | None = None) -> dict:

@@ -620,7 +620,7 @@ class ConjugateSampler(Sampler):
     107.3
     """
 
-    def sample(self, fam, data: dict, seed: int):
+    def sample(self, fam, data: dict, seed: int, init: dict | None = None):
         """Draws of the Gamma pseudo posterior that ``data`` (the Poisson program's) describes.
 
         Parameters
@@ -631,6 +631,8 @@ class ConjugateSampler(Sampler):
             The Poisson program's data: its weighted sums and the prior settings.
         seed : int
             The seed of the uniforms.
+        init : dict, optional
+            Ignored: exact draws have no chains to start.
 
         Returns
         -------

@@ -2,7 +2,7 @@
 :class:`Sampler` settings every fit in ppmlib is made with."""
 from __future__ import annotations
 
-__all__ = ["Sampler", "Fit", "fit", "spaced_draws"]
+__all__ = ["Sampler", "Fit", "fit", "start_point", "spaced_draws"]
 
 import warnings
 from dataclasses import dataclass, field
@@ -91,7 +91,7 @@ class Sampler:
         """S = chains * draws, the draws a fit keeps."""
         return self.chains * self.draws
 
-    def sample(self, fam: Family, data: dict, seed: int) -> backends.Draws:
+    def sample(self, fam: Family, data: dict, seed: int, init: dict | None = None) -> backends.Draws:
         """Run NUTS on ``stan/<fam.name>.stan`` with these settings (a subclass may draw otherwise).
 
         Parameters
@@ -102,6 +102,8 @@ class Sampler:
             The program's data, as ``fam.stan_data`` builds it.
         seed : int
             The sampler's seed.
+        init : dict, optional
+            Where every chain starts (parameter name -> value); None: Stan's random start.
 
         Returns
         -------
@@ -115,7 +117,7 @@ class Sampler:
         return backends.sample(fam.name, data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed,
                                adapt_delta=self.adapt_delta_for(fam),
                                max_treedepth=backends.STAN_MAX_TREEDEPTH if self.max_treedepth is None
-                               else self.max_treedepth)
+                               else self.max_treedepth, init=init)
 
     def adapt_delta_for(self, fam: Family) -> float:
         """The acceptance rate a fit of ``fam`` adapts to: this sampler's, or the family's when unset.
@@ -353,7 +355,7 @@ class Fit:
 
 
 def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, seed=None,
-        prior: dict | None = None, emit_log_lik: bool = False, censoring=None) -> Fit:
+        prior: dict | None = None, emit_log_lik: bool = False, censoring=None, start=None) -> Fit:
     """Fit the alpha-weighted (pseudo posterior) synthesizer ``model`` to ``y``.
 
     The pseudo posterior is xi^alpha(theta | y) proportional to prod_i p(y_i | theta)^alpha_i
@@ -385,6 +387,11 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
         clip(alpha_i (log p - r_i), -epsilon/2, epsilon/2). A float is epsilon, with the default
         centring (:func:`ppmlib.models.censoring.censoring`); a ``Censoring`` is used as given.
         None (the default) fits the pseudo posterior.
+    start : Fit, optional
+        A fit of the same model and data (e.g. the unweighted one): every chain starts at its
+        posterior mean (:func:`start_point`) instead of Stan's random start. Censored fits need
+        it: from a random start every record can be censored, the log density is then flat, and
+        a chain never finds the data.
 
     Returns
     -------
@@ -427,7 +434,8 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
     X = fam.check_X(X, y.size)
     alpha = _checks.weights(weights, y.size)
     cens = _censoring(censoring, fam, y, X, alpha)
-    return _fit(fam, y, X, alpha, _sampler(sampler), _checks.seed(seed), fam.check_prior(prior), emit_log_lik, cens)
+    return _fit(fam, y, X, alpha, _sampler(sampler), _checks.seed(seed), fam.check_prior(prior), emit_log_lik, cens,
+                start=start)
 
 
 def _censoring(value, fam: Family, y, X, alpha):
@@ -441,15 +449,34 @@ def _censoring(value, fam: Family, y, X, alpha):
 
 
 def _fit(fam: Family, y: np.ndarray, X, alpha: np.ndarray, sampler: Sampler, seed, prior: dict,
-         emit_log_lik: bool = False, censoring=None) -> Fit:
+         emit_log_lik: bool = False, censoring=None, start=None) -> Fit:
     """:func:`fit` on checked inputs: y and X as the family's checks return them, the full prior dict."""
     if seed is None:
         seed = int(np.random.default_rng().integers(STAN_SEED_LIMIT))
     data = fam.stan_data(y, X, alpha, prior, emit_log_lik, censoring)
-    out = sampler.sample(fam, data, seed)
+    # only a given start reaches the sampler: a Sampler subclass (exact draws) need not take one
+    out = sampler.sample(fam, data, seed) if start is None else sampler.sample(fam, data, seed, init=start_point(start))
     keep = set(fam.params) | ({"log_lik"} if emit_log_lik else set())
     params = {k: v for k, v in out.params.items() if k in keep}
     return Fit(fam, y, X, alpha, params, out.sampler, sampler.chains, out.backend, seed, censoring=censoring)
+
+
+def start_point(start) -> dict:
+    """Where the chains of a fit started from ``start`` begin: the posterior mean of its parameters.
+
+    Parameters
+    ----------
+    start : Fit
+        A fit of the same family (same parameter shapes).
+
+    Returns
+    -------
+    dict
+        Parameter name -> posterior mean (float or list), for every parameter of the family.
+    """
+    if not isinstance(start, Fit):
+        raise BadArgument(f"start must be a Fit of the same model, got {type(start).__name__}")
+    return {name: start.draws[name].mean(axis=0).tolist() for name in start.model.params}
 
 
 def spaced_draws(n_draws: int, m: int) -> np.ndarray:

@@ -144,9 +144,11 @@ def simple_cdp_epsilon(rho: float, delta: float) -> float:
 
 #: The guarantee word -> what its numbers leave out.
 NOT_COVERED = {
-    "strict": "the release's size n; MCMC draws only approximate the exact censored posterior",
+    "strict": "the release's size n; MCMC draws only approximate the exact censored posterior (their chains "
+              "start at the unweighted fit's posterior mean)",
     "strict, weights as given": "how the weights were computed from the data; the release's size n; MCMC draws "
-                                "only approximate the exact censored posterior",
+                                "only approximate the exact censored posterior (their chains start at the "
+                                "unweighted fit's posterior mean)",
     "local": "any other database; adding a record; the weights, the bound Delta and any tuning computed from the "
              "data; the release's size n",
 }

@@ -279,7 +279,12 @@ def _censoring_epsilon(member: Member, ctx: Context) -> float:
 def _censored(member: Member, ctx: Context, scheme: str, **extra) -> Synthesis:
     return _plain(member, ctx, scheme, epsilon=_censoring_epsilon(member, ctx),
                   centring=_setting(member, "centring", "best"),
-                  reference_scale=_setting(member, "reference_scale", 1.0), **extra)
+                  reference_scale=_setting(member, "reference_scale", 1.0), start=_start(ctx), **extra)
+
+
+def _start(ctx: Context):
+    """The lineup's unweighted fit, where a censored fit's chains start (None before one is made)."""
+    return next((done for done in ctx.done.values() if done.scheme == "unweighted"), None)
 
 
 def _cm(member: Member, ctx: Context) -> Synthesis:

@@ -210,7 +210,7 @@ class Scheme:
         -------
         dict
         """
-        return {k: settings[k] for k in self.settings if k not in ("base", "weights", "box", "keys")}
+        return {k: settings[k] for k in self.settings if k not in ("base", "weights", "box", "keys", "start")}
 
 
 def _lw(y: np.ndarray, s: dict) -> np.ndarray:
@@ -228,8 +228,9 @@ def _box(y: np.ndarray, s: dict) -> np.ndarray:
     return box_weights(s["model"], y, s["X"], s["box"], c, reference_scale=s["reference_scale"])
 
 
-#: Settings of every censored scheme: the per-draw epsilon, the centring and the normal families' public scale.
-_CENSORED = {"epsilon": REQUIRED, "centring": "best", "reference_scale": 1.0}
+#: Settings of every censored scheme: the per-draw epsilon, the centring, the normal families' public scale,
+#: and the fit (or Synthesis) whose posterior mean starts the chains (None: Stan's random start).
+_CENSORED = {"epsilon": REQUIRED, "centring": "best", "reference_scale": 1.0, "start": None}
 
 # the identification-risk schemes (risk-efficient paper): the intruder's radius on y's scale and known variables
 _IR_SETTINGS = {"radius": REQUIRED, "relative": False, "keys": None, "c": 1.0, "g": 0.0}
@@ -381,7 +382,8 @@ def _censored(fam, y, X, alpha, sampler, fit_and_synthesis_seeds, prior, m, reso
     cens = censoring(fam, y, X, alpha, resolved["epsilon"], centring=resolved["centring"],
                      reference_scale=resolved["reference_scale"])
     fit_seed, synthesis_seed = fit_and_synthesis_seeds
-    posterior = _fit(fam, y, X, alpha, sampler, fit_seed, fam.check_prior(prior), censoring=cens)
+    start = resolved["start"].fit if isinstance(resolved["start"], Synthesis) else resolved["start"]
+    posterior = _fit(fam, y, X, alpha, sampler, fit_seed, fam.check_prior(prior), censoring=cens, start=start)
     terms = posterior.censored_log_lik
     bounds = np.abs(terms).max(axis=0)
     share = censored_share(posterior.log_lik, alpha, cens)
