@@ -51,8 +51,10 @@ def run_chapter(chapter: str, overrides: dict, *, times: bool = False, clock: Fi
 
     Returns the namespace. With ``times``, prints every cell's time (and, given the ``clock``, its
     Stan fits and their time)."""
+    from IPython.display import display   # a chapter may call display(), a notebook's builtin
+
     path = BOOK / f"{chapter}.md"
-    namespace: dict = {}
+    namespace: dict = {"display": display}
     for cell in jupytext.read(path).cells:
         if cell.cell_type != "code":
             continue

@@ -5,8 +5,9 @@
 Each seed executes the chapter's own code cells (``benchmarks/_chapter_seeds.py``) with ``seed``
 set and ``check_claims=False``, and records every row of its claims table (the chapter's
 ``claims``: what it measured, whether it held, whether it was asserted) to
-``benchmarks/results/<chapter>_seeds.json`` after every seed. ``ce_income_seeds.py`` and
-``reweighting_seeds.py`` record more (Deltas, k, refits) for their chapters.
+``benchmarks/results/<chapter>_seeds.json`` after every seed. Where a chapter's prose quotes
+quantities that are not claims, :data:`EXTRAS` records them too (before the claims).
+``ce_income_seeds.py`` and ``reweighting_seeds.py`` record more (Deltas, k, refits) for their chapters.
 """
 from __future__ import annotations
 
@@ -20,6 +21,127 @@ matplotlib.use("Agg")   # the chapters draw figures; nothing is shown
 
 from _chapter_seeds import BOOK, SeedLedger, run_chapter  # noqa: E402
 from ppmlib.book.rerun import parse_assignment  # noqa: E402
+
+
+def _multivariate(ledger: SeedLedger, seed: int, ns: dict) -> None:
+    """Each joint synthesizer's joint Delta, epsilon, scale c, mean weight and diagnostics."""
+    for name, row in ns["privacy"].iterrows():
+        ledger.add(seed, f"{name}: joint Delta", float(row["joint Delta"]))
+        ledger.add(seed, f"{name}: epsilon (joint; composed)",
+                   f"{row['epsilon (joint)']:.3g}; {row['epsilon (composed)']:.3g}")
+        if name != "Unweighted":
+            ledger.add(seed, f"{name}: scale c", float(row["LW scale c"]))
+        ledger.add(seed, f"{name}: mean weight", float(row["mean weight"]))
+        ledger.add(seed, f"{name}: max R-hat; min bulk ESS; divergences",
+                   f"{row['max R-hat']:.3f}; {row['min bulk ESS']:.0f}; {row['divergences']:.0f}")
+
+
+def _privacy_audit(ledger: SeedLedger, seed: int, ns: dict) -> None:
+    """2 Delta per size, what the audit proved and a perfect test could (per output and weights mode),
+    the tail weights, the record of LW weight 0, LW_final's k and weights, the checks of the audit."""
+    T, result = ns["T"], ns["result"]
+    releases = {(n, name): r for n, rs in result.releases.items() for name, r in rs.items()}
+    for n in result.releases:
+        for name in ("Unweighted", "LW"):
+            ledger.add(seed, f"2 Delta {name}, n = {n}", 2 * releases[(n, name)].delta)
+    for name in ("SW", "LW_final"):
+        gap = max(abs(releases[(n, name)].delta / releases[(n, "LW")].delta - 1) for n in result.releases)
+        ledger.add(seed, f"2 Delta {name}: largest relative gap to LW's", gap)
+    tight = {mode: ns["privacy_audit"].tightness(result, mode, "add/remove") for mode in ("fixed", "recomputed")}
+    for (name, output), row in tight["fixed"].iterrows():
+        ledger.add(seed, f"fixed weights, {output}: {name} max eps_lb / bound", float(row["max eps_lb / bound"]))
+    for mode, table in tight.items():
+        for name, most in table.groupby(level="synthesizer", sort=False).max().iterrows():
+            if mode == "recomputed":
+                ledger.add(seed, f"recomputed weights: {name} max eps_lb / bound", float(most["max eps_lb / bound"]))
+            ledger.add(seed, f"{mode} weights: {name} max exact loss / bound", float(most["max exact loss / bound"]))
+    fixed = T[(T.weights == "fixed") & (T.neighbours == "add/remove")]
+    for output in ("theta", "m datasets"):
+        ledger.add(seed, f"largest eps_lb, {output} (fixed, add/remove)", float(fixed[fixed.output == output].eps_lb.max()))
+    budgets = fixed[fixed.output == "m datasets"].bound
+    ledger.add(seed, "m datasets: budgets m 2 Delta (range)", f"{budgets.min():.0f}–{budgets.max():.0f}")
+    weights = ns["privacy_audit"].targets_table(result)
+    tails = weights[weights.index.get_level_values("target") != "typical"]
+    ledger.add(seed, "tail records where SW's weight is above LW's",
+               f"{int((tails['weight SW'] > tails['weight LW']).sum())} of {len(tails)}")
+    zero = ns["recomputed_zero"]
+    if len(zero):
+        theta = zero[zero.output == "theta"]["exact loss"]
+        ledger.add(seed, "LW weight 0, recomputed: AUC on m datasets (range)",
+                   f"{zero[zero.output == 'm datasets'].AUC.min():.2f}–{zero[zero.output == 'm datasets'].AUC.max():.2f}")
+        ledger.add(seed, "LW weight 0, recomputed: largest eps_lb", float(zero.eps_lb.max()))
+        ledger.add(seed, "LW weight 0, recomputed: exact loss of one draw (range)", f"{theta.min():.2f}–{theta.max():.2f}")
+        unweighted = T[(T.synthesizer == "Unweighted") & (T.weights == "recomputed") & (T.neighbours == "add/remove")
+                       & (T.output == "theta")].set_index(["n", "target"])["exact loss"]
+        above = [float(row["exact loss"]) > float(unweighted.loc[(row["n"], row["target"])])
+                 for _, row in zero[zero.output == "theta"].iterrows()]
+        ledger.add(seed, "LW weight 0, recomputed: exact loss above Unweighted's", f"{sum(above)} of {len(above)}")
+    for n in result.releases:
+        ledger.add(seed, f"LW_final k, n = {n}", float(releases[(n, "LW_final")].k))
+    for name in ("LW", "LW_final"):
+        means = [float(releases[(n, name)].alpha.mean()) for n in result.releases]
+        ledger.add(seed, f"{name}: mean weight (range over sizes)", f"{min(means):.2f}–{max(means):.2f}")
+    ledger.add(seed, "Stan check: mean z-score", float(ns["mean_z"]))
+    ledger.add(seed, "Stan check: sd ratio", float(ns["sd_ratio"]))
+    ledger.add(seed, f"randomized response, epsilon {ns['rr_epsilon']:g}: eps_lb", float(ns["rr"].epsilon))
+
+
+def _attribute_risk(ledger: SeedLedger, seed: int, ns: dict) -> None:
+    """The expected risks over releases, the importance sampler's error against its effect, the m
+    study, and the slides' own data (unit 8)."""
+    G, effect = ns["G"], ns["effect"]
+    lw = ns["expected"].loc[("mean P(true)", "LW")]
+    ledger.add(seed, "LW - Unweighted, mean P(true) over releases", float(lw["minus Unweighted"]))
+    ledger.add(seed, "... its 95% Welch interval", f"{lw['diff low']:+.4f} to {lw['diff high']:+.4f}")
+    ledger.add(seed, "Unweighted: mean over releases of the median P(true) - 1/G", float(ns["typical"]["mean"] - 1 / G))
+    ledger.add(seed, "one release's sd of the median P(true)",
+               float(ns["by_release"]["Unweighted"]["median P(true)"].std()))
+    ledger.add(seed, f"H = {ns['H']}: error / effect", ns["gap_H"] / effect)
+    by_H, gap_column, H_values = ns["by_H"], ns["gap_column"], ns["H_values"]
+    H_check = sorted(H_values)[-2] if len(H_values) > 1 else int(by_H.index.max())
+    ledger.add(seed, f"H = {H_check}: error / effect", float(by_H.loc[H_check, gap_column]) / effect)
+    for k in sorted({min(ns["m_values"]), max(ns["m_values"])}):
+        ledger.add(seed, f"max P(true), m = {k}", float(ns["by_m"][k].prob_true.max()))
+    ledger.add(seed, "slides' data: unit 8's rank in this release", int(ns["course_risk"][1].rank_true[7]))
+    ledger.add(seed, "slides' data: unit 8's P(true) in this release", float(ns["course_risk"][1].prob_true[7]))
+    ledger.add(seed, "slides' data: releases where unit 8 ranks 4th (%)", float(100 * (ns["rank_8"] == 4).mean()))
+    ledger.add(seed, f"slides' data: H = {ns['H']}: error / effect", ns["course_gap"] / ns["course_effect"])
+    ledger.add(seed, "slides' data: mean over releases of the median P(true)", float(ns["course_typical"]["mean"]))
+    many = ns["course_risk"][max(ns["course_risk"])]
+    ledger.add(seed, f"slides' data, m = {max(ns['course_risk'])}: unit 8's P(true) (rank)",
+               f"{many.prob_true[7]:.4f} ({many.rank_true[7]})")
+
+
+def _real_wages(ledger: SeedLedger, seed: int, ns: dict) -> None:
+    """Every synthesizer's Delta, mean weight, gate and 90th percentile against the data's; LW over
+    Unweighted; the analyst's experience coefficients (data and synthetic)."""
+    results, p90 = ns["results"], ns["p90"]
+    for name, r in results.items():
+        ledger.add(seed, f"{name}: Delta", float(r.delta))
+    ledger.add(seed, "LW's Delta over Unweighted's", float(results["LW"].delta / results["Unweighted"].delta))
+    for name, r in results.items():
+        ledger.add(seed, f"{name}: mean weight", float(r.weights.mean()))
+    for name, row in ns["diag"].iterrows():
+        ledger.add(seed, f"{name}: max R-hat (passes the gate)", f"{row['max_rhat']:.3f} ({row['passes']})")
+    for name in results:
+        ledger.add(seed, f"{name}: 90th percentile off the data's (%)", float(100 * (p90[name] / p90["Data"] - 1)))
+    estimates = ns["coefficients"].pivot(index="source", columns="term", values="estimate")
+    for term in [t for t in ns["terms"] if "experience" in t]:
+        for source in ["Data", *results]:
+            ledger.add(seed, f"analyst's {term}: {source}", float(estimates.loc[source, term]))
+
+
+def _asymptotic_dp(ledger: SeedLedger, seed: int, ns: dict) -> None:
+    """The exact Poisson study's share of databases above the paper's bound, per mean and synthesizer."""
+    value = ns["PAPER"]["Poisson"]
+    for (mu, name), row in ns["by_mu"].iterrows():
+        ledger.add(seed, f"Poisson, mu = {mu:g}: {name}'s share of databases above {value:g} (%)",
+                   float(100 * row[f"share above {value:g}"]))
+
+
+EXTRAS = {"asymptotic_dp": _asymptotic_dp, "attribute_risk": _attribute_risk, "multivariate": _multivariate,
+          "privacy_audit": _privacy_audit, "real_wages": _real_wages}
+"""Per chapter: a function ``(ledger, seed, namespace)`` adding the quantities its prose quotes beyond its claims."""
 
 
 def main(argv=None) -> bool:
@@ -54,6 +176,8 @@ def main(argv=None) -> bool:
         for row in ns["claims"].rows:
             verdict = ("held" if row["holds"] else "FAILED") + (", asserted" if row["checked"] else ", reported")
             print(f"  [{verdict}] {row['claim']}: {row['ours']}")
+        if args.chapter in EXTRAS:
+            EXTRAS[args.chapter](ledger, seed, ns)
         ledger.add_claims(seed, ns["claims"])
         ledger.write()
         ok &= all(row["holds"] for row in ns["claims"].rows if row["checked"])

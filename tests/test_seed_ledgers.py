@@ -70,9 +70,28 @@ def test_an_interrupted_run_keeps_the_seeds_it_finished_and_a_later_run_adds_see
 def test_every_seed_ledger_a_chapter_shows_is_committed():
     shown = {path.stem: LEDGER_CALL.findall(path.read_text()) for path in _chapters()}
     shown = {chapter: names for chapter, names in shown.items() if names}
-    assert {"ce_income", "reweighting", "salary"} <= set(shown)
+    assert {"ce_income", "reweighting", "salary", "multivariate", "privacy_audit", "attribute_risk",
+            "real_wages", "against_alternatives"} <= set(shown)
     for chapter, names in shown.items():
         for name in names:
             ledger = results.seed_ledger(name)
             assert ledger.frame is not None, f"book/{chapter}.md shows {name}, which benchmarks/results/ lacks"
             assert len(ledger.frame.columns) >= 2, name
+
+
+def test_a_chapters_extra_quantities_go_into_its_ledger_before_its_claims(tmp_path):
+    import pandas as pd
+
+    import chapter_seeds
+    privacy = pd.DataFrame({"joint Delta": [21.2, 4.7], "epsilon (joint)": [42.4, 9.4],
+                            "epsilon (composed)": [55.2, 16.0], "LW scale c": [float("nan"), 0.7],
+                            "mean weight": [1.0, 0.654], "max R-hat": [1.011, 1.005], "min bulk ESS": [780, 818],
+                            "divergences": [0, 0]}, index=pd.Index(["Unweighted", "LW joint"], name="synthesizer"))
+    ledger = SeedLedger("mv_seeds", title="t", folder=tmp_path)
+    chapter_seeds.EXTRAS["multivariate"](ledger, 2017, {"privacy": privacy})
+    shown = {row["quantity"]: row["value"] for row in ledger.rows}
+    assert shown["LW joint: joint Delta"] == 4.7 and shown["Unweighted: joint Delta"] == 21.2
+    assert shown["LW joint: epsilon (joint; composed)"] == "9.4; 16"
+    assert shown["LW joint: scale c"] == 0.7 and "Unweighted: scale c" not in shown
+    assert shown["Unweighted: max R-hat; min bulk ESS; divergences"] == "1.011; 780; 0"
+    assert set(chapter_seeds.EXTRAS) <= {path.stem for path in _chapters()}
