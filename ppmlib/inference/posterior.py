@@ -389,9 +389,9 @@ def fit(model: str, y, *, weights=None, X=None, sampler: Sampler | None = None, 
         None (the default) fits the pseudo posterior.
     start : Fit, optional
         A fit of the same model and data (e.g. the unweighted one): every chain starts at its
-        posterior mean (:func:`start_point`) instead of Stan's random start. Censored fits need
-        it: from a random start every record can be censored, the log density is then flat, and
-        a chain never finds the data.
+        posterior mean (:func:`ppmlib.inference.posterior.start_point`) instead of Stan's random
+        start. Censored fits need it: from a random start every record can be censored, the log
+        density is then flat, and a chain never finds the data.
 
     Returns
     -------
