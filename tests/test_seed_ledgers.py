@@ -71,7 +71,7 @@ def test_every_seed_ledger_a_chapter_shows_is_committed():
     shown = {path.stem: LEDGER_CALL.findall(path.read_text()) for path in _chapters()}
     shown = {chapter: names for chapter, names in shown.items() if names}
     assert {"ce_income", "reweighting", "salary", "multivariate", "privacy_audit", "attribute_risk",
-            "real_wages", "against_alternatives", "asymptotic_dp"} <= set(shown)
+            "real_wages", "against_alternatives", "asymptotic_dp", "dp_definitions", "vector_weighted"} <= set(shown)
     for chapter, names in shown.items():
         for name in names:
             ledger = results.seed_ledger(name)
