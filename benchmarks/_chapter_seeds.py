@@ -69,6 +69,22 @@ def run_chapter(chapter: str, overrides: dict, *, times: bool = False, clock: Fi
     return namespace
 
 
+def run_seed(ledger: "SeedLedger", chapter: str, overrides: dict, seed: int, label: str = "") -> dict | None:
+    """One seed of ``chapter`` (claims not asserted), timed into ``ledger``: the chapter's namespace,
+    or None when it failed (the failure is printed, recorded and written, and the run goes on)."""
+    start = time.perf_counter()
+    try:
+        ns = run_chapter(chapter, {**overrides, "seed": seed, "check_claims": False})
+    except Exception as err:   # e.g. a calibration that does not converge: counted, and the run goes on
+        print(f"--- {label}seed {seed}: the chapter FAILED: {type(err).__name__}: {err}", flush=True)
+        ledger.failed[seed] = type(err).__name__
+        ledger.write()
+        return None
+    ledger.seconds[seed] = time.perf_counter() - start
+    print(f"--- {label}seed {seed} ({ledger.seconds[seed]:.0f} s)", flush=True)
+    return ns
+
+
 class SeedLedger:
     """One row per seed per quantity, written to ``benchmarks/results/<name>.json`` after every seed.
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import matplotlib
 
 matplotlib.use("Agg")   # the chapters draw figures; nothing is shown
 
-from _chapter_seeds import BOOK, SeedLedger, run_chapter  # noqa: E402
+from _chapter_seeds import BOOK, SeedLedger, run_seed  # noqa: E402
 from ppmlib.book.rerun import parse_assignment  # noqa: E402
 
 
@@ -162,17 +161,10 @@ def main(argv=None) -> bool:
                               "'asserted' is the chapter's own verdict.")
     ok = True
     for seed in args.seeds:
-        start = time.perf_counter()
-        try:
-            ns = run_chapter(args.chapter, {**overrides, "seed": seed, "check_claims": False})
-        except Exception as err:   # counted, and the run goes on
-            print(f"--- seed {seed}: the chapter FAILED: {type(err).__name__}: {err}", flush=True)
-            ledger.failed[seed] = type(err).__name__
-            ledger.write()
+        ns = run_seed(ledger, args.chapter, overrides, seed)
+        if ns is None:
             ok = False
             continue
-        ledger.seconds[seed] = time.perf_counter() - start
-        print(f"--- seed {seed} ({ledger.seconds[seed]:.0f} s)", flush=True)
         for row in ns["claims"].rows:
             verdict = ("held" if row["holds"] else "FAILED") + (", asserted" if row["checked"] else ", reported")
             print(f"  [{verdict}] {row['claim']}: {row['ours']}")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import matplotlib
 
@@ -22,7 +21,7 @@ matplotlib.use("Agg")   # the chapters draw figures; nothing is shown
 
 import numpy as np  # noqa: E402
 
-from _chapter_seeds import SeedLedger, run_chapter  # noqa: E402
+from _chapter_seeds import SeedLedger, run_seed  # noqa: E402
 from ppmlib.book.rerun import parse_assignment  # noqa: E402
 
 CHAPTERS = {"mixture": "reweighting", "salary": "salary"}
@@ -59,17 +58,10 @@ def main(argv=None) -> bool:
                               "'asserted' is the chapter's own verdict.")
     ok = True
     for seed in args.seeds:
-        start = time.perf_counter()
-        try:
-            ns = run_chapter(chapter, {**overrides, "seed": seed, "check_claims": False})
-        except Exception as err:   # e.g. a calibration that does not converge: counted, and the run goes on
-            print(f"--- {args.design}, seed {seed}: the chapter FAILED: {type(err).__name__}: {err}", flush=True)
-            ledger.failed[seed] = type(err).__name__
-            ledger.write()
+        ns = run_seed(ledger, chapter, overrides, seed, label=f"{args.design}, ")
+        if ns is None:
             ok = False
             continue
-        ledger.seconds[seed] = time.perf_counter() - start
-        print(f"--- {args.design}, seed {seed} ({ledger.seconds[seed]:.0f} s)", flush=True)
         for _, row in ns["claims"].table().iterrows():
             print(f"  [{row['reproduced?']}] {row['claim']}: {row['ours']} | without the effect: {row['without the effect']}")
         measure(ledger, seed, ns)
