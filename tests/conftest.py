@@ -1,4 +1,6 @@
-from ppmlib.inference import backends
+import pytest
+
+from ppmlib.inference import backends, exact
 
 
 def pytest_report_header(config):
@@ -6,6 +8,13 @@ def pytest_report_header(config):
         return f"ppmlib Stan backend: {backends.backend()} (CmdStan found: {backends.cmdstan_available()})"
     except Exception as err:  # noqa: BLE001 - the header must never break collection
         return f"ppmlib Stan backend: unavailable ({err})"
+
+
+@pytest.fixture
+def exact_draws(monkeypatch):
+    """The command's NUTS replaced by exact draws of the Poisson model (no Stan)."""
+    from ppmlib.release import command
+    monkeypatch.setattr(command, "Sampler", lambda chains, draws, warmup: exact.ConjugateSampler(chains, draws, warmup))
 
 
 def fast_book_config(folder):

@@ -25,11 +25,6 @@ MARKUP = "<script>alert(2)</script>"
 IMG = "<img src=x onerror=alert(1)>"
 
 
-@pytest.fixture
-def exact_draws(monkeypatch):
-    monkeypatch.setattr(syn, "Sampler", lambda chains, draws, warmup: exact.ConjugateSampler(chains, draws, warmup))
-
-
 def page(path: Path) -> BeautifulSoup:
     return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
 

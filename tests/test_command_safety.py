@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppmlib.inference import exact
 from ppmlib.release import command as syn
 
 GOOD = ["--chains", "4", "--draws", "500"]     # exact draws: R-hat ~ 1, ESS ~ 2000, the gate passes
@@ -25,12 +24,6 @@ RELEASED = ["synthetic.json", "synthetic_1.csv", "synthetic_2.csv", "synthetic_3
 def counts(n=60, seed=1) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     return pd.DataFrame({"grade": rng.choice(["a", "b"], n), "visits": rng.poisson(5, n)})
-
-
-@pytest.fixture
-def exact_draws(monkeypatch):
-    """The command's NUTS replaced by exact draws of the Poisson model (no Stan)."""
-    monkeypatch.setattr(syn, "Sampler", lambda chains, draws, warmup: exact.ConjugateSampler(chains, draws, warmup))
 
 
 @pytest.fixture

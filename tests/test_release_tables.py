@@ -20,11 +20,6 @@ GOOD = ["--chains", "4", "--draws", "500"]
 
 
 @pytest.fixture
-def exact_draws(monkeypatch):
-    monkeypatch.setattr(syn, "Sampler", lambda chains, draws, warmup: exact.ConjugateSampler(chains, draws, warmup))
-
-
-@pytest.fixture
 def data(tmp_path):
     """A file whose kept columns pandas would not write back byte for byte (2.50, 007, a quoted comma)."""
     folder = tmp_path / "data"
