@@ -29,7 +29,8 @@ released, computed from its own draws; the prediction only chooses where to fit.
 """
 from __future__ import annotations
 
-__all__ = ["pareto_smoothed_log_weights", "DeltaPrediction", "predict_delta", "calibrate_lw"]
+__all__ = ["pareto_smoothed_log_weights", "DeltaPrediction", "predict_delta", "predictions", "calibrate_lw",
+           "calibrate_scale"]
 
 import warnings
 from dataclasses import dataclass, replace
@@ -216,8 +217,29 @@ def predict_delta(fit: Fit, candidates) -> DeltaPrediction:
         with np.errstate(invalid="ignore"):
             log_ratio[:, part] = (block @ change.T).T
         per_draw[:, part] = _weighted_block_max(np.abs(block), key_max)
+    return predictions(log_ratio, per_draw)
+
+
+def predictions(log_ratio, per_draw) -> DeltaPrediction:
+    """Delta at C candidates from the per-draw sums of one fit: PSIS on each candidate's log ratios,
+    then the weighted (1 - 1/(2S)) quantile of its per-draw maxima (:func:`predict_delta`'s last step;
+    :mod:`ppmlib.mechanism.partitioned` reduces the same sums over the row groups of a file).
+
+    Parameters
+    ----------
+    log_ratio : array_like, shape (C, S)
+        sum_i (alpha_i - alpha0_i) f_s(x_i) for each candidate and draw.
+    per_draw : array_like, shape (C, S)
+        max_i alpha_i abs(f_s(x_i)) for each candidate and draw.
+
+    Returns
+    -------
+    DeltaPrediction
+        delta, khat and ess, each of shape (C,).
+    """
+    log_ratio, per_draw = np.atleast_2d(log_ratio), np.atleast_2d(per_draw)
     deltas, khats, ess = [], [], []
-    for j in range(alphas.shape[0]):
+    for j in range(log_ratio.shape[0]):
         if not np.all(np.isfinite(log_ratio[j])):
             deltas.append(np.nan), khats.append(np.inf), ess.append(0.0)
             continue
@@ -333,7 +355,6 @@ def calibrate_lw(model: str, y, base, target_epsilon: float, *, tau: float, g: f
     if not np.all(base_fit.weights == 1.0) or not base_fit.whole_chains:
         raise BadArgument("base must be the unweighted fit with all its draws (weights 1, no truncation): "
                          "its draws are the first proposal of the prediction")
-    target = eps / 2
     risks = _risks(base, base_fit)
     finite = np.isfinite(risks)
 
@@ -353,15 +374,52 @@ def calibrate_lw(model: str, y, base, target_epsilon: float, *, tau: float, g: f
             fits[c] = replace(made, scheme="lw", settings={"c": c, "g": g, "q": 1.0, "seed": seed})
         return fits[c]
 
-    predictions, proposal, fallback = [], base_fit, None
+    def predict(proposal, c_grid: np.ndarray) -> DeltaPrediction:
+        fitted = proposal.fit if isinstance(proposal, Synthesis) else proposal
+        return predict_delta(fitted, np.stack([weights_at(c) for c in c_grid]))
+
+    return calibrate_scale(make, predict, base_fit, fits, eps, tau=tau, c_range=(c_low, c_high), khat_max=khat_max,
+                           predicted_fits=predicted_fits, grid=grid, max_iter=max_iter, progress=progress)
+
+
+def calibrate_scale(make, predict, base, fits: dict, target_epsilon: float, *, tau: float, c_range: tuple,
+                    khat_max: float = KHAT_MAX, predicted_fits: int = 3, grid: int = 24, max_iter: int = 12,
+                    progress: bool = True):
+    """The loop of :func:`calibrate_lw`, for any way of fitting and predicting (in memory, or over partitions).
+
+    Parameters
+    ----------
+    make : callable
+        c -> the LW synthesizer at scale c (one fit; a dataclass with ``delta``, ``epsilon``, ``name``
+        and ``calibration``), stored in ``fits`` under c.
+    predict : callable
+        (proposal, c_grid of shape (C,)) -> :class:`DeltaPrediction` from the proposal's draws; the
+        proposal is ``base`` first, then the newest result of ``make``.
+    base : object
+        The unweighted fit (the first proposal).
+    fits : dict
+        c -> result, filled by ``make`` (read for the history and the fallback's bracket).
+    target_epsilon, tau, khat_max, predicted_fits, grid, max_iter, progress : as for :func:`calibrate_lw`.
+    c_range : (float, float)
+        The checked range of c.
+
+    Returns
+    -------
+    object
+        The result of ``make`` released, with ``calibration`` set (see :func:`calibrate_lw`).
+    """
+    eps, (c_low, c_high) = target_epsilon, c_range
+    target = eps / 2
+    predictions, proposal, proposal_c, fallback = [], base, None, None
     for step in range(predicted_fits):
         if step == 0:   # from the unweighted fit: the whole range
             c_grid = np.geomspace(c_low, c_high, grid)
         else:           # from a fit near the target: around its c, the whole range if the target is outside
             c_grid = np.geomspace(max(c_low, proposal_c / 1.5), min(c_high, proposal_c * 1.5), grid)
-        c, record = _predicted_scale(proposal, weights_at, c_grid, target)
+        c, record = _predicted_scale(predict(proposal, c_grid), c_grid, target)
         if c is None and step > 0:
-            c, record = _predicted_scale(proposal, weights_at, np.geomspace(c_low, c_high, grid), target)
+            c_grid = np.geomspace(c_low, c_high, grid)
+            c, record = _predicted_scale(predict(proposal, c_grid), c_grid, target)
         record["trusted"] = bool(record["khat"] <= khat_max)
         predictions.append(record)
         if c is None:   # confirm at the ends of c_range before searching: an unreachable target stops here
@@ -375,20 +433,19 @@ def calibrate_lw(model: str, y, base, target_epsilon: float, *, tau: float, g: f
         result = make(c)
         if abs(result.delta - target) < tau:
             return _finish(result, fits, predictions, target, tau, eps, "predicted", None)
-        proposal, proposal_c = result.fit, c
+        proposal, proposal_c = result, c
     else:
         fallback = f"{predicted_fits} predicted fits missed Delta = {target:.4g} by more than tau = {tau:g}"
     return _fallback(make, fits, predictions, target, tau, eps, (c_low, c_high), fallback, max_iter, progress)
 
 
-def _predicted_scale(proposal: Fit, weights_at, c_grid: np.ndarray, target: float) -> tuple:
+def _predicted_scale(found: DeltaPrediction, c_grid: np.ndarray, target: float) -> tuple:
     """The c whose predicted Delta meets ``target`` and the step's record, or (None, record).
 
-    One pass over the proposal's draws predicts Delta at every c of ``c_grid`` (increasing); c is
-    interpolated linearly between the two grid points around the target. The predicted Delta is
-    made non-decreasing in c first (Delta rises with c).
+    ``found`` predicts Delta at every c of ``c_grid`` (increasing; one pass over the proposal's
+    draws); c is interpolated linearly between the two grid points around the target. The
+    predicted Delta is made non-decreasing in c first (Delta rises with c).
     """
-    found = predict_delta(proposal, np.stack([weights_at(c) for c in c_grid]))
     delta = np.maximum.accumulate(np.nan_to_num(found.delta, nan=np.inf))
     if not delta[0] <= target <= delta[-1]:
         return None, {"c": None, "delta": None, "khat": np.inf, "ess": 0.0,
