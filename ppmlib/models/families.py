@@ -523,10 +523,29 @@ class Normal(Family):
         if not sufficient:
             return {**super().stan_data(y, X, weights, prior, emit_log_lik, censoring), "K": K, "X": X, "sufficient": 0,
                     "sum_w": [], "XWX": np.zeros((0, 0)), "XWy": np.zeros(0), "yWy": []}
-        sums = normal_sufficient_statistics(y, X, weights)
-        return {"n": y.size, "K": K, "sufficient": 1, "y": np.zeros(0), "X": np.zeros((0, K)),
+        return self.sufficient_data(normal_sufficient_statistics(y, X, weights), y.size, prior)
+
+    def sufficient_data(self, sums: dict, n: int, prior: dict) -> dict:
+        """The program's data block from the alpha-weighted sums alone (``sufficient = 1``): what
+        :meth:`stan_data` sends by default, and what a fit over partitions sends without any record.
+
+        Parameters
+        ----------
+        sums : dict
+            ``sum_w``, ``XWX`` (K, K), ``XWy`` (K,), ``yWy`` (:func:`normal_sufficient_statistics`).
+        n : int
+            The number of records.
+        prior : dict
+            The full prior settings (:meth:`Family.check_prior`).
+
+        Returns
+        -------
+        dict
+        """
+        K = np.shape(sums["XWy"])[0]
+        return {"n": int(n), "K": K, "sufficient": 1, "y": np.zeros(0), "X": np.zeros((0, K)),
                 "weights": np.zeros(0), "sum_w": [sums["sum_w"]], "XWX": sums["XWX"], "XWy": sums["XWy"],
-                "yWy": [sums["yWy"]], **prior, "emit_log_lik": 0, **_censor_by_record(None, y.size)}
+                "yWy": [sums["yWy"]], **prior, "emit_log_lik": 0, **_censor_by_record(None, int(n))}
 
     def best_log_lik(self, y, X, *, reference_scale=1.0):
         # log Normal(y_i | y_i, sigma_ref): the record fitted exactly, at the public reference scale
@@ -657,11 +676,14 @@ def normal_sufficient_statistics(y, X, weights, block: int = 65536) -> dict:
     out = {"sum_w": 0.0, "XWX": np.zeros((K, K)), "XWy": np.zeros(K), "yWy": 0.0}
     for start in range(0, y.size, max(1, int(block))):
         part = slice(start, start + max(1, int(block)))
-        w, Xb, yb = weights[part], X[part], y[part]
+        # X in one memory layout and y'y by numpy's own sum: the same bits whatever the caller's layout
+        # and BLAS's thread count (a multi-threaded dot splits its sum), so a cluster's partial sums
+        # are the in-memory ones
+        w, Xb, yb = weights[part], np.ascontiguousarray(X[part]), y[part]
         weighted = Xb * w[:, None]
         out["XWX"] += Xb.T @ weighted
         out["XWy"] += weighted.T @ yb
-        out["yWy"] += float(w @ (yb * yb))
+        out["yWy"] += float(np.sum(w * (yb * yb)))
         out["sum_w"] += float(w.sum())
     return out
 

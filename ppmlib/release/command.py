@@ -782,7 +782,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
                allow_failed_fits: bool = False, drop_missing: bool = False, max_levels: int = MAX_LEVELS,
                encoding: str | None = None, sampler: Sampler | None = None,
                progress: bool = True, guarantee: str = "strict", total_epsilon: float | None = None,
-               delta: float = 1e-6, keep=(), format: str = "csv") -> "_lineup.Results":
+               delta: float = 1e-6, keep=(), format: str | None = None, client=None) -> "_lineup.Results":
     """The whole command as one call: load, check, synthesize, and (with ``out``) release and report.
 
     Everything that can be checked is checked before any fit: the arguments, ``out`` and the
@@ -835,9 +835,15 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     keep : sequence of str or str
         Columns declared public, released as they are beside the predictors ("A,B" or a list);
         every other column of the data is dropped from the release (the manifest names it).
-    format : str
-        "csv" (``synthetic_1.csv`` ... ``synthetic_m.csv``) or "parquet" (one ``synthetic.parquet``
-        with a ``dataset`` column); see :mod:`ppmlib.release.tables`.
+    format : str, optional
+        "csv" (the default: ``synthetic_1.csv`` ... ``synthetic_m.csv``) or "parquet" (one
+        ``synthetic.parquet`` with a ``dataset`` column); see :mod:`ppmlib.release.tables`.
+    client : str or distributed.Client, optional
+        Run over the row groups of a Parquet file on this Dask cluster (a scheduler address such as
+        ``"tcp://HOST:8786"``, or a client): the normal model with ``guarantee="local"`` only, LW at
+        c = 1 or calibrated to ``epsilon``; numeric predictors; the release is one Parquet file per
+        row group; no report (:mod:`ppmlib.release.cluster`). The file and ``out`` must be on
+        storage every worker reads and writes.
 
     Returns
     -------
@@ -861,7 +867,12 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     members, released, epsilon = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative)
     sampler = _sampler(sampler)
     budget = _check_budget(budget, epsilon, m)
-    format = _release_format(format)
+    if client is not None:
+        return _on_cluster(data, column, predictors, keep, model=model, weighting=weighting, guarantee=guarantee,
+                           report=report, drop_missing=drop_missing, format=format, epsilon=epsilon, m=m, seed=seed,
+                           sampler=sampler, budget=budget, delta=delta, out=out, overwrite=overwrite,
+                           allow_failed_fits=allow_failed_fits, progress=progress, client=client)
+    format = _release_format(format or "csv")
     out, report = _targets(out, report, overwrite, _inputs(data))
     table = load_table(data, None if hasattr(data, "columns") else _needed(column, predictors, keep),
                        encoding=encoding)
@@ -882,6 +893,28 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         results.out, results.report = out, report
         if staging is not None:
             _write(results, staging)
+    return results
+
+
+def _on_cluster(data, column, predictors, keep, *, model, weighting, guarantee, report, drop_missing, format, epsilon,
+                m, seed, sampler, budget, delta, out, overwrite, allow_failed_fits, progress, client):
+    """:func:`synthesize` over the row groups of a Parquet file on a Dask cluster (:mod:`ppmlib.release.cluster`)."""
+    from ppmlib.release import cluster
+    path = cluster.refuse(data, guarantee=guarantee, model=model, weighting=weighting, report=report,
+                          drop_missing=drop_missing, format=format)
+    if isinstance(predictors, str):
+        predictors = [p for p in predictors.split(",") if p]
+    predictors = tuple(predictors)
+    columns = _release_columns(data, None, column, predictors, keep, None)
+    if column in predictors:
+        raise BadArgument(f"column {column!r} is also among the predictors; a variable cannot predict itself")
+    out, _ = _targets(out, False, overwrite, _inputs(data))
+    with (_staging.Staging(out, None, overwrite=overwrite, inputs=_inputs(data)) if out is not None
+          else contextlib.nullcontext()) as staging:
+        results = cluster.run(path, column, predictors, columns, epsilon=epsilon, m=m, seed=seed, sampler=sampler,
+                              budget=budget, delta=delta, staging=staging, client=client,
+                              allow_failed_fits=allow_failed_fits, progress=progress)
+    results.out, results.report, results.guarantee, results.delta = out, None, guarantee, delta
     return results
 
 
@@ -1070,9 +1103,19 @@ def _release_arguments(parser) -> None:
     parser.add_argument("--keep", default="", metavar="A,B",
                         help="columns you declare public, released as they are beside the predictors; every other "
                              "column is dropped from the release (the manifest names them)")
-    parser.add_argument("--format", default="csv", choices=("csv", "parquet"),
+    parser.add_argument("--format", default=None, choices=("csv", "parquet"),
                         help="csv (default): synthetic_1.csv ... synthetic_M.csv, one per dataset; parquet: one "
                              "synthetic.parquet with a dataset column (1..M)")
+    parser.add_argument("--dask", dest="client", default=None, metavar="ADDRESS",
+                        help="run on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786), over the row "
+                             "groups of DATA, which must be a .parquet file at a path every worker can read (row "
+                             "groups of a multiple of 65536 records); --out must be on storage every worker can "
+                             "write. Only --model normal (or auto) with --guarantee local: the strict guarantee's "
+                             "censored fit needs every record in one process, so it is refused. Numeric predictors "
+                             "only (encode categories as 0/1 columns). The release is one Parquet file per row "
+                             "group, synthetic.part-00000.parquet ..., each with a dataset column (1..M). No report "
+                             "is written: it needs every record in one process, and the client holds only sums. A "
+                             "scheduler that does not answer within 30 s is an error naming the address")
 
 
 RELEASE_HELP = (
@@ -1112,7 +1155,7 @@ def _call(args):
         seed=args.seed, out=args.out, report=report, overwrite=args.overwrite,
         allow_failed_fits=args.allow_failed_fits, drop_missing=args.drop_missing, max_levels=args.max_levels,
         encoding=args.encoding, sampler=_sampler_of(args), guarantee=args.guarantee,
-        total_epsilon=args.total_epsilon, delta=args.delta, keep=args.keep, format=args.format)
+        total_epsilon=args.total_epsilon, delta=args.delta, keep=args.keep, format=args.format, client=args.client)
 
 
 # Python's words in an error that are not written name=value, and the flag a user of the command sets instead
@@ -1136,7 +1179,22 @@ def _in_flags(message: str, parser: argparse.ArgumentParser | None = None) -> st
     return message
 
 
+def _cluster_summary(args, results) -> str:
+    """The summary of a run over partitions (:mod:`ppmlib.release.cluster`): no records at the client."""
+    from ppmlib.release.cluster import NO_REPORT
+    chosen = results[results.released]
+    stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in results.seconds.items())
+    return "\n".join([f"released {results.m} synthetic datasets of {args.column!r} ({results.n} records, model normal, "
+                      f"{chosen.name}) to {results.out}: {len(results.files)} Parquet files, one per row group",
+                      _summary_columns(results.columns),
+                      _privacy_lines(chosen, results.m, results.delta, results.n),
+                      f"diagnostics: {results.verdict['verdict']} ({results.verdict['gate']})",
+                      f"stages: {stages}", NO_REPORT])
+
+
 def _summary(args, results) -> str:
+    if getattr(args, "client", None) is not None:
+        return _cluster_summary(args, results)
     chosen, prepared = results[results.released], results.prepared
     m = chosen.synthetic.shape[0]
     verdict = results.verdict
@@ -1225,12 +1283,12 @@ def main(argv=None) -> int:
     if args.weights is not None or args.strata or args.psu:
         from ppmlib.release import survey
         return survey.main(args)        # the survey path: the column and its weight together
-    from ppmlib.errors import CalibrationFailed
+    from ppmlib.errors import BackendUnavailable, CalibrationFailed
     previous = _on_signals()
     try:
         _sweep()
         results = _call(args)
-    except (ValueError, TypeError, OSError, CalibrationFailed, FitsFailed, ReportFailed) as err:
+    except (ValueError, TypeError, OSError, CalibrationFailed, FitsFailed, ReportFailed, BackendUnavailable) as err:
         print(f"error: {_in_flags(str(err))}\nnothing was written to {args.out}", file=sys.stderr)
         return 2
     finally:

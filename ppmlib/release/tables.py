@@ -11,7 +11,10 @@ Two formats (``FORMATS``), in one folder:
 
 * ``csv``: ``synthetic_1.csv`` ... ``synthetic_m.csv``, one file per dataset;
 * ``parquet``: one ``synthetic.parquet`` holding the m datasets stacked, with a ``dataset``
-  column (1 ... m) first; one row group per dataset.
+  column (1 ... m) first; one row group per dataset. A release made over the row groups of a
+  Parquet file on a cluster (``ppm-synthesize --dask``) has one such file per input row group
+  instead, ``synthetic.part-00000.parquet`` ... (:func:`part_file`), each holding the m datasets
+  of that row group's records; :func:`load_folder` stacks them back in the input's order.
 
 The manifest ``synthetic.json`` lists every file with its SHA-256, says which column is
 synthesized, which are kept (public by the model, declared public) and which dropped.
@@ -21,8 +24,8 @@ target renamed into place; :func:`load_folder` returns the stacked table after c
 """
 from __future__ import annotations
 
-__all__ = ["FORMATS", "MANIFEST", "DATASET", "Columns", "public_columns", "dataset_files", "is_release_file",
-           "write_folder", "release_folder", "load_folder"]
+__all__ = ["FORMATS", "MANIFEST", "DATASET", "Columns", "public_columns", "dataset_files", "part_file",
+           "is_release_file", "write_manifest", "write_folder", "release_folder", "load_folder"]
 
 import hashlib
 import io
@@ -50,6 +53,7 @@ MANIFEST = "synthetic.json"
 DATASET = "dataset"
 _STEM = "synthetic"
 _CSV_FILE = re.compile(r"synthetic_[1-9][0-9]*\.csv")
+_PART_FILE = re.compile(r"synthetic\.part-[0-9]{5,}\.parquet")
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,21 @@ def dataset_files(m: int, fmt: str) -> list:
     return [f"{_STEM}_{l}.csv" for l in range(1, m + 1)] if fmt == "csv" else [f"{_STEM}.parquet"]
 
 
+def part_file(index: int) -> str:
+    """The file of one input row group in a release made over partitions: ``synthetic.part-00000.parquet``.
+
+    Parameters
+    ----------
+    index : int
+        The row group's number.
+
+    Returns
+    -------
+    str
+    """
+    return f"{_STEM}.part-{int(index):05d}.parquet"
+
+
 def is_release_file(name: str) -> bool:
     """True for a file name a release folder may hold (a dataset file or the manifest).
 
@@ -170,7 +189,7 @@ def is_release_file(name: str) -> bool:
     -------
     bool
     """
-    return name in (MANIFEST, f"{_STEM}.parquet") or bool(_CSV_FILE.fullmatch(name))
+    return name in (MANIFEST, f"{_STEM}.parquet") or bool(_CSV_FILE.fullmatch(name) or _PART_FILE.fullmatch(name))
 
 
 def _check_format(fmt) -> str:
@@ -300,12 +319,33 @@ def write_folder(values: np.ndarray, table: "pd.DataFrame", columns: Columns, fo
     folder = Path(folder)
     writer = _write_csvs if fmt == "csv" else _write_parquet
     files = writer(values, table, columns, folder)
-    document = {**meta, "format": fmt, "files": files, "columns": columns.to_dict(),
-                "rows": "the input's records in their original order, one synthetic dataset per file (csv) or "
-                        "per value of the dataset column (parquet)"}
-    text = json.dumps(document, indent=2, allow_nan=False) + "\n"
-    _write_bytes(folder / MANIFEST, text.encode("utf-8"))   # last: a folder without it is no release
+    write_manifest(folder, meta, fmt, files, columns,
+                   "the input's records in their original order, one synthetic dataset per file (csv) or "
+                   "per value of the dataset column (parquet)")
     return files
+
+
+def write_manifest(folder, meta: dict, fmt: str, files: list, columns: Columns, rows: str) -> None:
+    """The manifest of a release folder, written last (a folder without it is no release).
+
+    Parameters
+    ----------
+    folder : str or PathLike
+        The release folder, holding ``files``.
+    meta : dict
+        The privacy budget's entries (:func:`ppmlib.release.publish.manifest`) and any extra.
+    fmt : str
+        "csv" or "parquet".
+    files : list of dict
+        Each file's name, its dataset(s) (and rows) and SHA-256.
+    columns : Columns
+        What is released.
+    rows : str
+        How the rows are laid out, in words.
+    """
+    document = {**meta, "format": fmt, "files": files, "columns": columns.to_dict(), "rows": rows}
+    text = json.dumps(document, indent=2, allow_nan=False) + "\n"
+    _write_bytes(Path(folder) / MANIFEST, text.encode("utf-8"))
 
 
 def release_folder(values: np.ndarray, table: "pd.DataFrame", columns: Columns, path, meta: dict,
@@ -394,8 +434,12 @@ def load_folder(folder) -> tuple["pd.DataFrame", dict]:
         raise DataRefused(f"the manifest in {str(folder)!r} lists no dataset files")
     if meta.get("format") == "parquet":
         import pyarrow.parquet as pq
-        stacked = pq.read_table(io.BytesIO(_checked_bytes(folder, files[0]))).to_pandas()
-        return stacked, meta
+        parts = [pq.read_table(io.BytesIO(_checked_bytes(folder, entry))).to_pandas() for entry in files]
+        if len(parts) == 1:
+            return parts[0], meta
+        # one file per input row group: dataset by dataset, each in the input's order (a stable sort)
+        stacked = pd.concat(parts, ignore_index=True)
+        return stacked.sort_values(DATASET, kind="stable").reset_index(drop=True), meta
     frames = []
     for entry in files:
         frame = pd.read_csv(io.BytesIO(_checked_bytes(folder, entry)))

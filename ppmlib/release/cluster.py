@@ -1,0 +1,294 @@
+"""The command on a Dask cluster: a Parquet file synthesized over its row groups (``--dask ADDRESS``).
+
+:func:`ppmlib.release.command.synthesize` comes here with ``client=`` (a scheduler address or a
+``distributed.Client``). Only the normal model of log(column) under the local guarantee (LW,
+at a scale c or calibrated to a target epsilon) goes this way: its fits need only sums
+(:mod:`ppmlib.mechanism.partitioned_lw`), so no record leaves the workers. What runs where:
+
+* workers, one job per row group of the input: the checks of every value and the predictors'
+  standardization, the sufficient statistics, LW's risk range, weights and Delta, the PSIS sums of
+  the calibration, and the synthesis, which writes that row group's part of the release;
+* the client: the Stan fits from the reduced sums, the choice of c, the manifest, the publication.
+
+The release is ``synthetic.part-00000.parquet`` ... (one file per input row group, each holding the
+m datasets of its records with a ``dataset`` column, one Parquet row group per dataset) and the
+manifest ``synthetic.json`` listing every file's SHA-256. Synthetic values are seeded per (dataset,
+row group), so they do not depend on the number of workers. Everything is written in the staging
+folder beside ``--out`` (on storage every worker can write) and published by one rename.
+
+The confidential report is not written: it needs every record in one process, and the client
+holds none.
+"""
+from __future__ import annotations
+
+__all__ = ["refuse", "synthesize_parts"]
+
+import hashlib
+import os
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from ppmlib.errors import BadArgument, BudgetExceeded, DataRefused
+from ppmlib.mechanism import partitioned
+from ppmlib.release import tables
+
+#: The line the command prints and the manifest records instead of the report.
+NO_REPORT = ("report: not written with a Dask client (it needs every record in one process; the client holds "
+             "only sums)")
+
+
+def refuse(data, *, guarantee: str, model: str, weighting: str, report, drop_missing: bool, format) -> Path:
+    """The Parquet file a cluster run reads, or a clear error for a run that cannot go over partitions.
+
+    Parameters
+    ----------
+    data : str or PathLike
+        The input.
+    guarantee, model, weighting, report, drop_missing, format
+        As given to :func:`ppmlib.release.command.synthesize`.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    BadArgument
+        The strict guarantee, a model other than normal, a weighting other than LW, a report path,
+        drop_missing, a CSV release, or data that is not a Parquet file.
+    """
+    if guarantee != "local":
+        raise BadArgument("client= runs the local guarantee only: the strict guarantee's censored fit clips each "
+                          "record's own log-likelihood term, so Stan needs every record in one process and cannot "
+                          "fit from sums; pass guarantee='local' (each dataset epsilon = 2 Delta for this file)")
+    if model not in ("auto", "normal"):
+        raise BadArgument(f"client= fits the normal model only (its fits need only sums); got model={model!r}, "
+                          "pass model='normal'")
+    if weighting != "lw":
+        raise BadArgument(f"client= releases LW (at a scale c, or calibrated with epsilon=); weighting={weighting!r} "
+                          "does not run over partitions")
+    if report not in (None, False, True):
+        raise BadArgument(f"client= writes no report ({NO_REPORT.split(': ', 1)[1]}); drop report=")
+    if drop_missing:
+        raise BadArgument("client= does not drop records (drop_missing=True): write the file without missing values")
+    if format == "csv":
+        raise BadArgument("client= writes Parquet, one file per row group of the input; drop format='csv'")
+    if hasattr(data, "columns") or not isinstance(data, (str, os.PathLike)) or \
+            Path(data).suffix.lower() != ".parquet" or not Path(data).is_file():
+        shown = type(data).__name__ if hasattr(data, "columns") else repr(str(data))
+        raise BadArgument(f"client= needs a Parquet file (.parquet) at a path every worker can read; got {shown}")
+    return Path(data)
+
+
+def _numeric_predictors(path: Path, column: str, predictors: tuple) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    for name in (column, *predictors):
+        kind = schema.field(name).type
+        if pa.types.is_boolean(kind) or not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            role = "column" if name == column else "predictor"
+            raise DataRefused(f"{role} {name!r} is {kind}, not a number; over partitions the design takes numeric "
+                              "columns only (encode a categorical predictor as 0/1 columns before writing the file)")
+
+
+def design(path: Path, column: str, predictors: tuple, *, client=None, n_jobs: int = 1) -> tuple:
+    """The partitions of the file and the design every job builds (log(column); an intercept and
+    each numeric predictor standardized by its mean and standard deviation over the whole file).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The Parquet file.
+    column : str
+        The synthesized column.
+    predictors : tuple of str
+        Numeric predictors.
+    client, n_jobs : where the jobs run.
+
+    Returns
+    -------
+    (list of Part, Design)
+
+    Raises
+    ------
+    DataRefused
+        A non-numeric column, missing or non-positive values, a constant predictor, too few records.
+    """
+    from ppmlib.release.command import minimum_records, _too_few
+    _numeric_predictors(path, column, predictors)
+    parts = partitioned.row_groups(path)
+    found = partitioned.summary(parts, column, predictors, positive=True, client=client, n_jobs=n_jobs)
+    need = minimum_records("normal", 1 + len(predictors))
+    if found["n"] < need:
+        raise _too_few(found["n"], 0, "normal", 1 + len(predictors), need)
+    return parts, partitioned.Design(column, predictors, log=True, intercept=True, centre=found["centre"],
+                                     scale=found["scale"])
+
+
+def _write_part(item) -> dict:
+    """One row group's m synthetic datasets as one Parquet file in the staging folder (a job)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    part, layout, order, beta, sigma, seed, folder = item
+    table = pq.ParquetFile(part.path).read_row_group(part.index, columns=sorted(set(order) | set(layout.columns)))
+    _, X = layout.build(table)
+    path = Path(folder) / tables.part_file(part.index)
+    writer = None
+    try:
+        for l in range(beta.shape[0]):
+            rng = np.random.default_rng(np.random.SeedSequence([seed, l, part.index]))
+            values = np.exp(rng.normal(X @ beta[l], sigma[l]))
+            columns = {tables.DATASET: pa.array(np.full(values.size, l + 1, dtype=np.int64))}
+            columns.update({c: pa.array(values) if c == layout.column else table.column(c) for c in order})
+            chunk = pa.table(columns)
+            if writer is None:
+                writer = pq.ParquetWriter(path, chunk.schema)
+            writer.write_table(chunk)
+    finally:
+        if writer is not None:
+            writer.close()
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+        os.fsync(handle.fileno())
+    return {"file": path.name, "datasets": f"1-{beta.shape[0]}", "records": f"{part.start}-{part.stop - 1}",
+            "sha256": digest.hexdigest()}
+
+
+def synthesize_parts(parts, layout, released, m: int, seed: int, order: tuple, folder, *, client=None,
+                     n_jobs: int = 1) -> list:
+    """Every row group's m synthetic datasets, written by the jobs into ``folder``.
+
+    Dataset l uses the l-th of m draws evenly spaced over the fit (:func:`ppmlib.inference.posterior.spaced_draws`);
+    the values of row group r in dataset l come from ``SeedSequence([seed, l, r])``, so they do not
+    depend on which worker ran the job.
+
+    Parameters
+    ----------
+    parts : list of Part
+    layout : Design
+    released : ppmlib.mechanism.partitioned_lw.PartitionedFit
+        The synthesizer released.
+    m : int
+        Synthetic datasets.
+    seed : int
+        The synthesis seed.
+    order : tuple of str
+        The release's columns in order (the synthesized one among them).
+    folder : str or PathLike
+        The staging folder's release folder (every worker writes there).
+    client, n_jobs : where the jobs run.
+
+    Returns
+    -------
+    list of dict
+        The manifest's ``files``, in row-group order.
+    """
+    from ppmlib.inference.posterior import spaced_draws
+    chosen = spaced_draws(released.fit.n_draws, m)
+    beta, sigma = released.fit.draws["beta"][chosen], released.fit.draws["sigma"][chosen]
+    items = [(p, layout, tuple(order), beta, sigma, int(seed), str(folder)) for p in parts]
+    return partitioned.jobs(_write_part, items, client, n_jobs)
+
+
+def manifest(released, m: int, n: int, budget, delta: float, extra: dict) -> dict:
+    """The privacy budget's entries of the manifest (:func:`ppmlib.release.publish.manifest`), for
+    a synthesis whose datasets are on disk, not in memory.
+
+    Parameters
+    ----------
+    released : PartitionedFit
+    m, n : int
+        Datasets and records per dataset.
+    budget : float or None
+        The budget checked.
+    delta : float
+        The ledger's delta.
+    extra : dict
+        More entries (the diagnostics verdict, how the run was made).
+
+    Returns
+    -------
+    dict
+    """
+    from ppmlib.release.publish import manifest as budget_entries
+    # the manifest reads only the shape of the synthetic values: a zero-stride view holds no memory
+    shown = SimpleNamespace(name=released.name, fit=released.fit, epsilon=released.epsilon, guarantee="local",
+                            synthetic=np.broadcast_to(np.float64(0.0), (m, n)))
+    meta = budget_entries(shown, "", budget, "", delta)
+    for name in ("datasets_file", "datasets_sha256"):   # the folder's manifest lists every file instead
+        meta.pop(name)
+    return {**meta, **extra}
+
+
+def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int, seed: int, sampler, budget,
+        delta: float, staging, client, allow_failed_fits: bool, progress: bool):
+    """The whole cluster run: design, fits, synthesis into ``staging``, manifest, publication.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The Parquet file.
+    column, predictors, columns
+        The synthesized column, the numeric predictors, and what the release carries
+        (:class:`ppmlib.release.tables.Columns`).
+    epsilon : float or None
+        The target epsilon per dataset; None: LW at c = 1.
+    m, seed, sampler, budget, delta, allow_failed_fits, progress
+        As for :func:`ppmlib.release.command.synthesize`.
+    staging : ppmlib.release.staging.Staging or None
+        Where the release is written (None: nothing is written).
+    client : str or distributed.Client or None
+        The cluster (an address must answer within ``ppmlib.inference.parallel.CONNECT_TIMEOUT``
+        seconds); None runs the same jobs one after another in this process (the same numbers).
+
+    Returns
+    -------
+    ppmlib.mechanism.lineup.Results
+        "Unweighted" and "LW" (:class:`ppmlib.mechanism.partitioned_lw.PartitionedFit`), with
+        ``.released``, ``.verdict``, ``.columns``, ``.n``, ``.m``, ``.seconds`` (each stage's wall
+        time) and ``.files`` (the manifest's list).
+    """
+    import contextlib
+
+    from ppmlib.inference import parallel
+    from ppmlib.mechanism import lineup as _lineup
+    from ppmlib.mechanism.partitioned_lw import lw
+    from ppmlib.release import command
+
+    with (parallel.connected(client, parallel.CONNECT_TIMEOUT) if client is not None
+          else contextlib.nullcontext()) as dask_client:
+        start = time.perf_counter()
+        parts, layout = design(path, column, predictors, client=dask_client)
+        checked = time.perf_counter() - start
+        found = lw(parts, layout, epsilon=epsilon, sampler=sampler, seed=seed, client=dask_client, progress=progress)
+        results = _lineup.Results([("Unweighted", found["Unweighted"]), ("LW", found["LW"])])
+        results.seconds = {"checks and standardization": checked, **found["seconds"]}
+        results.released, results.columns, results.n, results.m = "LW", columns, found["n"], m
+        released = found["LW"]
+        if budget is not None and m * released.epsilon > budget:
+            raise BudgetExceeded(f"release refused: {m} datasets at epsilon = {released.epsilon:.4g} each cost "
+                                 f"m * epsilon = {m * released.epsilon:.4g} > budget = {budget:g}. Nothing was written.")
+        results.verdict = command._gate(results, allow_failed_fits) if staging is not None else \
+            command.diagnostics_verdict(results)
+        results.files = []
+        if staging is not None:
+            start = time.perf_counter()
+            results.files = synthesize_parts(parts, layout, released, m, found["synthesis_seed"], columns.order,
+                                             staging.release, client=dask_client)
+            results.seconds["synthesis and writing"] = time.perf_counter() - start
+            extra = {"written_by": command._staging.WRITTEN_BY, "diagnostics": results.verdict,
+                     "report": NO_REPORT, "run": "over the row groups of a Parquet file (Dask), from sums"}
+            meta = manifest(released, m, found["n"], budget, delta, extra)
+            tables.write_manifest(staging.release, meta, "parquet", results.files, columns,
+                                  "the input's records in their original order: one file per input row group, "
+                                  "each holding the m datasets (the dataset column, one Parquet row group each)")
+            staging.publish()
+    return results
