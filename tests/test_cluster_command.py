@@ -90,6 +90,13 @@ def test_a_target_epsilon_is_reached_in_few_fits_on_the_cluster(wages, dask_clie
     calibration = found["LW"].calibration
     assert abs(found["LW"].epsilon - 20.0) < 2 * calibration["atol"]
     assert calibration["method"] == "predicted" and calibration["fits"] <= 3
+    # the release is LW at the c found, as the in-memory lineup fits it there: the same draws and Delta
+    from ppmlib.mechanism import lineup
+    prepared = command.prepare(command.load_table(str(wages)), "wage", "normal", ("a", "b"))
+    at_c = lineup.run(["Unweighted", lineup.member("LW", c=calibration["value"])], "normal", prepared.y,
+                      X=prepared.X, m=2, sampler=SAMPLER, seed=5, progress=False)["LW"]
+    np.testing.assert_array_equal(found["LW"].fit.draws["beta"], at_c.fit.draws["beta"])
+    assert found["LW"].delta == at_c.delta
 
 
 def test_the_calibration_sums_are_the_in_memory_predictions(tmp_path):

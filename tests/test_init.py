@@ -22,7 +22,7 @@ MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "ev
            "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income", "studies.against_alternatives",
            "studies.strict_privacy",
            # the own-data command, its report and where it writes
-           "release.command", "release.report", "release.staging", "release.tables", "mechanism.partitioned", "synthesize", "evaluate.estimands",
+           "release.command", "release.report", "release.staging", "release.tables", "mechanism.partitioned", "mechanism.partitioned_lw", "release.cluster", "synthesize", "evaluate.estimands",
            # several variables at once
            "mechanism.joint", "studies.multivariate",
            # survey weights: the joint synthesizer, its tables, the Laplace baseline, the command's path

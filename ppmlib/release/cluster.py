@@ -21,7 +21,7 @@ holds none.
 """
 from __future__ import annotations
 
-__all__ = ["refuse", "synthesize_parts"]
+__all__ = ["NO_REPORT", "refuse", "design", "synthesize_parts", "manifest", "run"]
 
 import hashlib
 import os

