@@ -122,7 +122,8 @@ def main() -> int:
         row["client peak memory (MB)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3)
         if results is not None:
             lw = results["LW"]
-            row.update({"stages (s)": {k: round(v, 1) for k, v in results.seconds.items()},
+            row.update({f"{stage} (s)": round(seconds, 1) for stage, seconds in results.seconds.items()})
+            row.update({
                         "LW c": round(lw.c, 4), "Delta": round(lw.delta, 4), "epsilon per dataset": round(lw.epsilon, 4),
                         "calibration": (lw.calibration or {}).get("method", "none"),
                         "LW fits": (lw.calibration or {}).get("fits", 1), "diagnostics": results.verdict["verdict"],
