@@ -399,3 +399,24 @@ def test_both_backends_start_the_chains_at_the_same_given_point(model, counts, m
     for name in cmd.draws:
         np.testing.assert_array_equal(cmd.draws[name], py.draws[name], err_msg=name)
     np.testing.assert_array_equal(cmd.sampler["lp__"], py.sampler["lp__"])
+
+
+def test_pystan_requests_have_no_time_limit():
+    """A compile is one HTTP request to httpstan; aiohttp's default 5-minute limit failed the
+    mixture's compile on a loaded machine. Once PyStan's housekeeping is installed (as before the
+    first fit), PyStan's client sessions wait for as long as the compile takes."""
+    pytest.importorskip("stan")
+    import asyncio
+
+    import stan.common
+
+    if backends._HOUSEKEEPING is None:
+        backends._HOUSEKEEPING = backends._HttpstanHousekeeping()
+
+    async def timeout():
+        session = stan.common.aiohttp.ClientSession()
+        try:
+            return session.timeout.total
+        finally:
+            await session.close()
+    assert asyncio.run(timeout()) is None
