@@ -403,15 +403,14 @@ def test_both_backends_start_the_chains_at_the_same_given_point(model, counts, m
 
 def test_pystan_requests_have_no_time_limit():
     """A compile is one HTTP request to httpstan; aiohttp's default 5-minute limit failed the
-    mixture's compile on a loaded machine. Once PyStan's housekeeping is installed (as before the
-    first fit), PyStan's client sessions wait for as long as the compile takes."""
+    mixture's compile on a loaded machine. Once ppmlib's PyStan worker runs (as for every PyStan
+    call), PyStan's client sessions wait for as long as the compile takes."""
     pytest.importorskip("stan")
     import asyncio
 
     import stan.common
 
-    if backends._HOUSEKEEPING is None:
-        backends._HOUSEKEEPING = backends._HttpstanHousekeeping()
+    backends._on_pystan_worker(lambda: None)
 
     async def timeout():
         session = stan.common.aiohttp.ClientSession()
