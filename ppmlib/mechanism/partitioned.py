@@ -22,7 +22,7 @@ LW's weight of a record is recomputed in each job from the unweighted draws and 
 range (alpha_i = clip(c (1 - r_i) + g, 0, 1), as :func:`ppmlib.lw_weights`), so no n-vector
 crosses the network. Maxima do not depend on the order of the partitions; sums are added in block
 order. The columns are read as they are: ``y`` the modelled values (log income, say) and ``x``
-the design matrix's columns, or as a :class:`Design` says (log of the column, standardized
+the design matrix's columns, or as a :class:`ppmlib.mechanism.partitioned.Design` says (log of the column, standardized
 predictors, an intercept). A job holds one row group and about 2**21 log-likelihood values at a
 time (rows in chunks of 2**16 / S), whatever S and the row group's size.
 """
@@ -276,8 +276,8 @@ def sufficient_statistics(parts, y, x=(), *, unweighted: dict | None = None, c: 
     ----------
     parts : list of Part
         The partitions (:func:`row_groups`).
-    y : str or Design
-        The column of modelled values, or the :class:`Design` that builds y and X (``x`` unused).
+    y : str or ppmlib.mechanism.partitioned.Design
+        The column of modelled values, or the :class:`ppmlib.mechanism.partitioned.Design` that builds y and X (``x`` unused).
     x : sequence of str
         The design matrix's columns, read as they are.
     unweighted : dict, optional

@@ -9,7 +9,7 @@ partitions of a file:
 2. LW's risk range under its draws (one pass over the partitions);
 3. LW's scale c: as given, or calibrated to a target epsilon by
    :func:`ppmlib.mechanism.calibration.calibrate_scale`, the loop of the in-memory
-   :func:`ppmlib.calibrate_lw`, fed by :func:`ppmlib.mechanism.partitioned.calibration_sums` (the
+   :func:`ppmlib.mechanism.calibration.calibrate_lw`, fed by :func:`ppmlib.mechanism.partitioned.calibration_sums` (the
    PSIS sums of each fit's draws over every partition) and refitting only to confirm;
 4. each LW fit from the LW-weighted sums, and its Delta (one pass each).
 
@@ -51,7 +51,7 @@ class PartitionedFit:
     delta : float
         Delta = max_i alpha_i max_s abs(f_s(x_i)) under its draws.
     calibration : dict, optional
-        How c was found (as :func:`ppmlib.calibrate_lw`'s ``.calibration``).
+        How c was found (as :func:`ppmlib.mechanism.calibration.calibrate_lw`'s ``.calibration``).
     """
     name: str
     fit: Fit
@@ -123,7 +123,7 @@ def lw(parts, design, *, epsilon: float | None = None, c: float = 1.0, g: float 
         The target epsilon per dataset (epsilon = 2 Delta within 2 tau); None: LW at ``c``.
     c, g : float
         LW's scale (without ``epsilon``) and shift.
-    tau, c_range, khat_max, predicted_fits, grid, max_iter, progress : as for :func:`ppmlib.calibrate_lw`.
+    tau, c_range, khat_max, predicted_fits, grid, max_iter, progress : as for :func:`ppmlib.mechanism.calibration.calibrate_lw`.
     sampler, seed, prior : as for :func:`ppmlib.mechanism.lineup.run`.
     client, n_jobs : where the partitions' jobs run (:func:`ppmlib.inference.parallel.map_jobs`).
 

@@ -112,7 +112,7 @@ def design(path: Path, column: str, predictors: tuple, *, client=None, n_jobs: i
 
     Returns
     -------
-    (list of Part, Design)
+    (list of ppmlib.mechanism.partitioned.Part, ppmlib.mechanism.partitioned.Design)
 
     Raises
     ------
@@ -166,14 +166,14 @@ def synthesize_parts(parts, layout, released, m: int, seed: int, order: tuple, f
                      n_jobs: int = 1) -> list:
     """Every row group's m synthetic datasets, written by the jobs into ``folder``.
 
-    Dataset l uses the l-th of m draws evenly spaced over the fit (:func:`ppmlib.inference.posterior.spaced_draws`);
+    Dataset l uses the l-th of m draws evenly spaced over the fit (``ppmlib.inference.posterior.spaced_draws``);
     the values of row group r in dataset l come from ``SeedSequence([seed, l, r])``, so they do not
     depend on which worker ran the job.
 
     Parameters
     ----------
-    parts : list of Part
-    layout : Design
+    parts : list of ppmlib.mechanism.partitioned.Part
+    layout : ppmlib.mechanism.partitioned.Design
     released : ppmlib.mechanism.partitioned_lw.PartitionedFit
         The synthesizer released.
     m : int
