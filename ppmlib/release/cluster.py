@@ -199,7 +199,7 @@ def synthesize_parts(parts, layout, released, m: int, seed: int, order: tuple, f
 
 
 def manifest(released, m: int, n: int, budget, delta: float, extra: dict) -> dict:
-    """The privacy budget's entries of the manifest (:func:`ppmlib.release.publish.manifest`), for
+    """The privacy budget's entries of the manifest (``ppmlib.release.publish.manifest``), for
     a synthesis whose datasets are on disk, not in memory.
 
     Parameters

@@ -1115,7 +1115,7 @@ def _release_arguments(parser) -> None:
                              "groups of a multiple of 65536 records); --out must be on storage every worker can "
                              "write. Only --model normal (or auto) with --guarantee local: the strict guarantee's "
                              "censored fit needs every record in one process, so it is refused. Numeric predictors "
-                             "only (encode categories as 0/1 columns). The release is one Parquet file per row "
+                             "only (encode categories as 0/1 columns). LW at c = 1, or calibrated to --epsilon. The release is one Parquet file per row "
                              "group, synthetic.part-00000.parquet ..., each with a dataset column (1..M). No report "
                              "is written: it needs every record in one process, and the client holds only sums. A "
                              "scheduler that does not answer within 30 s is an error naming the address")
@@ -1182,6 +1182,14 @@ def _in_flags(message: str, parser: argparse.ArgumentParser | None = None) -> st
     return message
 
 
+def _gate_line(verdict: dict) -> str:
+    """The summary's line on the diagnostics gate."""
+    if verdict["failing"]:
+        return (f"diagnostics: the fits of {', '.join(verdict['failing'])} FAILED the diagnostics gate "
+                f"({verdict['gate']}); released anyway (--allow-failed-fits), and the manifest says so")
+    return f"diagnostics: every fit passes the gate ({verdict['gate']})"
+
+
 def _cluster_summary(args, results) -> str:
     """The summary of a run over partitions (:mod:`ppmlib.release.cluster`): no records at the client."""
     from ppmlib.release.cluster import NO_REPORT
@@ -1191,7 +1199,7 @@ def _cluster_summary(args, results) -> str:
                       f"{chosen.name}) to {results.out}: {len(results.files)} Parquet files, one per row group",
                       _summary_columns(results.columns),
                       _privacy_lines(chosen, results.m, results.delta, results.n),
-                      f"diagnostics: {results.verdict['verdict']} ({results.verdict['gate']})",
+                      _gate_line(results.verdict),
                       f"stages: {stages}", NO_REPORT])
 
 
@@ -1200,12 +1208,7 @@ def _summary(args, results) -> str:
         return _cluster_summary(args, results)
     chosen, prepared = results[results.released], results.prepared
     m = chosen.synthetic.shape[0]
-    verdict = results.verdict
-    if verdict["failing"]:
-        gate = (f"diagnostics: the fits of {', '.join(verdict['failing'])} FAILED the diagnostics gate "
-                f"({verdict['gate']}); released anyway (--allow-failed-fits), and the manifest says so")
-    else:
-        gate = f"diagnostics: every fit passes the gate ({verdict['gate']})"
+    gate = _gate_line(results.verdict)
     lines = [f"released {m} synthetic datasets of {args.column!r} ({prepared.n} records, model {prepared.model}, "
              f"{chosen.name}) to {results.out}",
              _summary_columns(results.columns),

@@ -333,7 +333,7 @@ def write_manifest(folder, meta: dict, fmt: str, files: list, columns: Columns, 
     folder : str or PathLike
         The release folder, holding ``files``.
     meta : dict
-        The privacy budget's entries (:func:`ppmlib.release.publish.manifest`) and any extra.
+        The privacy budget's entries (``ppmlib.release.publish.manifest``) and any extra.
     fmt : str
         "csv" or "parquet".
     files : list of dict
