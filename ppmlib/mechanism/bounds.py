@@ -27,7 +27,7 @@ import numbers
 import numpy as np
 
 from ppmlib import _checks
-from ppmlib.inference.posterior import Fit
+from ppmlib.inference.posterior import Fit, one_blas_thread
 from ppmlib.errors import BadArgument
 
 
@@ -153,7 +153,8 @@ def truncated_bounds(log_lik, weights=None, q: float = 1.0) -> tuple[np.ndarray,
     q = _checks.quantile_level(q)
     if isinstance(log_lik, Fit):
         w = None if weights is None else _checks.weights(weights, log_lik.y.size)
-        return _streamed_truncated_bounds(log_lik, w, q)
+        with one_blas_thread():
+            return _streamed_truncated_bounds(log_lik, w, q)
     A = weighted_abs_log_lik(log_lik, weights)
     if q == 1.0:
         return np.ones(A.shape[0], dtype=bool), A.max(axis=0)
@@ -181,10 +182,11 @@ def _streamed_truncated_bounds(fit: Fit, w: np.ndarray | None, q: float) -> tupl
     S = fit.n_draws
     key_w = np.ones(fit._distinct[0].size) if w is None else _key_weights(fit, w)
     used = key_w > 0
-    if q == 1.0:  # every draw kept: no per-draw maxima, no pool
+    if q == 1.0:  # every draw kept: no per-draw maxima, no pool; tiles that stay in cache
         key_max = np.full(key_w.size, -np.inf)
-        for _, block in fit.log_lik_blocks():
-            np.maximum(key_max, np.abs(block).max(axis=0), out=key_max)
+        for _, keys, tile in fit.log_lik_tiles():
+            np.abs(tile, out=tile)
+            np.maximum(key_max[keys], tile.max(axis=0), out=key_max[keys])
         return np.ones(S, dtype=bool), weight_records(key_max[fit.record_keys], w)
     # np.quantile interpolates at position q (S - 1): fewer than (1 - q)(S - 1) + 1 draws lie above
     # it; one more in the pool covers rounding
