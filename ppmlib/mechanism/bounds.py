@@ -153,8 +153,7 @@ def truncated_bounds(log_lik, weights=None, q: float = 1.0) -> tuple[np.ndarray,
     q = _checks.quantile_level(q)
     if isinstance(log_lik, Fit):
         w = None if weights is None else _checks.weights(weights, log_lik.y.size)
-        with one_blas_thread():
-            return _streamed_truncated_bounds(log_lik, w, q)
+        return _streamed_truncated_bounds(log_lik, w, q)
     A = weighted_abs_log_lik(log_lik, weights)
     if q == 1.0:
         return np.ones(A.shape[0], dtype=bool), A.max(axis=0)
@@ -172,13 +171,19 @@ def _key_weights(fit: Fit, w: np.ndarray) -> np.ndarray:
 
 
 def _streamed_truncated_bounds(fit: Fit, w: np.ndarray | None, q: float) -> tuple[np.ndarray, np.ndarray]:
-    """One pass over the log-likelihood blocks; memory stays flat in S and n.
+    """One pass over the log-likelihood (its matrix products on one BLAS thread); memory stays flat in S and n.
 
     Which draws are dropped is known only at the end (the q-quantile of every m_s), so the rows
     abs(f_s) of the draws with the largest m_s are held back: at most D of them, D = the most draws
     that can lie above that quantile. A draw pushed out of that pool is certainly kept and is
     folded into the running per-key maximum at once; at the end, the pool's kept draws are folded too.
     """
+    with one_blas_thread():
+        return _one_pass(fit, w, q)
+
+
+def _one_pass(fit: Fit, w: np.ndarray | None, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pass of :func:`_streamed_truncated_bounds`."""
     S = fit.n_draws
     key_w = np.ones(fit._distinct[0].size) if w is None else _key_weights(fit, w)
     used = key_w > 0
