@@ -230,8 +230,8 @@ def _delta_job(item) -> float:
 def _one_thread(fn, item):
     """``fn(item)`` with BLAS on one thread: a job's products are small (chunks of 2**16 values),
     and a BLAS thread pool per job on a busy machine made them several times slower."""
-    from threadpoolctl import threadpool_limits
-    with threadpool_limits(1):
+    from ppmlib.inference.posterior import one_blas_thread
+    with one_blas_thread():
         return fn(item)
 
 
