@@ -44,6 +44,26 @@ def test_a_seed_ledger_becomes_a_table_with_its_provenance(tmp_path):
     assert results.benchmark_results(tmp_path) == []
 
 
+def test_a_ledger_keeps_each_claims_null_in_the_row_after_it(tmp_path):
+    from ppmlib.book.claims import Claims
+
+    claims = Claims()
+    claims.add("LW's Delta below half the Unweighted", "(ours)", "3.2 vs 11.0", lambda r: r < 0.5, value=0.29, null=1.0)
+    claims.add("SW draws follow the Gamma", "(ours)", "z 0.4", lambda v: v[0] < 4, value=(0.4, 1.0), null=(9.07, 1.06))
+    claims.add("a reported row", "(ours)", "yes", True, checked=False)
+    ledger = SeedLedger("null_seeds", title="t", notes="N.", folder=tmp_path)
+    ledger.add_claims(1, claims)
+    ledger.add_claims(2, claims)
+    ledger.write()
+    frame = results.seed_ledger("null_seeds", tmp_path).frame
+    assert list(frame.index) == ["LW's Delta below half the Unweighted",
+                                 "LW's Delta below half the Unweighted: without the effect (null)",
+                                 "SW draws follow the Gamma", "SW draws follow the Gamma: without the effect (null)",
+                                 "a reported row"]
+    assert frame.loc["LW's Delta below half the Unweighted: without the effect (null)"].tolist() == ["1", "1", "1"]
+    assert frame.loc["SW draws follow the Gamma: without the effect (null)", "seed 1"] == "(9.07, 1.06)"
+
+
 def test_a_missing_ledger_is_a_note_not_a_failed_build(tmp_path):
     shown = results.seed_ledger("ce_income_seeds", tmp_path)
     assert shown.frame is None and "benchmarks/results/ce_income_seeds.json is not in this checkout" in shown.caption
