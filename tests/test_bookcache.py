@@ -100,3 +100,11 @@ def test_a_chapter_runs_again_when_a_results_file_it_reads_changes_and_only_then
     (results / "toy_seeds.json").write_text('{"rows": [2]}')     # the ledger it shows
     build(book)
     assert (runs(counter), runs(other)) == (2, 1)               # that chapter ran again, the other did not
+
+
+def test_the_book_s_chapters_depend_on_the_ledgers_they_show():
+    read = {path.name for path in bookcache.results_read(ROOT / "book" / "attribute_risk.md")}
+    assert {"attribute_risk_seeds.json", "attribute_risk_lower_tail_seeds.json"} <= read
+    assert "against_alternatives_seeds.json" not in read
+    every = {path.name for path in (ROOT / "benchmarks" / "results").glob("*.json")}
+    assert {path.name for path in bookcache.results_read(ROOT / "book" / "guide" / "performance.md")} == every
