@@ -16,7 +16,9 @@ Cases (``--case``):
   model and target, no report, in a fresh process whose peak memory is measured. Target: at
   most 3 minutes and under 2 GB.
 
-Every case counts the Stan fits (calls of ``ppmlib.Sampler.sample``) and times the stages. Each
+Every case counts the Stan fits (calls of ``ppmlib.Sampler.sample``) and times the stages; beside the
+wall time it records the CPU seconds of the process and its children (``cpu_seconds``), which the
+load of a shared machine does not inflate. Each
 case writes its own result file through ``benchmarks/_results.py`` (``results/fast_wages3000.json``,
 ``results/fast_million.json``) with the machine, the date, the load average at the start and the
 end, and the command.
@@ -43,6 +45,14 @@ def wage_table(n: int, replace: bool):
     return cmd.load_table("cps1988").sample(n, replace=replace, random_state=1).reset_index(drop=True)
 
 
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its finished children (the Stan chains, the
+    report's kernel): on a shared machine the wall time grows with the others' load, this does not."""
+    import resource
+    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+
 def counted_run(table, epsilon: float | None = None, report: bool = True, sampler=None, **options) -> dict:
     """The command's work on ``table`` (in this process), with the Stan fits counted and timed."""
     import ppmlib
@@ -60,16 +70,16 @@ def counted_run(table, epsilon: float | None = None, report: bool = True, sample
     ppmlib.Sampler.sample = counting
     try:
         with tempfile.TemporaryDirectory() as folder:
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), cpu_seconds()
             results = cmd.synthesize(table, "wage", model=options.pop("model", "normal"), predictors=PREDICTORS,
                                      epsilon=epsilon, out=Path(folder) / "out", report=report, progress=False,
                                      **({"sampler": sampler} if sampler else {}), **options)
-            seconds = time.perf_counter() - start
+            seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
     finally:
         ppmlib.Sampler.sample = original
     chosen = results[results.released]
     calibration = chosen.calibration or {}
-    return {"seconds": round(seconds, 1), "stan_fits": len(fits), "stan_seconds": round(sum(fits), 1),
+    return {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "stan_fits": len(fits), "stan_seconds": round(sum(fits), 1),
             "epsilon": round(chosen.epsilon, 3), "method": calibration.get("method", "search" if calibration else "none"),
             "c": round(calibration.get("value", float("nan")), 4),
             "max_rhat": round(chosen.diagnostics["max_rhat"], 3)}

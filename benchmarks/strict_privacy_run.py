@@ -57,6 +57,9 @@ def main(argv=None):
     designs = [line for line in printed(fits).splitlines() if line and not line.startswith("failing")]
     for design, table in zip(designs, html_tables(fits)):
         rows += [{"table": f"fits: {design}", **row} for row in table]
+    scores = next(c for c in cells if 'columns = ["synthesizer", "total epsilon"' in "".join(c["source"]))
+    for design, table in zip([line for line in printed(scores).splitlines() if line], html_tables(scores)):
+        rows += [{"table": f"scores: {design}", **row} for row in table]
     keys = sorted({k for r in rows for k in r} - {"", "index"})
     rows = [{key: row.get(key, "") for key in keys} for row in rows]
     notes = (f"wall time {wall:.0f} s for the whole chapter in one process; slowest cells: "
@@ -64,7 +67,7 @@ def main(argv=None):
              + f". {printed(fits).strip().splitlines()[-1]}. Parameters: " + " | ".join(
                  line.split("#")[0].strip() for line in params.splitlines() if "=" in line))
     written = record("strict_privacy", title="book/strict_privacy.md executed at its defaults (one process, "
-                     "ppmlib.book.rerun): the claim table and every real-data fit's diagnostics", rows=rows, notes=notes)
+                     "ppmlib.book.rerun): the claim table, every real-data fit's diagnostics and every synthesizer's scores", rows=rows, notes=notes)
     print(f"written: {written}")
 
 

@@ -13,7 +13,7 @@
 //
 // Censoring (censor = 1, the strict mechanism, as in normal.stan): record i contributes
 // u_i = clip(alpha_i * log p(y_i | beta, gamma) - censor_shift_i, -censor_bound, censor_bound),
-// clip(x, -b, b) written (|x + b| - |x - b|) / 2. With censor = 0, censor_shift is empty.
+// clip(x, -b, b) written fmin(fmax(x, -b), b). With censor = 0, censor_shift is empty.
 //
 // Cells (cells > 0): records with equal rows of X share their mean and scale, so the weighted
 // log-likelihood is exactly a function of each distinct row's sums sum_w, sum_wy, sum_wyy:
@@ -58,7 +58,7 @@ model {
     vector[n_records] ll = -0.5 * square((y - X * beta) .* exp(-log_sigma)) - log_sigma - 0.5 * log(2 * pi());
     if (censor) {
       vector[n_records] u = weights .* ll - censor_shift;
-      target += sum(0.5 * (abs(u + censor_bound) - abs(u - censor_bound)));
+      target += sum(fmin(fmax(u, -censor_bound), censor_bound));
     } else {
       target += dot_product(weights, ll);
     }

@@ -99,7 +99,7 @@
 // contributes u_i = clip(alpha_i * log_mix_i - censor_shift_i, -censor_bound, censor_bound), where
 // log_mix_i is its mixture log-density, censor_shift_i = alpha_i * r_i its weighted centre (from
 // the record's own values and public constants) and censor_bound = epsilon / 2; clip(x, -b, b) is
-// written (|x + b| - |x - b|) / 2. The centres' non-centring scale still uses the total weight: it
+// written fmin(fmax(x, -b), b). The centres' non-centring scale still uses the total weight: it
 // is a reparametrisation, so it changes how NUTS moves, not the density.
 data {
   int<lower=1> n;
@@ -186,7 +186,7 @@ model {
   }
   if (censor) {
     vector[n] u = weights .* log_mix - censor_shift;
-    target += sum(0.5 * (abs(u + censor_bound) - abs(u - censor_bound)));
+    target += sum(fmin(fmax(u, -censor_bound), censor_bound));
   } else {
     target += dot_product(weights, log_mix);
   }

@@ -20,7 +20,7 @@
 // where shift_i = alpha_i * r_i is its weighted centre (from the record's own value and public
 // constants) and censor_bound = epsilon / 2. A clipped term is not linear in the weight, so the
 // records come as groups of equal (value, weight, shift) instead of value_weights (which ppmlib
-// then sends empty). clip(x, -b, b) is written (|x + b| - |x - b|) / 2.
+// then sends empty). clip(x, -b, b) is written fmin(fmax(x, -b), b).
 data {
   int<lower=1> n;
   int<lower=0, upper=1> emit_log_lik;
@@ -58,7 +58,7 @@ model {
     for (k in 1:n_groups) {
       u[k] = group_weights[k] * neg_binomial_2_log_lpmf(group_values[k] | log_mu, phi) - group_shifts[k];
     }
-    target += dot_product(group_sizes, 0.5 * (abs(u + censor_bound) - abs(u - censor_bound)));
+    target += dot_product(group_sizes, fmin(fmax(u, -censor_bound), censor_bound));
   }
 }
 generated quantities {

@@ -12,7 +12,7 @@
 // contributes u_i = clip(alpha_i * log p(y_i | beta, sigma) - censor_shift_i, -censor_bound,
 // censor_bound), where censor_shift_i = alpha_i * r_i is its weighted centre (from the record's own
 // values and public constants) and censor_bound = epsilon / 2; clip(x, -b, b) is written
-// (|x + b| - |x - b|) / 2. With censor = 0, censor_shift is empty and the program is unchanged.
+// fmin(fmax(x, -b), b). With censor = 0, censor_shift is empty and the program is unchanged.
 //
 // Sufficient statistics (sufficient = 1): the weighted log-likelihood is exactly
 //   -0.5 (yWy - 2 beta' XWy + beta' XWX beta) / sigma^2 - sum_w (log sigma + 0.5 log 2 pi),
@@ -52,7 +52,7 @@ model {
     vector[n] z = (y - X * beta) / sigma;
     if (censor) {
       vector[n] u = weights .* (-0.5 * square(z) - log(sigma) - 0.5 * log(2 * pi())) - censor_shift;
-      target += sum(0.5 * (abs(u + censor_bound) - abs(u - censor_bound)));
+      target += sum(fmin(fmax(u, -censor_bound), censor_bound));
     } else {
       // weighted sum of the normal log densities, written out so it stays vectorised
       target += dot_product(weights, -0.5 * square(z)) - sum(weights) * (log(sigma) + 0.5 * log(2 * pi()));

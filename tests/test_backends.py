@@ -399,3 +399,23 @@ def test_both_backends_start_the_chains_at_the_same_given_point(model, counts, m
     for name in cmd.draws:
         np.testing.assert_array_equal(cmd.draws[name], py.draws[name], err_msg=name)
     np.testing.assert_array_equal(cmd.sampler["lp__"], py.sampler["lp__"])
+
+
+def test_pystan_requests_have_no_time_limit():
+    """A compile is one HTTP request to httpstan; aiohttp's default 5-minute limit failed the
+    mixture's compile on a loaded machine. Once ppmlib's PyStan worker runs (as for every PyStan
+    call), PyStan's client sessions wait for as long as the compile takes."""
+    pytest.importorskip("stan")
+    import asyncio
+
+    import stan.common
+
+    backends._on_pystan_worker(lambda: None)
+
+    async def timeout():
+        session = stan.common.aiohttp.ClientSession()
+        try:
+            return session.timeout.total
+        finally:
+            await session.close()
+    assert asyncio.run(timeout()) is None

@@ -118,3 +118,53 @@ def test_a_lineup_predicts_lws_scale_unless_told_to_search(counts):
     assert predicted.calibration["fits"] < len(searched.calibration["history"]) + 2
     with pytest.raises(ValueError, match="calibration must be 'predicted' or 'search'"):
         lu.run(["Unweighted", lu.member("LW", match=6.0, calibration="guess")], "poisson", counts, **run)
+
+
+def _normal_draws_fit(rng, S=150, n=900, case="plain", weights=None):
+    """A normal Fit from draws made by hand (no Stan). ``case`` "extreme": records far in the tails
+    (y up to 1e12, one of 1e-300) and a design column in the thousands; "minus inf": one draw with a
+    tiny sigma too, whose log-likelihood is -inf for every record off the mean line."""
+    from ppmlib.inference.posterior import Fit
+    from ppmlib.models.families import family
+    x = rng.normal(size=n) * (1e3 if case != "plain" else 1.0)
+    X = np.column_stack([np.ones(n), x, rng.integers(0, 2, n)])
+    y = 1 + 0.5 * x + rng.normal(size=n)
+    beta = rng.normal([1, 0.5, 0.1], 0.05, size=(S, 3))
+    sigma = rng.gamma(50, 0.02, S)
+    if case != "plain":
+        y[:7] = [1e8, -1e8, 1e-300, 3e5, -4e6, 0.0, 1e12]
+    if case == "minus inf":
+        X[7:12, 1:] = 0.0
+        y[7:12] = 1.0
+        beta[11], sigma[11] = [1.0, 0.5, 0.1], 1e-150
+    w = np.ones(n) if weights is None else weights
+    return Fit(family("normal"), y, X, w, {"beta": beta, "sigma": sigma}, {}, 1, "by hand", None)
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning", "ignore:divide by zero:RuntimeWarning",
+                            "ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize("case", ["plain", "extreme", "minus inf"])
+def test_prediction_streamed_in_tiles_equals_the_matrix_route(case):
+    """predict_delta's one pass in tiles of draws and keys gives what the S x n matrix gives: the
+    log importance ratios L (alpha - alpha0) and the per-draw maxima max_i alpha_i abs(L_si), then
+    PSIS and the weighted top quantile (a -inf term in a ratio makes that candidate's prediction NaN)."""
+    from ppmlib.mechanism.calibration import _weighted_top
+    rng = np.random.default_rng(8)
+    n = 9000   # several tiles of keys (4096 a tile) and of draws (64)
+    base_weights = rng.uniform(0.3, 1.0, n)
+    fit = _normal_draws_fit(rng, n=n, case=case, weights=base_weights)
+    candidates = np.clip(base_weights[None, :] * rng.uniform(0.5, 1.5, (4, n)), 0, 1)
+    candidates[:, rng.choice(n, 50, replace=False)] = 0.0
+    candidates[0] = base_weights   # the fit's own weights
+    found = predict_delta(fit, candidates)
+    L = fit.log_lik
+    for j, alpha in enumerate(candidates):
+        log_ratio = (L * (alpha - base_weights)).sum(axis=1)
+        per_draw = np.where(alpha > 0, np.abs(L) * alpha, 0.0).max(axis=1)
+        if not np.all(np.isfinite(log_ratio)):
+            assert np.isnan(found.delta[j]) and found.khat[j] == np.inf
+            continue
+        log_w, khat = pareto_smoothed_log_weights(log_ratio)
+        assert found.delta[j] == pytest.approx(_weighted_top(per_draw, np.exp(log_w)), rel=1e-12)
+        assert found.khat[j] == pytest.approx(khat, rel=1e-9, abs=1e-9)
+    assert np.isfinite(found.delta).sum() == (0 if case == "minus inf" else 4)   # the comparison really ran

@@ -256,6 +256,41 @@ def test_identification_risk_by_hand():
     assert absolute.matches[:, 0].tolist() == [0, 0, 1, 0, 1]
 
 
+def test_identification_risk_counts_equal_a_double_loop():
+    """The grouped binary search (one radius column) and the group scan (several, or none) count
+    exactly what comparing every record with every synthetic row counts, ties at the ball's edge,
+    keys of mixed types and a zero value (an empty relative ball) included."""
+    import pandas as pd
+
+    from ppmlib.evaluate.disclosure import identification_risk
+    rng = np.random.default_rng(5)
+    for trial in range(12):
+        n = int(rng.integers(1, 120))
+        data = pd.DataFrame({"g": rng.choice(["a", "b", "c"], n), "h": rng.integers(0, 3, n),
+                             "y": np.round(rng.normal(10, 3, n), 0), "x": rng.normal(size=n)})
+        data.loc[data.index[:1], "y"] = 0.0
+        release = pd.DataFrame({"g": data["g"], "h": data["h"], "y": np.round(data["y"] + rng.normal(0, 1, n), 0),
+                                "x": data["x"] + rng.normal(0, 0.1, n)})
+        if trial % 2:
+            release.loc[release.index[: n // 2], "g"] = "a"
+        for keys, synthesized, radius in ((["g", "h"], ["y"], 0.1), (["g"], ["y", "x"], {"y": 0.2, "x": 0.5}),
+                                          ([], ["y"], 0.05), (["g", "h"], ["y"], None)):
+            for relative in (True, False):
+                risk = identification_risk(data, release, keys, synthesized, radius=radius, relative=relative)
+                radii = {} if radius is None else (radius if isinstance(radius, dict) else {"y": radius})
+                exact = [c for c in [*keys, *synthesized] if c not in radii]
+                match = np.ones((n, n), dtype=bool)   # [i, k]: synthetic row k matches record i
+                for e in exact:
+                    match &= data[e].astype(str).to_numpy()[:, None] == release[e].astype(str).to_numpy()[None, :]
+                for column, r in radii.items():
+                    y = data[column].to_numpy()[:, None]
+                    half = r * np.abs(y) if relative else r
+                    match &= (y - half < release[column].to_numpy()[None, :]) & (release[column].to_numpy()[None, :] < y + half)
+                c, own = match.sum(axis=1), np.diagonal(match).astype(int)
+                np.testing.assert_array_equal(risk.matches[:, 0], c)
+                np.testing.assert_array_equal(risk.own[:, 0], np.where(c > 0, own, 1))
+
+
 def test_identification_risk_refuses_bad_input():
     import pandas as pd
 

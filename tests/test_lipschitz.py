@@ -105,6 +105,27 @@ def test_count_keys_are_the_distinct_values():
     np.testing.assert_array_equal(stitched, fit.log_lik)
 
 
+@pytest.mark.parametrize("max_elements, draws", [(1000, 8), (3000, 8), (5000, 64)])
+def test_tiles_cover_every_draw_and_key_once_with_the_matrix_numbers(fit, max_elements, draws):
+    """Fit.log_lik_tiles, stitched back, is the S x n matrix (to 1e-12 relative: the tiles' matrix
+    products may round the mean in the last bit; -inf and its places exactly), each entry once."""
+    L = fit.log_lik
+    u = fit._distinct[0].size
+    stitched = np.full((fit.n_draws, u), np.nan)
+    seen = np.zeros((fit.n_draws, u), dtype=int)
+    tiles = list(fit.log_lik_tiles(max_elements, draws))
+    assert len(tiles) > 1
+    for part, keys, tile in tiles:
+        assert tile.size <= max(max_elements, fit.n_draws)
+        stitched[part, keys] = tile
+        seen[part, keys] += 1
+    assert (seen == 1).all()
+    stitched = stitched[:, fit.record_keys]
+    np.testing.assert_array_equal(np.isneginf(stitched), np.isneginf(L))
+    finite = np.isfinite(L)
+    np.testing.assert_allclose(stitched[finite], L[finite], rtol=1e-12, atol=0)
+
+
 def test_streamed_bounds_never_build_the_draws_by_records_matrix():
     rng = np.random.default_rng(1)
     S, n = 2000, 200_000                               # S x n float64 would be 3.2 GB

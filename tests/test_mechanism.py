@@ -123,17 +123,24 @@ def _poisson_fit(seed: int, S: int = 400, n: int = 60) -> Fit:
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    """Blocks of a few draws (so the pool of held-back draws crosses many blocks), and a count of
-    how many draws' log-likelihoods were evaluated."""
+    """Blocks of a few draws (so the pool of held-back draws crosses many blocks), tiles of a few
+    draws and keys, and a count of how many draws' log-likelihoods were evaluated (a draw counts
+    once when every key of it was)."""
     evaluated = []
-    blocks = Fit.log_lik_blocks
+    blocks, tiles = Fit.log_lik_blocks, Fit.log_lik_tiles
 
     def counted(self, max_elements=200):
         for part, block in blocks(self, max_elements):
             evaluated.append(block.shape[0])
             yield part, block
 
+    def counted_tiles(self, max_elements=200):
+        for part, keys, tile in tiles(self, max_elements):
+            evaluated.append(tile.size / self._distinct[0].size)
+            yield part, keys, tile
+
     monkeypatch.setattr(Fit, "log_lik_blocks", counted)
+    monkeypatch.setattr(Fit, "log_lik_tiles", counted_tiles)
     return evaluated
 
 

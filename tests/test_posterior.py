@@ -214,3 +214,20 @@ def test_an_unset_max_treedepth_is_stans_and_a_set_one_is_passed(monkeypatch):
     assert repr(ppmlib.Sampler(max_treedepth=6)) == "Sampler(chains=4, draws=1000, warmup=1000, max_treedepth=6)"
     with pytest.raises(ValueError):
         ppmlib.Sampler(max_treedepth=0)
+
+
+def test_one_blas_thread_limits_every_blas_pool_inside_and_restores_it_after():
+    """The bounds' matrix products run on one thread: inside the context every BLAS library NumPy
+    and SciPy loaded reports one thread; after it, the pools are as they were."""
+    from threadpoolctl import threadpool_info
+
+    from ppmlib.inference.posterior import one_blas_thread
+
+    def blas_threads():
+        return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+    before = blas_threads()
+    assert before   # NumPy's BLAS is there to limit
+    with one_blas_thread():
+        assert blas_threads() == [1] * len(before)
+    assert blas_threads() == before

@@ -89,3 +89,16 @@ def test_measures_leave_out_identification_risk_without_categorical_predictors()
     results["X"].synthetic = np.tile(counts.y, (2, 1)).astype(float)        # the data itself: nothing to tell apart
     table = report.measures(results, counts)
     assert list(table.columns) == ["S_pMSE logit"] and table.loc["X", "S_pMSE logit"] == pytest.approx(0, abs=1e-9)
+
+
+def test_the_report_kernel_runs_its_blas_on_one_thread(tmp_path):
+    """The report's kernel starts with one thread in every BLAS pool (a pool of threads on a busy
+    machine made its regressions seconds slower): NumPy's BLAS in the kernel reports one thread."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import numpy\nfrom threadpoolctl import threadpool_info\n"
+        "print(sorted({p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'}))")])
+    report._execute(notebook, tmp_path)
+    printed = "".join(o.get("text", "") for o in notebook.cells[0].outputs if o.get("output_type") == "stream")
+    assert printed.strip() == "[1]"

@@ -617,7 +617,12 @@ def _radii(confidential, keys: list, synthesized: list, radius) -> dict:
 
 def _match_counts(confidential, release, exact: list, radius: dict, relative: bool) -> tuple[np.ndarray, np.ndarray]:
     """(c_i, T_i) for one synthetic dataset: the ``exact`` columns equal, every column of ``radius``
-    strictly inside (y_i - r_i, y_i + r_i), compared as the authors' package compares."""
+    strictly inside (y_i - r_i, y_i + r_i), compared as the authors' package compares.
+
+    Records and synthetic rows are grouped by their exact columns (compared as text). With one
+    column matched within a radius, each group's synthetic values are sorted once and c_i is a
+    difference of two binary searches (O(n log n)); with several, each record's group is scanned.
+    """
     n = len(confidential)
     inside_of = []
     for column, r in radius.items():
@@ -625,22 +630,65 @@ def _match_counts(confidential, release, exact: list, radius: dict, relative: bo
         half = r * np.abs(y) if relative else np.full(n, r)
         z = _checks.finite_array(release[column].to_numpy(float), column, ndim=1)
         inside_of.append((y - half, y + half, z))
-    known = confidential[exact].astype(str).to_numpy()
-    groups = {}
-    for k, key in enumerate(map(tuple, release[exact].astype(str).to_numpy())):
-        groups.setdefault(key, []).append(k)
-    groups = {key: np.asarray(rows) for key, rows in groups.items()}
-    c, own = np.zeros(n, dtype=int), np.zeros(n, dtype=bool)
-    for i, key in enumerate(map(tuple, known)):
-        rows = groups.get(key)
-        if rows is None:
+    known, released = _exact_codes(confidential, release, exact)
+    # T_i: row i of the release is record i's; it matches when its key is i's and it lies inside every ball
+    own = known == released
+    for lo, hi, z in inside_of:
+        own &= (z > lo) & (z < hi)
+    if len(inside_of) == 1:
+        c = _counts_in_balls(known, released, *inside_of[0])
+    else:
+        c = _counts_by_scan(known, released, inside_of)
+    return c, np.where(c > 0, own, True).astype(int)
+
+
+def _exact_codes(confidential, release, exact: list) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of the ``exact`` columns' values as text, shared by the records and the release, (n,) each."""
+    n = len(confidential)
+    if not exact:
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    both = np.concatenate([confidential[exact].astype(str).to_numpy(), release[exact].astype(str).to_numpy()])
+    codes = np.zeros(2 * n, dtype=np.int64)
+    for column in both.T:   # mixed radix over the columns' own codes: equal codes mean equal text in every column
+        _, index = np.unique(column, return_inverse=True)
+        codes = codes * (int(index.max()) + 1) + index.reshape(-1)
+        _, codes = np.unique(codes, return_inverse=True)   # keep the codes small
+        codes = codes.reshape(-1)
+    return codes[:n], codes[n:]
+
+
+def _counts_in_balls(known: np.ndarray, released: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                     z: np.ndarray) -> np.ndarray:
+    """c_i = #{k : released_k == known_i, lo_i < z_k < hi_i}, by binary search in the sorted (key, z)."""
+    order = np.lexsort((z, released))
+    keys, values = released[order], z[order]
+    start = np.searchsorted(keys, known, side="left")
+    stop = np.searchsorted(keys, known, side="right")
+    c = np.zeros(known.size, dtype=int)
+    for key in np.unique(known):
+        rows = np.flatnonzero(known == key)
+        first, last = start[rows[0]], stop[rows[0]]
+        if first == last:
             continue
+        group = values[first:last]
+        above_lo = np.searchsorted(group, lo[rows], side="right")   # values <= lo come before
+        below_hi = np.searchsorted(group, hi[rows], side="left")    # values < hi come before
+        c[rows] = np.maximum(below_hi - above_lo, 0)
+    return c
+
+
+def _counts_by_scan(known: np.ndarray, released: np.ndarray, inside_of: list) -> np.ndarray:
+    """c_i for several columns matched within a radius (or none): each record's group scanned."""
+    order = np.argsort(released, kind="stable")
+    keys = released[order]
+    c = np.zeros(known.size, dtype=int)
+    for i, key in enumerate(known):
+        rows = order[np.searchsorted(keys, key, side="left"):np.searchsorted(keys, key, side="right")]
         inside = np.ones(rows.size, dtype=bool)
         for lo, hi, z in inside_of:
             inside &= (z[rows] > lo[i]) & (z[rows] < hi[i])
         c[i] = int(inside.sum())
-        own[i] = bool(inside[rows == i].any())
-    return c, np.where(c > 0, own, True).astype(int)
+    return c
 
 
 def identification_risk(confidential, synthetic, keys, synthesized, radius=None,

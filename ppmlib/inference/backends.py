@@ -374,9 +374,26 @@ def _sample_cmdstanpy(path: Path, data: dict, *, chains, draws, warmup, seed, ad
 _PYSTAN_WORKER: concurrent.futures.ThreadPoolExecutor | None = None
 
 
+def _patient_aiohttp():
+    """aiohttp as PyStan's client sees it, except that its sessions have no time limit."""
+    import functools
+    import types
+
+    import aiohttp
+    import aiohttp.web  # noqa: F401 (PyStan's client uses aiohttp.web through the module)
+    patient = types.ModuleType("aiohttp")
+    patient.__dict__.update(aiohttp.__dict__)
+    patient.ClientSession = functools.partial(aiohttp.ClientSession, timeout=aiohttp.ClientTimeout(total=None))
+    return patient
+
+
 def _on_pystan_worker(fn, *args, **kwargs):
     global _PYSTAN_WORKER
     if _PYSTAN_WORKER is None:
+        # PyStan's client sessions keep aiohttp's default 5-minute limit per request, and a compile
+        # (one request) can take longer on a loaded machine: ours wait for as long as it takes
+        import stan.common
+        stan.common.aiohttp = _patient_aiohttp()
         _PYSTAN_WORKER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ppmlib-pystan")
     return _PYSTAN_WORKER.submit(fn, *args, **kwargs).result()
 

@@ -2,7 +2,7 @@
 :class:`Sampler` settings every fit in ppmlib is made with."""
 from __future__ import annotations
 
-__all__ = ["Sampler", "Fit", "fit", "start_point", "spaced_draws"]
+__all__ = ["Sampler", "Fit", "fit", "start_point", "spaced_draws", "one_blas_thread"]
 
 import warnings
 from dataclasses import dataclass, field
@@ -236,6 +236,41 @@ class Fit:
             part = slice(start, min(start + step, self.n_draws))
             yield part, self.model.log_lik({k: v[part] for k, v in self.draws.items()}, keys_y, keys_X)
 
+    def log_lik_tiles(self, max_elements: int = 2**16, draws: int = 8):
+        """The log-likelihood in tiles small enough to stay in a core's cache: yields
+        ``(draws slice, keys slice, (b, r) tile)``.
+
+        The numbers of :meth:`log_lik_blocks` (``tile`` is a block's piece at those draws and keys,
+        up to the last bits of the model's matrix products), cut over the keys as well as the
+        draws: a tile of about ``max_elements`` numbers (512 KB) is made and reduced while it is
+        still in cache, where a block of millions of numbers goes to memory and back once per
+        operation. Each tile is the caller's to change. Run the loop under :func:`one_blas_thread`.
+
+        Parameters
+        ----------
+        max_elements : int
+            About how many numbers one tile may hold.
+        draws : int
+            Draws per tile (more when there are fewer keys than ``max_elements / draws``): more
+            draws spread per-key work (a maximum over a tile's draws) over more numbers.
+
+        Yields
+        ------
+        (slice, slice, ndarray of shape (b, r))
+            The draws and the keys (columns of :meth:`log_lik_blocks`' blocks) covered, and their
+            log-likelihood.
+        """
+        keys_y, keys_X, _ = self._distinct
+        u, S = keys_y.size, self.n_draws
+        width = min(u, max(1, int(max_elements) // max(1, int(draws))))
+        step = max(1, int(max_elements) // width)
+        for first_key in range(0, u, width):
+            keys = slice(first_key, min(first_key + width, u))
+            tile_y, tile_X = keys_y[keys], None if keys_X is None else keys_X[keys]
+            for start in range(0, S, step):
+                part = slice(start, min(start + step, S))
+                yield part, keys, self.model.log_lik({k: v[part] for k, v in self.draws.items()}, tile_y, tile_X)
+
     @cached_property
     def diagnostics(self) -> dict:
         """max_rhat, min_ess_bulk, divergences, draws, chains (worst case over all parameters; for the
@@ -459,6 +494,22 @@ def _fit(fam: Family, y: np.ndarray, X, alpha: np.ndarray, sampler: Sampler, see
     keep = set(fam.params) | ({"log_lik"} if emit_log_lik else set())
     params = {k: v for k, v in out.params.items() if k in keep}
     return Fit(fam, y, X, alpha, params, out.sampler, sampler.chains, out.backend, seed, censoring=censoring)
+
+
+def one_blas_thread():
+    """A context in which NumPy's matrix products use one thread.
+
+    The log-likelihood's products (draws x design) are small and many: a pool of BLAS threads
+    that wait for each other, on a machine whose cores other work also uses, made each several
+    times slower than one thread doing it alone.
+
+    Returns
+    -------
+    threadpoolctl.threadpool_limits
+        Use as ``with one_blas_thread(): ...``.
+    """
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(1, user_api="blas")
 
 
 def start_point(start) -> dict:

@@ -27,7 +27,7 @@ import numbers
 import numpy as np
 
 from ppmlib import _checks
-from ppmlib.inference.posterior import Fit
+from ppmlib.inference.posterior import Fit, one_blas_thread
 from ppmlib.errors import BadArgument
 
 
@@ -171,20 +171,27 @@ def _key_weights(fit: Fit, w: np.ndarray) -> np.ndarray:
 
 
 def _streamed_truncated_bounds(fit: Fit, w: np.ndarray | None, q: float) -> tuple[np.ndarray, np.ndarray]:
-    """One pass over the log-likelihood blocks; memory stays flat in S and n.
+    """One pass over the log-likelihood (its matrix products on one BLAS thread); memory stays flat in S and n.
 
     Which draws are dropped is known only at the end (the q-quantile of every m_s), so the rows
     abs(f_s) of the draws with the largest m_s are held back: at most D of them, D = the most draws
     that can lie above that quantile. A draw pushed out of that pool is certainly kept and is
     folded into the running per-key maximum at once; at the end, the pool's kept draws are folded too.
     """
+    with one_blas_thread():
+        return _one_pass(fit, w, q)
+
+
+def _one_pass(fit: Fit, w: np.ndarray | None, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pass of :func:`_streamed_truncated_bounds`."""
     S = fit.n_draws
     key_w = np.ones(fit._distinct[0].size) if w is None else _key_weights(fit, w)
     used = key_w > 0
-    if q == 1.0:  # every draw kept: no per-draw maxima, no pool
+    if q == 1.0:  # every draw kept: no per-draw maxima, no pool; tiles that stay in cache
         key_max = np.full(key_w.size, -np.inf)
-        for _, block in fit.log_lik_blocks():
-            np.maximum(key_max, np.abs(block).max(axis=0), out=key_max)
+        for _, keys, tile in fit.log_lik_tiles():
+            np.abs(tile, out=tile)
+            np.maximum(key_max[keys], tile.max(axis=0), out=key_max[keys])
         return np.ones(S, dtype=bool), weight_records(key_max[fit.record_keys], w)
     # np.quantile interpolates at position q (S - 1): fewer than (1 - q)(S - 1) + 1 draws lie above
     # it; one more in the pool covers rounding

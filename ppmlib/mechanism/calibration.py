@@ -39,7 +39,7 @@ import numpy as np
 from ppmlib import _checks
 from ppmlib.mechanism.bounds import _key_weights
 from ppmlib.errors import BadArgument, CalibrationFailed
-from ppmlib.inference.posterior import Fit, Sampler, _sampler
+from ppmlib.inference.posterior import Fit, Sampler, _sampler, one_blas_thread
 from ppmlib.mechanism.synthesis import Synthesis, match_delta, synthesizer
 from ppmlib.mechanism.weights import lw_risks, min_max_scale, risk_to_weight
 
@@ -178,7 +178,7 @@ class DeltaPrediction:
 def predict_delta(fit: Fit, candidates) -> DeltaPrediction:
     """Delta of the pseudo posterior with each candidate's weights, predicted from ``fit``'s draws.
 
-    One pass over the fit's log-likelihood in blocks of draws (no S x n matrix): per draw s, the
+    One pass over the fit's log-likelihood in tiles of draws and keys (no S x n matrix): per draw s, the
     log importance ratio sum_i (alpha_i - alpha0_i) f_s(x_i) and m_s = max_i alpha_i abs(f_s(x_i))
     for every candidate alpha; then PSIS and the weighted (1 - 1/(2S)) quantile of m_s. At a
     candidate equal to the fit's own weights the prediction is the fit's Delta, exactly
@@ -208,14 +208,15 @@ def predict_delta(fit: Fit, candidates) -> DeltaPrediction:
     change = np.stack([np.bincount(keys, weights=a - fit.weights, minlength=n_keys) for a in alphas])
     key_max = np.stack([_key_weights(fit, a) for a in alphas])
     S = fit.n_draws
-    log_ratio = np.empty((alphas.shape[0], S))
-    per_draw = np.empty((alphas.shape[0], S))
-    # larger blocks than the bounds use: the per-candidate work on each block is linear in n, so more
-    # draws per block spread it (2**24 numbers: 128 MB a block)
-    for part, block in fit.log_lik_blocks(max_elements=2**24):
-        with np.errstate(invalid="ignore"):
-            log_ratio[:, part] = (block @ change.T).T
-        per_draw[:, part] = _weighted_block_max(np.abs(block), key_max)
+    log_ratio = np.zeros((alphas.shape[0], S))
+    per_draw = np.zeros((alphas.shape[0], S))   # maxima of values >= 0
+    # tiles over draws and keys that stay in cache: each adds its keys' share of the ratios and
+    # raises the maxima of its draws
+    with one_blas_thread(), np.errstate(invalid="ignore"):
+        for part, keys, tile in fit.log_lik_tiles(max_elements=2**18, draws=64):
+            log_ratio[:, part] += change[:, keys] @ tile.T
+            np.maximum(per_draw[:, part], _weighted_block_max(np.abs(tile, out=tile), key_max[:, keys]),
+                       out=per_draw[:, part])
     deltas, khats, ess = [], [], []
     for j in range(alphas.shape[0]):
         if not np.all(np.isfinite(log_ratio[j])):
@@ -232,20 +233,21 @@ def predict_delta(fit: Fit, candidates) -> DeltaPrediction:
 def _weighted_block_max(magnitude: np.ndarray, key_weights: np.ndarray) -> np.ndarray:
     """max over keys of key_weights[j, k] * magnitude[s, k] for every candidate j and draw s, (C, b).
 
-    Only keys that can hold a draw's maximum are visited: key k cannot when its weight times its
-    largest magnitude in the block is below the largest weight times smallest magnitude of any key
-    (every draw's maximum is at least that). A key of weight 0 contributes 0, whatever its magnitude.
+    Only keys that can hold a draw's maximum for some candidate are visited: key k cannot for
+    candidate j when its weight times its largest magnitude in the block is below the largest
+    weight times smallest magnitude of any key (every draw's maximum is at least that). A key of
+    weight 0 contributes 0, whatever its magnitude; the result is at least 0.
     """
     low, high = magnitude.min(axis=0), magnitude.max(axis=0)
-    out = np.zeros((key_weights.shape[0], magnitude.shape[0]))
-    for j, w in enumerate(key_weights):
-        used = w > 0
-        if not used.any():
-            continue
-        floor = np.max(np.where(used, w * low, 0.0))
-        needed = np.flatnonzero(used & (w * high >= floor))
-        out[j] = (magnitude[:, needed] * w[needed]).max(axis=1)
-    return out
+    used = key_weights > 0
+    with np.errstate(invalid="ignore"):   # 0 * inf where a weight-0 key's magnitude is inf: replaced by 0
+        floor = np.where(used, key_weights * low, 0.0).max(axis=1, keepdims=True)
+        needed = np.flatnonzero((used & (key_weights * high >= floor)).any(axis=0))
+        if not needed.size:
+            return np.zeros((key_weights.shape[0], magnitude.shape[0]))
+        products = magnitude[None, :, needed] * key_weights[:, None, needed]
+    products[np.broadcast_to(~used[:, None, needed], products.shape)] = 0.0
+    return products.max(axis=2)
 
 
 def _weighted_top(values: np.ndarray, weights: np.ndarray) -> float:

@@ -573,11 +573,26 @@ class Normal(Family):
         return draws["beta"][:, 0]  # the intercept (the mean when X is intercept-only)
 
     def log_lik(self, draws, y, X):
-        # in place on the (S, n) mean: the arithmetic of -0.5 z**2 - log(sigma) - log(2 pi) / 2 with
-        # z = (y - mean) / sigma, the same bits, without five temporaries of S x n (the bounds of a
-        # file of 10^6 records evaluate it for every draw)
-        sigma = draws["sigma"][:, None]
+        # in place on the (S, n) mean, five passes of multiplications (no division, no temporary of
+        # S x n): -0.5 ((mean - y) / sigma)**2 - (log(sigma) + log(2 pi) / 2), which is
+        # -0.5 z**2 - log(sigma) - log(2 pi) / 2 to a few units in the last place of its terms. The
+        # bounds of a file of 10^6 records evaluate it for every draw and record.
+        sigma = draws["sigma"]
         out = self.mean(draws, X)
+        inverse = 1.0 / sigma
+        if not np.all(np.isfinite(inverse)):   # sigma 0 or subnormal: divide, so that a record on the mean stays finite
+            return self._log_lik_dividing(out, y, sigma)
+        out -= y
+        out *= inverse[:, None]
+        np.square(out, out=out)
+        out *= -0.5
+        out -= (np.log(sigma) + 0.5 * np.log(2 * np.pi))[:, None]
+        return out
+
+    @staticmethod
+    def _log_lik_dividing(out: np.ndarray, y, sigma: np.ndarray) -> np.ndarray:
+        """-0.5 z**2 - log(sigma) - log(2 pi) / 2 with z = (y - mean) / sigma, in place on the mean ``out``."""
+        sigma = sigma[:, None]
         np.subtract(y, out, out=out)
         out /= sigma
         np.square(out, out=out)

@@ -47,6 +47,8 @@ REPORT_NOTEBOOK = Path(__file__).with_name("synthesis_report.md")
 GLOSSARY = "the Glossary page of the ppm-book (book/glossary.md)"
 #: Seconds one cell of the report may run
 CELL_TIMEOUT = 3600
+#: The variables that set the BLAS and OpenMP thread pools; the report's kernel gets 1 in each
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class ReportFailed(RuntimeError):
@@ -694,6 +696,9 @@ def _execute(notebook, cwd: Path) -> None:
     tmp.mkdir(mode=0o700, exist_ok=True)
     env = {key: value for key, value in os.environ.items() if key != "MPLBACKEND"}   # the kernel's inline figures
     env.update({"TMPDIR": str(tmp), "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+    # one BLAS thread: the report's regressions and propensity fits are small, and a pool of BLAS
+    # threads on a busy machine waited for itself (the coefficients' cell took seconds, not tenths)
+    env.update({name: "1" for name in BLAS_THREADS})
     client = _client_class()(notebook, timeout=CELL_TIMEOUT, kernel_name="python3", allow_errors=False)
     # this process's temporary files while the kernel runs (its connection file, say) go into the
     # private folder too, so that they go with it whatever stops the run

@@ -225,10 +225,9 @@ def _csv_texts(values: np.ndarray, table, columns: Columns):
     import pandas as pd
     header = pd.DataFrame(columns=list(columns.order)).to_csv(index=False, lineterminator="\n")
     left = [text + "," for text in left] if before else left
-    right = ["," + text for text in right] if after else right
+    right = [("," + text if after else text) + "\n" for text in right]
     for l in range(values.shape[0]):
-        synthetic = map(repr, values[l].tolist())
-        yield header + "".join(f"{a}{v}{b}\n" for a, v, b in zip(left, synthetic, right))
+        yield header + "".join(map("".join, zip(left, map(repr, values[l].tolist()), right)))
 
 
 def _write_csvs(values: np.ndarray, table, columns: Columns, folder: Path) -> list:
