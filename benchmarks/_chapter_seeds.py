@@ -85,6 +85,21 @@ def run_seed(ledger: "SeedLedger", chapter: str, overrides: dict, seed: int, lab
     return ns
 
 
+NULL_SUFFIX = "without the effect (null)"
+"""The ending of a claim's null row in a ledger."""
+
+
+def _null_value(null):
+    """A claim's null for a ledger row: a number as a float (so the ledger shows its range over seeds),
+    a tuple as its numbers to 3 significant digits."""
+    if isinstance(null, (tuple, list)):
+        return "(" + ", ".join(f"{float(v):.3g}" for v in null) + ")"
+    try:
+        return float(null)
+    except (TypeError, ValueError):
+        return str(null)
+
+
 class SeedLedger:
     """One row per seed per quantity, written to ``benchmarks/results/<name>.json`` after every seed.
 
@@ -123,9 +138,12 @@ class SeedLedger:
         self.rows.append({"seed": int(seed), "quantity": quantity, "value": value, "held": held, "asserted": asserted})
 
     def add_claims(self, seed: int, claims) -> None:
-        """Every row of a chapter's ``ppmlib.book.claims.Claims``: its value as the chapter states it."""
+        """Every row of a chapter's ``ppmlib.book.claims.Claims``: its value as the chapter states it and,
+        for a claim given with its null (the quantity without the effect), that null in the next row."""
         for row in claims.rows:
             self.add(seed, row["claim"], row["ours"], held=bool(row["holds"]), asserted=bool(row["checked"]))
+            if row.get("null") is not None:
+                self.add(seed, f"{row['claim']}: {NULL_SUFFIX}", _null_value(row["null"]))
 
     def write(self):
         """Write the rows so far (nothing when no seed finished); the file's path or None."""

@@ -1,11 +1,12 @@
 """Run any chapter on many seeds and keep its claims per seed: the seed ledger of a chapter without a script of its own.
 
-    python benchmarks/chapter_seeds.py multivariate 2017 1 2 3 [-p draws=500 ...] [--name multivariate_seeds]
+    python benchmarks/chapter_seeds.py multivariate 2017 1 2 3 [-p draws=500 ...] [--name multivariate_seeds] [--add]
 
 Each seed executes the chapter's own code cells (``benchmarks/_chapter_seeds.py``) with ``seed``
 set and ``check_claims=False``, and records every row of its claims table (the chapter's
 ``claims``: what it measured, whether it held, whether it was asserted) to
-``benchmarks/results/<chapter>_seeds.json`` after every seed. Where a chapter's prose quotes
+``benchmarks/results/<chapter>_seeds.json`` after every seed (``--add``: keeping the file's other
+seeds), each claim's null (the quantity without its effect) in the row after it. Where a chapter's prose quotes
 quantities that are not claims, :data:`EXTRAS` records them too (before the claims).
 ``ce_income_seeds.py`` and ``reweighting_seeds.py`` record more (Deltas, k, refits) for their chapters.
 """
@@ -15,6 +16,7 @@ import argparse
 import sys
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")   # the chapters draw figures; nothing is shown
 
@@ -111,6 +113,22 @@ def _attribute_risk(ledger: SeedLedger, seed: int, ns: dict) -> None:
                f"{many.prob_true[7]:.4f} ({many.rank_true[7]})")
 
 
+def _attribute_risk_lower_tail(ledger: SeedLedger, seed: int, ns: dict) -> None:
+    """With the lower tail: the income of the record where the sampler's error (H of the convergence
+    claim against the reference H) is largest, and the largest error outside the tail's units."""
+    H_values = sorted(ns["H_values"])
+    H_check, H_ref = H_values[-2], H_values[-1]
+    y, z, offsets = ns["y"], ns["z_all"][:ns["m"]], ns["offsets"]
+    error = np.abs(ns["ppmlib"].attribute_risk(y, z, *ns["risk_inputs"](ns["base"].fit, H_check), offsets).prob_true
+                   - ns["ppmlib"].attribute_risk(y, z, *ns["risk_inputs"](ns["base"].fit, H_ref), offsets).prob_true)
+    income = ns["ce"]["Income"].to_numpy(float)
+    tail = income != ns["ce_like"].load(lower_tail=False)["Income"].to_numpy(float)
+    order = np.argsort(error)[::-1]
+    ledger.add(seed, f"H = {H_check}: the two largest errors' incomes ($; in the tail)",
+               "; ".join(f"{income[i]:,.0f} ({'yes' if tail[i] else 'no'})" for i in order[:2]))
+    ledger.add(seed, f"H = {H_check}: largest error outside the tail's {int(tail.sum())} units", float(error[~tail].max()))
+
+
 def _real_wages(ledger: SeedLedger, seed: int, ns: dict) -> None:
     """Every synthesizer's Delta, mean weight, gate and 90th percentile against the data's; LW over
     Unweighted; the analyst's experience coefficients (data and synthetic)."""
@@ -130,6 +148,33 @@ def _real_wages(ledger: SeedLedger, seed: int, ns: dict) -> None:
             ledger.add(seed, f"analyst's {term}: {source}", float(estimates.loc[source, term]))
 
 
+def _against_alternatives_lower_tail(ledger: SeedLedger, seed: int, ns: dict) -> None:
+    """With the lower tail, on the CE-like design: the unweighted fit's residual sd; the dollar mean
+    and 90th percentile of the data, of the unweighted synthesizer and (lowest) of every mechanism
+    fit; the largest interval overlap of the mechanism's fits and of the peers."""
+    ce = ns["ce"]
+    ppm = ns["ppm"][ce.name]
+    unweighted = ppm[("Unweighted", None)][0]
+    ledger.add(seed, "CE-like: the unweighted fit's residual sd (log scale)", float(unweighted.fit.draws["sigma"].mean()))
+
+    def dollars(values) -> tuple:
+        values = np.exp(np.asarray(values, float))
+        return float(values.mean()), float(np.mean(np.quantile(values, 0.9, axis=-1)))
+
+    data_mean, data_p90 = dollars(ce.y)
+    ledger.add(seed, "CE-like data: dollar mean; 90th percentile", f"{data_mean:,.0f}; {data_p90:,.0f}")
+    mean, p90 = dollars(unweighted.synthetic)
+    ledger.add(seed, "CE-like, Unweighted: dollar mean; 90th percentile", f"{mean:,.0f}; {p90:,.0f}")
+    lowest = np.min([dollars(synthesis.synthetic) for synthesis, _ in ppm.values()], axis=0)
+    ledger.add(seed, "CE-like, every mechanism fit: lowest dollar mean; lowest 90th percentile",
+               f"{lowest[0]:,.0f}; {lowest[1]:,.0f}")
+    scores = ns["scores"][ce.name]
+    mechanism = scores["synthesizer"].isin({name for name, _ in ppm})
+    for column in [c for c in scores.columns if c.startswith("overlap")]:
+        for who, rows in (("the mechanism's fits", mechanism), ("the peers", ~mechanism)):
+            ledger.add(seed, f"CE-like: largest {column}, {who} (any epsilon)", float(scores.loc[rows, column].max()))
+
+
 def _asymptotic_dp(ledger: SeedLedger, seed: int, ns: dict) -> None:
     """The exact Poisson study's share of databases above the paper's bound, per mean and synthesizer."""
     value = ns["PAPER"]["Poisson"]
@@ -142,6 +187,9 @@ EXTRAS = {"asymptotic_dp": _asymptotic_dp, "attribute_risk": _attribute_risk, "m
           "privacy_audit": _privacy_audit, "real_wages": _real_wages}
 """Per chapter: a function ``(ledger, seed, namespace)`` adding the quantities its prose quotes beyond its claims."""
 
+LOWER_TAIL_EXTRAS = {"against_alternatives": _against_alternatives_lower_tail, "attribute_risk": _attribute_risk_lower_tail}
+"""Per chapter, with ``-p lower_tail=True``: what its lower-tail paragraph quotes (after :data:`EXTRAS`)."""
+
 
 def main(argv=None) -> bool:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -149,6 +197,7 @@ def main(argv=None) -> bool:
     parser.add_argument("seeds", nargs="+", type=int)
     parser.add_argument("-p", "--param", action="append", default=[], help="NAME=VALUE, as for ppmlib.book.rerun")
     parser.add_argument("--name", help="the results file's stem (default <chapter>_seeds)")
+    parser.add_argument("--add", action="store_true", help="keep the file's rows of other seeds (add these seeds)")
     args = parser.parse_args(argv)
     if not (BOOK / f"{args.chapter}.md").exists():
         parser.error(f"no chapter book/{args.chapter}.md")
@@ -159,6 +208,8 @@ def main(argv=None) -> bool:
                         + ": its claims on each seed",
                         notes="Each seed runs the chapter's own cells (seed set, claims not asserted); a claim's "
                               "'asserted' is the chapter's own verdict.")
+    if args.add:
+        ledger.keep_earlier(args.seeds)
     ok = True
     for seed in args.seeds:
         ns = run_seed(ledger, args.chapter, overrides, seed)
@@ -170,6 +221,8 @@ def main(argv=None) -> bool:
             print(f"  [{verdict}] {row['claim']}: {row['ours']}")
         if args.chapter in EXTRAS:
             EXTRAS[args.chapter](ledger, seed, ns)
+        if ns.get("lower_tail") and args.chapter in LOWER_TAIL_EXTRAS:
+            LOWER_TAIL_EXTRAS[args.chapter](ledger, seed, ns)
         ledger.add_claims(seed, ns["claims"])
         ledger.write()
         ok &= all(row["holds"] for row in ns["claims"].rows if row["checked"])

@@ -44,6 +44,26 @@ def test_a_seed_ledger_becomes_a_table_with_its_provenance(tmp_path):
     assert results.benchmark_results(tmp_path) == []
 
 
+def test_a_ledger_keeps_each_claims_null_in_the_row_after_it(tmp_path):
+    from ppmlib.book.claims import Claims
+
+    claims = Claims()
+    claims.add("LW's Delta below half the Unweighted", "(ours)", "3.2 vs 11.0", lambda r: r < 0.5, value=0.29, null=1.0)
+    claims.add("SW draws follow the Gamma", "(ours)", "z 0.4", lambda v: v[0] < 4, value=(0.4, 1.0), null=(9.07, 1.06))
+    claims.add("a reported row", "(ours)", "yes", True, checked=False)
+    ledger = SeedLedger("null_seeds", title="t", notes="N.", folder=tmp_path)
+    ledger.add_claims(1, claims)
+    ledger.add_claims(2, claims)
+    ledger.write()
+    frame = results.seed_ledger("null_seeds", tmp_path).frame
+    assert list(frame.index) == ["LW's Delta below half the Unweighted",
+                                 "LW's Delta below half the Unweighted: without the effect (null)",
+                                 "SW draws follow the Gamma", "SW draws follow the Gamma: without the effect (null)",
+                                 "a reported row"]
+    assert frame.loc["LW's Delta below half the Unweighted: without the effect (null)"].tolist() == ["1", "1", "1"]
+    assert frame.loc["SW draws follow the Gamma: without the effect (null)", "seed 1"] == "(9.07, 1.06)"
+
+
 def test_a_missing_ledger_is_a_note_not_a_failed_build(tmp_path):
     shown = results.seed_ledger("ce_income_seeds", tmp_path)
     assert shown.frame is None and "benchmarks/results/ce_income_seeds.json is not in this checkout" in shown.caption
@@ -72,6 +92,10 @@ def test_every_seed_ledger_a_chapter_shows_is_committed():
     shown = {chapter: names for chapter, names in shown.items() if names}
     assert {"ce_income", "reweighting", "salary", "multivariate", "privacy_audit", "attribute_risk",
             "real_wages", "against_alternatives", "asymptotic_dp", "dp_definitions", "vector_weighted"} <= set(shown)
+    # the runs with the stand-in's lower tail, which the chapters' lower-tail paragraphs describe
+    assert {("multivariate", "multivariate_lower_tail_seeds"), ("attribute_risk", "attribute_risk_lower_tail_seeds"),
+            ("against_alternatives", "against_alternatives_lower_tail_seeds")} <= {
+        (chapter, name) for chapter, names in shown.items() for name in names}
     for chapter, names in shown.items():
         for name in names:
             ledger = results.seed_ledger(name)
@@ -95,3 +119,61 @@ def test_a_chapters_extra_quantities_go_into_its_ledger_before_its_claims(tmp_pa
     assert shown["LW joint: scale c"] == 0.7 and "Unweighted: scale c" not in shown
     assert shown["Unweighted: max R-hat; min bulk ESS; divergences"] == "1.011; 780; 0"
     assert set(chapter_seeds.EXTRAS) <= {path.stem for path in _chapters()}
+
+
+# A range of numbers: "0.37–1.18", "−0.19 to −0.001", "between 0.32 and 0.43" (not "from 0.0969 to 0.0828",
+# a change; not "seeds 1–3" or "seeds (1–4 and 10–19)", a list of seeds).
+NUMBER = r"[−-]?\$?\d(?:[\d.,]*\d)?%?"
+RANGE = re.compile(rf"(?<![\w.$]){NUMBER}\s*(?:–|—|\bto\b)\s*{NUMBER}|\bbetween (?:about )?{NUMBER} and {NUMBER}")
+# "seeds", "the seed ledger", "every seed"; not one seed's values ("at seed 11", "at the default seed")
+SEED_WORD = re.compile(r"\bseeds\b|(?<!default )(?<!this )\bseed\b(?!\s+\d)", re.IGNORECASE)
+SEED_LIST = re.compile(r"\bseeds?\b[\s\d,()–]*(?:and[\s\d,()–]*)?$", re.IGNORECASE)
+
+
+def _prose_units(markdown: str) -> list[str]:
+    """A chapter's markdown as units a reader takes in at once: table rows, list items and sentences
+    (code cells, inline code and math left out)."""
+    import jupytext
+
+    units = []
+    for cell in jupytext.reads(markdown, fmt="md:myst").cells:
+        if cell.cell_type != "markdown":
+            continue
+        for block in re.split(r"\n\s*\n|\n(?=\s*[-*] )", cell.source):
+            if block.lstrip().startswith("|"):
+                units += block.splitlines()
+            else:
+                units += re.split(r"(?<=[.!?])\s+(?=[A-Z*(])", " ".join(block.split()))
+    return [re.sub(r"`[^`]*`|\$[^$]*\$", "", unit) for unit in units]
+
+
+def typed_seed_ranges(markdown: str) -> list[str]:
+    """The ranges typed into a table row, list item or sentence that speaks of seeds: measured over
+    seeds by hand, where a seed ledger (a generated table) should hold them."""
+    found = []
+    for unit in filter(SEED_WORD.search, _prose_units(markdown)):
+        for match in RANGE.finditer(unit):
+            before = unit[:match.start()]
+            if SEED_LIST.search(before) or re.search(r"\bfrom\s*$", before):
+                continue
+            found.append(f"{match.group(0)!r} in: {unit.strip()[:160]}")
+    return found
+
+
+def test_the_typed_range_finder_flags_ranges_over_seeds_and_not_lists_of_seeds_or_grids():
+    flagged = typed_seed_ranges("| a | z 0.37–1.18, sd ratio 1.52–1.74 | the seed ledger |\n\n"
+                                "The weight lies between about 0.32 and 0.43 across 55 seeds.\n\n"
+                                "Spearman −0.19 to −0.001 on seeds 1, 2 and 3.\n")
+    assert [f.split(" in:")[0] for f in flagged] == ["'0.37–1.18'", "'1.52–1.74'", "'between about 0.32 and 0.43'",
+                                                     "'−0.19 to −0.001'"]
+    assert typed_seed_ranges("Run it on seeds 1–3 and seeds (1–4 and 10–19), over seeds 2022 and 1–3.\n\n"
+                             "The grid runs from 0.5 to 20; c in 0.05–5 (no word about them).\n\n"
+                             "On every seed the largest probability falls from 0.0969 to 0.0828.\n\n"
+                             "At seed 11, 7–11% of the databases; at the default seed, 7–10.\n\n"
+                             "```{code-cell} ipython3\nseeds = range(1, 4)  # 1–3 seeds\n```\n") == []
+
+
+@pytest.mark.parametrize("path", [p for p in _chapters() if p.exists()], ids=lambda p: p.stem)
+def test_no_chapter_types_a_range_over_seeds(path):
+    """Ranges over seeds come from a seed ledger shown in the chapter, not from the prose."""
+    assert typed_seed_ranges(path.read_text()) == []

@@ -9,12 +9,19 @@ from the one stored beside the cache, the cache is cleared, and so is Sphinx's s
 docstrings): every chapter runs again. Every chapter imports ppmlib, so a change there rightly
 invalidates them all.
 
+A chapter may also read measured figures from ``benchmarks/results/`` (a seed ledger, a benchmark's
+table), which its code cells name but do not contain. :func:`results_read` finds them; a second
+stamp keeps, per chapter, a hash of those files, and when it changes only that chapter's cached
+run is dropped (and Sphinx's environment, so the chapter is read again; the others come back from
+the cache).
+
 ``python -m ppmlib.book.bookcache --fresh`` clears the cache unconditionally (``make book-fresh``).
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -26,6 +33,8 @@ DEPENDENCIES = ("ppmlib", "stan", "data", "pyproject.toml")
 CACHE = Path("_build") / ".jupyter_cache"
 DOCTREES = Path("_build") / ".doctrees"
 STAMP = "ppmlib-inputs.sha256"
+RESULTS = Path("benchmarks") / "results"
+RESULTS_STAMP = "chapter-results.json"
 
 
 def _files(root: Path, dependencies) -> list[Path]:
@@ -47,20 +56,85 @@ def digest(root: Path = ROOT, dependencies=DEPENDENCIES) -> str:
     return h.hexdigest()
 
 
-def refresh(root: Path = ROOT, dependencies=DEPENDENCIES, fresh: bool = False) -> bool:
-    """Clear the execution cache and Sphinx's environment when the inputs changed (or ``fresh``).
+def results_read(chapter: Path, root: Path = ROOT) -> list[Path]:
+    """The files of ``benchmarks/results/`` a chapter reads.
 
-    Returns True when they were cleared. ``root`` is the book's folder (holding ``_build``).
+    A file is read when the chapter names it (``strict_mixing.json``) or its stem as a string
+    (``seed_ledger("attribute_risk_seeds")``); a chapter calling ``benchmark_results(`` (the
+    performance page) reads them all.
+
+    Parameters
+    ----------
+    chapter : Path
+        A chapter's source (``.md``).
+    root : Path
+        The book's folder (holding ``benchmarks/results``).
+
+    Returns
+    -------
+    list of Path
+        The files, sorted.
+    """
+    text = chapter.read_text()
+    files = sorted((root / RESULTS).glob("*.json")) if (root / RESULTS).is_dir() else []
+    if "benchmark_results(" in text:
+        return files
+    return [f for f in files if f.name in text or f'"{f.stem}"' in text]
+
+
+def _results_digests(root: Path) -> dict:
+    """Per chapter under ``root/book`` that reads files of ``benchmarks/results``: a hash of those files."""
+    digests = {}
+    for chapter in sorted((root / "book").rglob("*.md")):
+        if "_build" in chapter.parts:
+            continue
+        read = results_read(chapter, root)
+        if read:
+            h = hashlib.sha256()
+            for path in read:
+                h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+            digests[chapter.relative_to(root).as_posix()] = h.hexdigest()
+    return digests
+
+
+def _drop_cached(cache: Path, chapters: list[Path]) -> None:
+    """Remove the execution cache's records of ``chapters`` (jupyter-cache keys them by the source's path)."""
+    if not cache.exists():
+        return
+    from jupyter_cache import get_cache   # the book's build dependency, not ppmlib's
+
+    store = get_cache(str(cache))
+    wanted = {chapter.resolve() for chapter in chapters}
+    for record in store.list_cache_records():
+        if Path(record.uri).resolve() in wanted:
+            store.remove_cache(record.pk)
+
+
+def refresh(root: Path = ROOT, dependencies=DEPENDENCIES, fresh: bool = False) -> bool:
+    """Clear the execution cache and Sphinx's environment when the inputs changed (or ``fresh``);
+    drop the cached run of each chapter whose ``benchmarks/results`` files changed.
+
+    Returns True when everything was cleared. ``root`` is the book's folder (holding ``_build``).
     """
     cache = root / CACHE
     stamp = cache.parent / STAMP
+    results_stamp = cache.parent / RESULTS_STAMP
     current = digest(root, dependencies)
     stale = fresh or not stamp.exists() or stamp.read_text().strip() != current
+    chapters = _results_digests(root)
     if stale:
         for folder in (cache, root / DOCTREES):
             if folder.exists():
                 shutil.rmtree(folder)
+    else:
+        before = json.loads(results_stamp.read_text()) if results_stamp.exists() else {}
+        changed = [root / name for name in sorted(set(chapters) | set(before)) if before.get(name) != chapters.get(name)]
+        if changed:
+            _drop_cached(cache, changed)
+            if (root / DOCTREES).exists():
+                shutil.rmtree(root / DOCTREES)
     write_text_atomically(stamp, current + "\n")
+    write_text_atomically(results_stamp, json.dumps(chapters, indent=1) + "\n")
     return stale
 
 
@@ -70,7 +144,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     cleared = refresh(fresh=args.fresh)
     print("execution cache cleared: every chapter runs again" if cleared
-          else "execution cache kept: ppmlib, stan/ and data/ unchanged")
+          else "execution cache kept: ppmlib, stan/ and data/ unchanged (a chapter whose "
+               "benchmarks/results files changed runs again)")
     return 0
 
 
