@@ -1025,7 +1025,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ppm-synthesize", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Differentially private synthetic values of one sensitive column of your file, by the "
-                    "pseudo posterior mechanism, with a release (CSV + JSON budget) and a confidential HTML report.",
+                    "pseudo posterior mechanism: a release (your table with the column replaced, as CSV or Parquet, "
+                    "and a JSON manifest of its privacy budget) and a confidential HTML report.",
         epilog="Privacy, --guarantee strict (default): every record's log-likelihood term is censored, so each "
                "synthetic dataset is epsilon-DP for every database against removal and addition of one record; "
                "the m datasets are priced by the zCDP ledger (rho = m epsilon^2 / 8, converted to (epsilon, "
@@ -1115,8 +1116,9 @@ def _release_arguments(parser) -> None:
                              "groups of a multiple of 65536 records); --out must be on storage every worker can "
                              "write. Only --model normal (or auto) with --guarantee local: the strict guarantee's "
                              "censored fit needs every record in one process, so it is refused. Numeric predictors "
-                             "only (encode categories as 0/1 columns). LW at c = 1, or calibrated to --epsilon. The release is one Parquet file per row "
-                             "group, synthetic.part-00000.parquet ..., each with a dataset column (1..M). No report "
+                             "only (encode categories as 0/1 columns). LW at c = 1, or calibrated to --epsilon. The "
+                             "release is one Parquet file per row group, synthetic.part-00000.parquet ..., each with "
+                             "a dataset column (1..M). No report "
                              "is written: it needs every record in one process, and the client holds only sums. A "
                              "scheduler that does not answer within 30 s is an error naming the address")
 
