@@ -23,7 +23,6 @@ from __future__ import annotations
 
 __all__ = ["NO_REPORT", "refuse", "design", "synthesize_parts", "manifest", "run"]
 
-import hashlib
 import os
 import time
 from pathlib import Path
@@ -153,13 +152,8 @@ def _write_part(item) -> dict:
     finally:
         if writer is not None:
             writer.close()
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-        os.fsync(handle.fileno())
     return {"file": path.name, "datasets": f"1-{beta.shape[0]}", "records": f"{part.start}-{part.stop - 1}",
-            "sha256": digest.hexdigest()}
+            "sha256": tables.file_sha256(path, sync=True)}
 
 
 def synthesize_parts(parts, layout, released, m: int, seed: int, order: tuple, folder, *, client=None,

@@ -25,7 +25,7 @@ target renamed into place; :func:`load_folder` returns the stacked table after c
 from __future__ import annotations
 
 __all__ = ["FORMATS", "MANIFEST", "DATASET", "Columns", "public_columns", "dataset_files", "part_file",
-           "is_release_file", "write_manifest", "write_folder", "release_folder", "load_folder"]
+           "file_sha256", "is_release_file", "write_manifest", "write_folder", "release_folder", "load_folder"]
 
 import hashlib
 import io
@@ -206,11 +206,27 @@ def _dataset(table: "pd.DataFrame", columns: Columns, values: np.ndarray) -> "pd
     return frame
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path, sync: bool = False) -> str:
+    """The SHA-256 of a written file, read in blocks of 1 MiB.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file.
+    sync : bool
+        Also flush it to storage (``os.fsync``): a file another process wrote, on shared storage.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+        if sync:
+            os.fsync(handle.fileno())
     return digest.hexdigest()
 
 
@@ -276,7 +292,7 @@ def _write_parquet(values: np.ndarray, table, columns: Columns, folder: Path) ->
             writer.close()
     with open(folder / name, "rb+") as handle:
         os.fsync(handle.fileno())
-    return [{"file": name, "datasets": f"1-{values.shape[0]}", "sha256": _sha256(folder / name)}]
+    return [{"file": name, "datasets": f"1-{values.shape[0]}", "sha256": file_sha256(folder / name)}]
 
 
 def write_folder(values: np.ndarray, table: "pd.DataFrame", columns: Columns, folder, meta: dict,
