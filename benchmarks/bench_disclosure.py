@@ -3,13 +3,16 @@ vectorised (ppmlib.attribute_risk) against a literal Python transcription of the
 per-record loop, which recomputes the product over all synthetic records inside the loop over
 records, guesses and draws. Run: ``.venv/bin/python benchmarks/bench_disclosure.py``.
 """
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from _results import record
 from ppmlib.datasets import ce_like
-from ppmlib._oracles import literal_attribute_risk  # the slides' per-record loop, line by line
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the oracles live with the tests
+from oracles.literal import literal_attribute_risk  # the slides' per-record loop, line by line  # noqa: E402
 from ppmlib.evaluate.disclosure import DEFAULT_OFFSETS, attribute_risk
 
 

@@ -1,7 +1,7 @@
 """Benchmark: the pairwise identification-risk score (risk-efficient weights) at n = 10^2 .. 10^4.
 
 Scaled (ppmlib.mechanism.pairwise.pairwise_scores: per pattern, values sorted, prefix sums) against
-the literal loops of the authors' R code (ppmlib._oracles.literal_pairwise_scores, O(n^3 m), run
+the literal loops of the authors' R code (tests/oracles/literal.py, O(n^3 m), run
 only at the smallest n). Writes benchmarks/results/bench_pairwise.csv with the machine, date, load
 and command. Run: ``.venv/bin/python benchmarks/bench_pairwise.py``.
 """
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ppmlib._oracles import literal_pairwise_scores
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the oracles live with the tests
+from oracles.literal import literal_pairwise_scores  # noqa: E402
 from ppmlib.mechanism.pairwise import pairwise_scores
 
 OUT = Path(__file__).resolve().parent / "results" / "bench_pairwise.csv"

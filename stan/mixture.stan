@@ -77,7 +77,7 @@
 //   R-hat 1.016 and tail ESS 146 there. A concentration above 1 keeps every component populated:
 //   a component the data do not need shares the bulk with another (their sum is what the data
 //   see), which changes neither the family of densities nor, visibly, the fitted density. Why 6
-//   and not 3 (the default until 2026-11-25): on the stand-in with 1% tiny incomes, at the
+//   and not 3 (the earlier default): on the stand-in with 1% tiny incomes, at the
 //   paper's size, Dirichlet(3) still let the narrowest component's weight drift low (divergences
 //   where sigma_1 ~ 0.4 held ~30% or less); Dirichlet(6), five pseudo-records per component
 //   against 994 records, keeps it away from there: at adapt_delta 0.8, 1 divergent fit in 12

@@ -4,7 +4,7 @@ import pytest
 from scipy import stats
 from scipy.special import logsumexp
 
-from ppmlib._oracles import literal_attribute_risk
+from oracles.literal import literal_attribute_risk
 from ppmlib.evaluate.disclosure import DEFAULT_OFFSETS, attribute_risk, guess_table
 
 

@@ -28,10 +28,16 @@ def history_lines(text: str) -> list[str]:
             if ISSUE.search(line) or LOAD.search(line)]
 
 
+# a calendar date typed into a text that should stay true until the code changes
+DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
+
+
 def front_door_files() -> list[Path]:
+    """The README, the library, the chapters and guides, the Stan programs, the data card, the smoke sizes."""
     package = ROOT / "ppmlib"
-    return [ROOT / "README.md", *sorted(p for p in package.rglob("*")
-                                        if p.suffix in {".py", ".md", ".yml", ".stan"} and p.is_file())]
+    return [ROOT / "README.md", ROOT / "data" / "README.md", ROOT / "book" / "smoke.yml",
+            *sorted((ROOT / "stan").glob("*.stan")), *sorted((ROOT / "book").rglob("*.md")),
+            *sorted(p for p in package.rglob("*") if p.suffix in {".py", ".md", ".yml", ".stan"} and p.is_file())]
 
 
 def test_the_history_pattern_finds_issue_numbers_and_load_averages_and_nothing_else():
@@ -44,10 +50,13 @@ def test_the_history_pattern_finds_issue_numbers_and_load_averages_and_nothing_e
 
 
 @pytest.mark.parametrize("path", front_door_files(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_issue_number_or_load_average_in_the_readme_or_the_library(path):
-    assert history_lines(path.read_text(errors="replace")) == [], (
+def test_no_issue_number_load_average_or_date_in_the_readme_the_book_or_the_library(path):
+    text = path.read_text(errors="replace")
+    assert history_lines(text) == [], (
         f"{path.relative_to(ROOT)} names an issue number or a load average: history goes to CHANGELOG.md, "
         f"measurements to benchmarks/results/ (written by a benchmark script)")
+    dated = [f"{number}: {line.strip()}" for number, line in enumerate(text.splitlines(), 1) if DATE.search(line)]
+    assert dated == [], f"{path.relative_to(ROOT)} types a date: history goes to CHANGELOG.md"
 
 
 def python_blocks(markdown: str) -> list[str]:

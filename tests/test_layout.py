@@ -24,7 +24,7 @@ ROOT = PACKAGE.parent
 
 # bottom to top; a module's layer is its folder, or its own name for the top-level modules
 LAYERS = [
-    {"_checks", "_children", "_files", "_lazy", "_leftovers", "_moved", "_oracles", "_shipped", "errors", "seeding",
+    {"_checks", "_children", "_files", "_lazy", "_leftovers", "_moved", "_shipped", "errors", "seeding",
      "progress"},
     {"models"}, {"inference"}, {"datasets"}, {"mechanism"}, {"evaluate"}, {"baselines"},
     {"release", "synthesize"}, {"plots"}, {"book"}, {"studies"}, {"__init__"},

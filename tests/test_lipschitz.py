@@ -9,7 +9,7 @@ import pytest
 import ppmlib
 
 pytestmark = pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning", "ignore:overflow:RuntimeWarning")
-from ppmlib._oracles import loo_record_bounds
+from oracles.literal import loo_record_bounds
 from ppmlib.models.families import family
 from ppmlib.inference.posterior import Fit
 

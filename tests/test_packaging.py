@@ -74,6 +74,15 @@ def test_the_wheel_carries_every_stan_program_and_data_file(wheel):
     assert "ppm-synthesize = ppmlib.release.command:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
+def test_the_wheel_is_the_library_alone(wheel):
+    """The book's chapter modules, its tooling and the tests' oracles stay in the checkout."""
+    names = zipfile.ZipFile(wheel).namelist()
+    library = {n.split("/")[1] for n in names if n.startswith("ppmlib/") and n.count("/") >= 2}
+    assert library == {"models", "inference", "mechanism", "evaluate", "baselines", "datasets", "release",
+                       "synthesize", "_stan", "_data"}
+    assert not [n for n in names if "oracle" in n or n.startswith(("tests/", "benchmarks/", "book/"))]
+
+
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory) -> Path:
     """The wheel installed by pip into a folder of its own (the folder that holds ``ppmlib/``)."""

@@ -1,11 +1,11 @@
 """The marginal and pairwise identification-risk weights against the authors' definitions (their R code,
-transcribed loop by loop in ppmlib._oracles) and the scaled computation's speed."""
+transcribed loop by loop in tests/oracles/literal.py) and the scaled computation's speed."""
 import time
 
 import numpy as np
 import pytest
 
-from ppmlib._oracles import literal_marginal_risks, literal_pairwise_scores
+from oracles.literal import literal_marginal_risks, literal_pairwise_scores
 from ppmlib.mechanism import pairwise
 
 

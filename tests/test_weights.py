@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import ppmlib
-from ppmlib._oracles import literal_lw_weights
+from oracles.literal import literal_lw_weights
 from ppmlib.mechanism.weights import isolation_risks
 
 # 3 draws x 4 records; by hand: max_s |f| per record = [3, 1, 5, 2]

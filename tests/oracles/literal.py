@@ -2,9 +2,9 @@
 
 Each function is a literal, loop-by-loop transcription of a published algorithm, kept on purpose
 in its naive form: the tests assert that ppmlib's vectorised code gives the same numbers, and the
-benchmarks time the two against each other. They live here once, inside the package, so that
-``tests/`` and ``benchmarks/`` (which are not packages) import the same copy. Not public API: never
-call them from a chapter.
+benchmarks time the two against each other. They live here once, with the tests and outside the package
+(the wheel does not carry them); the benchmarks put ``tests/`` on their path to import the same copy.
+Never call them from a chapter.
 """
 from __future__ import annotations
 
