@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ppmlib.errors import BadArgument, DataRefused
+from ppmlib.mechanism.weights import scaled_weight
 from ppmlib.models.families import Normal, normal_sufficient_statistics
 
 #: Records per block of the sufficient statistics (as ``normal_sufficient_statistics``).
@@ -189,9 +190,10 @@ def _f(draws: dict, values, design) -> np.ndarray:
 def _lw_alpha(f, c, g: float, low: float, high: float) -> np.ndarray:
     """LW's weights from max_s abs(f_s(x_i)) under the unweighted draws and the global range, as
     :func:`ppmlib.lw_weights`: clip(c (1 - r_i) + g, 0, 1), 0 where f is not finite. ``c`` a scalar
-    gives shape (rows,); c of shape (C, 1) gives (C, rows), one row per candidate scale."""
+    gives shape (rows,); c of shape (C, 1) gives (C, rows), one row per candidate scale. The risk is
+    scaled by the file-wide range (low, high), not this partition's, then mapped as everywhere."""
     risk = np.zeros_like(f) if high == low else (f - low) / (high - low)
-    alpha = np.clip(c * (1.0 - risk) + g, 0.0, 1.0)
+    alpha = scaled_weight(risk, c, g)
     alpha[..., ~np.isfinite(f)] = 0.0
     return alpha
 

@@ -52,6 +52,15 @@ def risk_to_weight(risk, c: float = 1.0, g: float = 0.0) -> np.ndarray:
     if outside.any():  # a risk of 3 would turn into weight 0 silently, -1 into weight 1
         raise BadArgument(f"risk must lie in [0, 1]; {outside.sum()} of {risk.size} do not, the first at "
                          f"position {int(np.argmax(outside))}")
+    return scaled_weight(risk, c, g)
+
+
+def scaled_weight(risk: np.ndarray, c, g: float) -> np.ndarray:
+    """The map of :func:`risk_to_weight` without its checks, broadcasting ``c`` against ``risk``.
+
+    For callers that hold checked arrays already, e.g. the partitioned LW, which evaluates a column
+    of candidate scales, shape (C, 1), against every record's risk, shape (n,), at once.
+    """
     return np.clip(c * (1.0 - risk) + g, 0.0, 1.0)
 
 
