@@ -266,6 +266,43 @@ class SurveySynthesis:
         """The number of synthetic datasets."""
         return int(self.synthetic_outcome.shape[0])
 
+    #: The guarantee's word in :mod:`ppmlib.mechanism.ledger`: this database's removal neighbours.
+    guarantee = "local"
+
+    @property
+    def name(self) -> str:
+        """The synthesizer's name, as a release's manifest records it."""
+        return f"survey joint synthesizer ({self.scheme})"
+
+    @property
+    def variables(self) -> tuple:
+        """The synthesized columns: the outcome, then the weight when it is synthesized."""
+        return (self.outcome, self.weight) if self.synthesize_weights else (self.outcome,)
+
+    @property
+    def synthetic(self) -> np.ndarray:
+        """What a release writes: (m, n, 2) synthetic (outcome, weight) pairs, or (m, n) outcomes when
+        only the outcome is synthesized (:func:`ppmlib.release.release`)."""
+        if not self.synthesize_weights:
+            return self.synthetic_outcome
+        return np.stack([self.synthetic_outcome, self.synthetic_weights], axis=2)
+
+    def model_entry(self) -> dict:
+        """The manifest's model entries: each synthesized column's model and what epsilon covers.
+
+        Returns
+        -------
+        dict
+            ``model`` (column -> model in words), ``variables`` and ``epsilon_covers``.
+        """
+        model = {self.outcome: "normal, a mean and a spread per cell (normal-inverse-gamma prior, exact draws)"}
+        if self.synthesize_weights:
+            model[self.weight] = "log weight normal, a line in the outcome per cell"
+        covers = ("the whole record: one joint bound Delta on the sum of the outcome's and the log weight's "
+                  "log-likelihoods, epsilon = 2 Delta for both together" if self.synthesize_weights else
+                  "the outcome only: the sampling weights are released as they are, without protection")
+        return {"model": model, "variables": list(self.variables), "epsilon_covers": covers}
+
     def dataset(self, l: int) -> pd.DataFrame:
         """Synthetic dataset l: the public columns, the synthetic outcome and the (synthetic) weight.
 

@@ -1288,21 +1288,22 @@ def main(argv=None) -> int:
         argparse instead (SystemExit 0 and 2).
     """
     args = _parser().parse_args(argv)
-    if args.weights is not None or args.strata or args.psu:
-        from ppmlib.release import survey
-        return survey.main(args)        # the survey path: the column and its weight together
     from ppmlib.errors import BackendUnavailable, CalibrationFailed
     previous = _on_signals()
     try:
         _sweep()
-        results = _call(args)
+        if args.weights is not None or args.strata or args.psu:
+            from ppmlib.release import survey
+            said = survey.run(args)        # the survey path: the column and its weight together
+        else:
+            said = _summary(args, _call(args))
     except (ValueError, TypeError, OSError, CalibrationFailed, FitsFailed, ReportFailed, BackendUnavailable) as err:
         print(f"error: {_in_flags(str(err))}\nnothing was written to {args.out}", file=sys.stderr)
         return 2
     finally:
         for name, handler in previous.items():
             signal.signal(getattr(signal, name), handler)
-    print(_summary(args, results))
+    print(said)
     return 0
 
 
