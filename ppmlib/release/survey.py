@@ -167,10 +167,22 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
           else _nothing()) as staging:
         synthesis = survey_synthesizer(model_table, column, weights, cells or [ALL], strata=strata, psu=psu,
                                        epsilon=epsilon, m=m, draws=draws, seed=seed)
+        _check_finite(synthesis)
         if staging is not None:
             _write(synthesis, staging, public_table, columns, format=format, budget=budget, delta=delta,
                    verdict=verdict, report=(model_table, cells or [ALL], {"strata": strata, "psu": psu}))
     return SurveyRun(synthesis, columns, verdict, out, page, len(table), dropped, delta)
+
+
+def _check_finite(synthesis: SurveySynthesis) -> None:
+    """Refuse synthetic values beyond a float's range (a synthetic log weight whose exp overflows), naming
+    the cause: at a small epsilon the record weights leave the fit almost no data, and its draws are wide."""
+    bad = int((~np.isfinite(synthesis.synthetic)).sum())
+    if bad:
+        raise DataRefused(f"{bad} of the {synthesis.synthetic.size} synthetic values overflow (a synthetic weight "
+                          f"exp(log weight) beyond 1e308): at epsilon = {synthesis.epsilon:.3g} per dataset the record "
+                          "weights leave the survey model too little of the data. Give a larger epsilon=, more "
+                          "records or fewer cells; nothing was written")
 
 
 class _nothing:
