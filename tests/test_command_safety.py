@@ -416,3 +416,22 @@ def test_a_report_path_inside_out_over_the_input_or_a_foreign_file_is_refused(da
     assert status == 2 and {"inside out": "inside --out", "the input": "is the input file",
                             "a foreign file": "not a report of ppm-synthesize"}[where] in err, err
     assert data.read_bytes() == before and mine.read_text() == "<p>my notes</p>" and not out.exists()
+
+
+@pytest.mark.parametrize("how", ["reversed", "truncated"])
+def test_a_file_replaced_during_the_fit_changes_nothing_released(tmp_path, monkeypatch, capsys, exact_draws, kind,
+                                                                 how):
+    """The input is read before the fit, never again: rows written over it meanwhile do not reach the release."""
+    frame = counts().assign(id=[f"r{i}" for i in range(60)])
+    path = tmp_path / "visits.csv"
+    frame.to_csv(path, index=False)
+    original = getattr(*fitter(kind))
+
+    def meanwhile(*args, **kwargs):
+        (frame.iloc[::-1] if how == "reversed" else frame.iloc[:10]).to_csv(path, index=False)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(*fitter(kind), meanwhile)
+    status, _, err = run(PATHS[kind](path, tmp_path / "r", "--keep", "id", "--no-report", *GOOD), capsys)
+    assert status == 0, err
+    assert pd.read_csv(tmp_path / "r" / "synthetic_2.csv")["id"].tolist() == frame["id"].tolist()
