@@ -132,7 +132,19 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
                report=True, keep=(), format: str | None = None, encoding: str | None = None,
                drop_missing: bool = False, max_levels: int | None = None,
                allow_failed_fits: bool = False) -> SurveyRun:
-    """:func:`synthesize_survey`, returning what the command reports (:class:`SurveyRun`)."""
+    """:func:`synthesize_survey`, returning what the command reports.
+
+    Parameters
+    ----------
+    data, column, weights, cells, strata, psu, epsilon, m, budget, seed, draws, out, overwrite, report
+        As for :func:`synthesize_survey`.
+    total_epsilon, delta, keep, format, encoding, drop_missing, max_levels, allow_failed_fits
+        As for :func:`ppmlib.release.command.synthesize`.
+
+    Returns
+    -------
+    SurveyRun
+    """
     from ppmlib.release import command as cmd
     from ppmlib.release import staging as _staging
     from ppmlib.release import tables
