@@ -354,14 +354,12 @@ class SurveySynthesis:
         """
         from ppmlib.release import DOES_NOT_COVER, NEIGHBOURS   # the release's wording, imported when releasing
 
-        synthesized = [self.outcome, self.weight] if self.synthesize_weights else [self.outcome]
+        entry = self.model_entry()
         return {
             "written_by": "ppm-synthesize",
-            "synthesizer": f"survey joint synthesizer ({self.scheme})",
-            "model": {self.outcome: "normal, a mean and a spread per cell (normal-inverse-gamma prior, exact draws)",
-                      **({self.weight: "log weight normal, a line in the outcome per cell"}
-                         if self.synthesize_weights else {})},
-            "synthesized_columns": synthesized,
+            "synthesizer": self.name,
+            "model": entry["model"],
+            "synthesized_columns": entry["variables"],
             "public_columns": list(self.public.columns),
             "weights_released_unprotected": not self.synthesize_weights,
             "datasets_file": csv_name,
@@ -370,10 +368,7 @@ class SurveySynthesis:
             "n_records_per_dataset": int(self.synthetic_outcome.shape[1]),
             "epsilon_per_dataset": self.epsilon,
             "total_epsilon": self.m * self.epsilon,
-            "epsilon_covers": ("the whole record: one joint bound Delta on the sum of the outcome's and the log "
-                               "weight's log-likelihoods, epsilon = 2 Delta for both together"
-                               if self.synthesize_weights else
-                               "the outcome only: the sampling weights are released as they are, without protection"),
+            "epsilon_covers": entry["epsilon_covers"],
             "composition": "sequential: m datasets from m draws cost m * epsilon",
             "budget_max_epsilon": max_epsilon,
             "neighbours": NEIGHBOURS,

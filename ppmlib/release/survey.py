@@ -151,7 +151,8 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
 
     m = _checks.integer(m, "m", low=2)
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
-    epsilon = cmd.privacy_plan("local", "lw", epsilon, total_epsilon, delta, m)[2]
+    epsilon = cmd.privacy_plan(guarantee="local", weighting="lw", epsilon=epsilon, total_epsilon=total_epsilon,
+                               delta=delta, m=m)[2]
     epsilon = cmd.STRICT_EPSILON if epsilon is None else epsilon
     budget = cmd._check_budget(budget, epsilon, m)
     draws = _checks.integer(draws, "draws", low=1)
