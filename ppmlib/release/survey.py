@@ -298,8 +298,9 @@ def _privacy_html(synthesis: SurveySynthesis, manifest: dict | None) -> str:
     e = html.escape
     if manifest is None:
         return f"<p>{e(synthesis.privacy_statement())}</p>"
-    parts = [f"<p>{e(manifest[key])}</p>" for key in ("guarantee", "epsilon_covers", "neighbours", "not_covered")
-             if manifest.get(key)]
+    labels = {"guarantee": "", "epsilon_covers": "What epsilon covers: ", "neighbours": "Neighbours: ",
+              "not_covered": "Not covered: "}
+    parts = [f"<p>{e(label)}{e(manifest[key])}</p>" for key, label in labels.items() if manifest.get(key)]
     lines = (manifest.get("ledger") or {}).get("statement") or []
     if lines:
         parts.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in lines) + "</ul>")
