@@ -235,3 +235,18 @@ def test_the_report_goes_where_asked_never_inside_the_release(survey_csv, tmp_pa
     survey_release.synthesize_survey(path, "yedu", "w", m=2, draws=50, out=tmp_path / "r", report=tmp_path / "p.html")
     assert "Survey synthesis report" in (tmp_path / "p.html").read_text()
     assert not survey_release.report_path(tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("cells, n, refused", [([], 19, True), ([], 20, False), (["sex"], 29, True), (["sex"], 30, False)])
+def test_too_few_records_for_the_cells_are_refused_before_any_fit(survey_csv, tmp_path, monkeypatch, cells, n, refused):
+    """The main path's rule (minimum_records): 20 records, and 5 per coefficient (3 per cell: the outcome's mean,
+    the log weight's intercept and slope)."""
+    path, frame = survey_csv
+    frame.iloc[:n].to_csv(path, index=False)
+    monkeypatch.setattr(survey_release, "survey_synthesizer", lambda *a, **k: "fitted")
+    monkeypatch.setattr(survey_release, "_check_finite", lambda synthesis: None)
+    if refused:
+        with pytest.raises(DataRefused, match=f"{n} records are too few"):
+            survey_release.run_survey(path, "yedu", "w", cells=cells, m=2, draws=50)
+    else:
+        assert survey_release.run_survey(path, "yedu", "w", cells=cells, m=2, draws=50).synthesis == "fitted"

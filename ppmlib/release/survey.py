@@ -119,7 +119,7 @@ def _check_size(table, cells: list) -> None:
     from ppmlib.release.command import minimum_records
     if len(table) == 0:
         raise DataRefused(f"the data has no complete records: {list(table.columns)}")
-    n_cells = int(table[cells].drop_duplicates().shape[0])
+    n_cells = int(table[cells].drop_duplicates().shape[0]) if cells else 1
     need = minimum_records("normal", 3 * n_cells)
     if len(table) < need:
         raise DataRefused(f"{len(table)} records are too few for the survey model over {n_cells} cells (3 "
@@ -172,7 +172,7 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
     table = cmd.load_table(data, None if hasattr(data, "columns") else list(columns.order), encoding=encoding)
     table, dropped = _complete(table, [column, weights, *cells, *design], drop_missing)
     _check_cells(table, cells, max_levels)
-    _check_size(table, cells or [column])
+    _check_size(table, cells)
     public_table = table.loc[:, [c for c in columns.order if c not in columns.all_synthesized]]
     model_table = table if cells else table.assign(**{ALL: "all"})
     verdict = {"verdict": "passed", "gate": EXACT_GATE, "failing": [], "released_anyway": False}
