@@ -375,14 +375,16 @@ def add_arguments(parser) -> None:
     parser : argparse.ArgumentParser
         The command's parser (:func:`ppmlib.release.command.main` builds it).
     """
+    from ppmlib.release.command import STRICT_EPSILON
     group = parser.add_argument_group(
         "survey weights", "with --weights, the column and its sampling weight are synthesized together (one bound "
                           "for the pair, epsilon covers the whole record) with --guarantee local; --predictors are "
                           "the table's public cells (text columns, at most --max-levels levels; numeric ones are "
                           "refused); --out, --report, --format, --keep, --drop-missing, --encoding, --epsilon, "
                           "--total-epsilon and --budget as for one column, each dataset the table with the column "
-                          "and the weight replaced; without --epsilon the default target per dataset applies; the "
-                          "confidential report shows the weighted tables beside the release")
+                          "and the weight replaced; without --epsilon or --total-epsilon each dataset is calibrated to "
+                          f"epsilon = {STRICT_EPSILON:g}, the command's default; the confidential report shows the "
+                          "weighted tables beside the release")
     group.add_argument("--weights", default=None, metavar="COLUMN", help="the sampling-weight column")
     group.add_argument("--strata", default=None, metavar="COLUMN", help="the design's strata (public, kept)")
     group.add_argument("--psu", default=None, metavar="COLUMN", help="the design's primary sampling units (public, kept)")
