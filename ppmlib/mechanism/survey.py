@@ -575,7 +575,7 @@ def _calibrate(delta_of, target: float, start: float, rtol: float, unweighted: f
     target = _checks.real(target, "epsilon / 2", low=0, low_open=True)
     if target > unweighted:
         raise CalibrationFailed(f"target epsilon {2 * target:.4g} per dataset is above what the unweighted "
-                                f"synthesizer spends ({2 * unweighted:.4g}); ask for less or use scheme='unweighted'")
+                                f"synthesizer spends ({2 * unweighted:.4g}); ask for at most that")
     low, high, c, best = 0.0, np.inf, float(start), None
     for step in range(1, max_iter + 1):
         found = float(delta_of(c))
