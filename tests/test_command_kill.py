@@ -70,6 +70,13 @@ DRIVER = textwrap.dedent("""
             reached()
             return text
         survey.report_html = slow_page
+    elif point == "report-copy":   # the report being copied into its folder (--report elsewhere), as a temporary file
+        copy = staging.shutil.copyfileobj
+        def slow_copy(source, target, *args, **kwargs):
+            if str(getattr(source, "name", "")).endswith("report.html"):     # staging's report, to its target
+                reached()
+            return copy(source, target, *args, **kwargs)
+        staging.shutil.copyfileobj = slow_copy
     elif point == "between-renames":   # the release's data files written in staging, its manifest not yet
         from ppmlib.release import tables
         write = tables._write_bytes
@@ -110,7 +117,7 @@ def kernel_running(token: str) -> bool:
 class Run:
     """One run of the command in a child process, in a folder of its own."""
 
-    def __init__(self, tmp_path: Path, point: str = "", report: bool = True, kind: str = "main"):
+    def __init__(self, tmp_path: Path, point: str = "", report: bool = True, kind: str = "main", report_to=None):
         self.tmp, self.token = tmp_path, uuid.uuid4().hex
         (tmp_path / "data").mkdir(exist_ok=True)
         (tmp_path / "tmp").mkdir(exist_ok=True)
@@ -128,6 +135,7 @@ class Run:
                  ["--weights", "w", "--predictors", "grade", "--guarantee", "local", "--epsilon", "4"])
         argv = [str(self.data), "--column", "visits", *model, "--m", "2", "--chains", "2", "--draws",
                 "150", "--allow-failed-fits", "--out", str(self.out)] + ([] if report else ["--no-report"])
+        argv += ["--report", str(report_to)] if report_to is not None else []
         self.process = subprocess.Popen([sys.executable, "-c", DRIVER, *argv], env=self.env, cwd=tmp_path,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
@@ -232,3 +240,23 @@ def test_the_next_run_removes_what_a_killed_run_left_and_says_so(tmp_path, kind)
     assert "removed" in err and "left by a killed run" in err
     assert sorted(p.name for p in run.out.iterdir()) == ["synthetic.json", "synthetic_1.csv", "synthetic_2.csv"]
     assert run.leftovers() == ["release"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_after_sigkill_the_reports_temporary_file_elsewhere_is_removed_by_the_next_run(tmp_path, kind):
+    """With --report in another folder the report is copied there as a hidden temporary file, then renamed:
+    a SIGKILL in between leaves it, and the next run removes it."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    run = Run(tmp_path, point="report-copy", kind=kind, report_to=pages / "page.html")
+    run.wait_for(lambda: run.marker.exists())
+    os.kill(run.process.pid, signal.SIGKILL)
+    run.finish()
+    assert [p.name for p in pages.iterdir() if ".ppm-staging-" in p.name], list(pages.iterdir())
+    cleaned = subprocess.run([sys.executable, "-m", BACKENDS, "--clean-cache"], env=run.env,
+                             capture_output=True, text=True, timeout=120)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert "left by a killed run" in cleaned.stdout
+    assert list(pages.iterdir()) == []
+    run.marker.unlink()
+    assert run.leftovers() == ["pages"]
