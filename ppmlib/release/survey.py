@@ -22,6 +22,7 @@ from __future__ import annotations
 __all__ = ["ALL", "EXACT_GATE", "SurveyRun", "run_survey", "synthesize_survey", "report_path", "report_html",
            "add_arguments", "run", "summary"]
 
+import contextlib
 import html
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,8 +148,33 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
     """
     from ppmlib.release import command as cmd
     from ppmlib.release import staging as _staging
-    from ppmlib.release import tables
 
+    m, delta, epsilon, budget, draws = _plan(epsilon, total_epsilon, delta, m, budget, draws)
+    format = cmd._release_format(format or "csv")
+    cells, keep, design = _names(cells), _names(keep), [c for c in (strata, psu) if c]
+    _check_roles(column, weights, cells, design, keep)
+    out, page = cmd._targets(out, report, overwrite, cmd._inputs(data))
+    table, dropped, columns = _read(data, column, weights, cells, design, keep, encoding=encoding,
+                                    drop_missing=drop_missing, max_levels=max_levels)
+    public_table = table.loc[:, [c for c in columns.order if c not in columns.all_synthesized]]
+    model_table = table if cells else table.assign(**{ALL: "all"})
+    # the draws are exact: the diagnostics gate has nothing to judge, and allow_failed_fits nothing to allow
+    verdict = {"verdict": "passed", "gate": EXACT_GATE, "failing": [], "released_anyway": False}
+    with (_staging.Staging(out, page, overwrite=overwrite, inputs=cmd._inputs(data)) if out is not None
+          else contextlib.nullcontext()) as staging:
+        synthesis = survey_synthesizer(model_table, column, weights, cells or [ALL], strata=strata, psu=psu,
+                                       epsilon=epsilon, m=m, draws=draws, seed=seed)
+        _check_finite(synthesis)
+        if staging is not None:
+            _write(synthesis, staging, public_table, columns, format=format, budget=budget, delta=delta,
+                   verdict=verdict, report=(model_table, cells or [ALL], {"strata": strata, "psu": psu}))
+    return SurveyRun(synthesis, columns, verdict, out, page, len(table), dropped, delta)
+
+
+def _plan(epsilon, total_epsilon, delta, m, budget, draws) -> tuple:
+    """The checked numbers of a run: m, delta, the per-dataset target (the command's default when none is
+    given), the budget (refused before any fit when the target exceeds it) and the draws."""
+    from ppmlib.release import command as cmd
     m = _checks.integer(m, "m", low=2)
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
     epsilon = cmd.privacy_plan(guarantee="local", weighting="lw", epsilon=epsilon, total_epsilon=total_epsilon,
@@ -158,12 +184,14 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
     draws = _checks.integer(draws, "draws", low=1)
     if m > draws:
         raise BadArgument(f"m = {m} synthetic datasets need at least m draws; draws = {draws}")
+    return m, delta, epsilon, budget, draws
+
+
+def _read(data, column, weights, cells, design, keep, *, encoding, drop_missing, max_levels) -> tuple:
+    """The data, read once (the columns the release and the model use), checked: (table, dropped, columns)."""
+    from ppmlib.release import command as cmd
+    from ppmlib.release import tables
     max_levels = _checks.integer(cmd.MAX_LEVELS if max_levels is None else max_levels, "max_levels", low=2)
-    format = cmd._release_format(format or "csv")
-    cells, keep = _names(cells), _names(keep)
-    design = [c for c in (strata, psu) if c]
-    _check_roles(column, weights, cells, design, keep)
-    out, page = cmd._targets(out, report, overwrite, cmd._inputs(data))
     names = cmd.source_columns(data, encoding)
     absent = [c for c in dict.fromkeys([column, weights, *cells, *design, *keep]) if c not in names]
     if absent:
@@ -173,18 +201,7 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
     table, dropped = _complete(table, [column, weights, *cells, *design], drop_missing)
     _check_cells(table, cells, max_levels)
     _check_size(table, cells)
-    public_table = table.loc[:, [c for c in columns.order if c not in columns.all_synthesized]]
-    model_table = table if cells else table.assign(**{ALL: "all"})
-    verdict = {"verdict": "passed", "gate": EXACT_GATE, "failing": [], "released_anyway": False}
-    with (_staging.Staging(out, page, overwrite=overwrite, inputs=cmd._inputs(data)) if out is not None
-          else _nothing()) as staging:
-        synthesis = survey_synthesizer(model_table, column, weights, cells or [ALL], strata=strata, psu=psu,
-                                       epsilon=epsilon, m=m, draws=draws, seed=seed)
-        _check_finite(synthesis)
-        if staging is not None:
-            _write(synthesis, staging, public_table, columns, format=format, budget=budget, delta=delta,
-                   verdict=verdict, report=(model_table, cells or [ALL], {"strata": strata, "psu": psu}))
-    return SurveyRun(synthesis, columns, verdict, out, page, len(table), dropped, delta)
+    return table, dropped, columns
 
 
 def _check_finite(synthesis: SurveySynthesis) -> None:
@@ -196,14 +213,6 @@ def _check_finite(synthesis: SurveySynthesis) -> None:
                           f"exp(log weight) beyond 1e308): at epsilon = {synthesis.epsilon:.3g} per dataset the record "
                           "weights leave the survey model too little of the data. Give a larger epsilon=, more "
                           "records or fewer cells; nothing was written")
-
-
-class _nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return None
 
 
 def _write(synthesis, staging, public_table, columns, *, format, budget, delta, verdict, report) -> None:
