@@ -250,3 +250,17 @@ def test_too_few_records_for_the_cells_are_refused_before_any_fit(survey_csv, tm
             survey_release.run_survey(path, "yedu", "w", cells=cells, m=2, draws=50)
     else:
         assert survey_release.run_survey(path, "yedu", "w", cells=cells, m=2, draws=50).synthesis == "fitted"
+
+
+def test_a_run_that_would_not_fit_in_memory_is_refused_before_fitting(survey_csv, tmp_path, capsys, monkeypatch):
+    path, _ = survey_csv
+    no_fit(monkeypatch)
+    need = survey_release.memory_needed(400, 3)
+    monkeypatch.setattr(syn, "available_memory", lambda: need - 1)
+    status, _, err = run(command(path, tmp_path / "r"), capsys)
+    assert status == 2 and f"needs about {need / 1e6:.0f} MB" in err and "MB are available" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["survey.csv"]
+    monkeypatch.setattr(syn, "available_memory", lambda: need)
+    monkeypatch.setattr(survey_release, "survey_synthesizer", lambda *a, **k: pytest.fail("fitted: the check passed"))
+    with pytest.raises(pytest.fail.Exception, match="the check passed"):
+        syn.main(command(path, tmp_path / "r"))

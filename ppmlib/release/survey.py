@@ -19,7 +19,7 @@ standard errors, and what the weights' synthesis changed. Nothing is written whe
 """
 from __future__ import annotations
 
-__all__ = ["ALL", "EXACT_GATE", "SurveyRun", "run_survey", "synthesize_survey", "report_path", "report_html",
+__all__ = ["ALL", "EXACT_GATE", "BOUND_BLOCK", "SurveyRun", "memory_needed", "run_survey", "synthesize_survey", "report_path", "report_html",
            "add_arguments", "run", "summary"]
 
 import contextlib
@@ -156,6 +156,7 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
     out, page = cmd._targets(out, report, overwrite, cmd._inputs(data))
     table, dropped, columns = _read(data, column, weights, cells, design, keep, encoding=encoding,
                                     drop_missing=drop_missing, max_levels=max_levels)
+    _check_memory(len(table), m)
     public_table = table.loc[:, [c for c in columns.order if c not in columns.all_synthesized]]
     model_table = table if cells else table.assign(**{ALL: "all"})
     # the draws are exact: the diagnostics gate has nothing to judge, and allow_failed_fits nothing to allow
@@ -202,6 +203,36 @@ def _read(data, column, weights, cells, design, keep, *, encoding, drop_missing,
     _check_cells(table, cells, max_levels)
     _check_size(table, cells)
     return table, dropped, columns
+
+
+#: Draws per block of the survey model's bounds (:func:`ppmlib.mechanism.survey._bounds`' default).
+BOUND_BLOCK = 100
+
+
+def memory_needed(n: int, m: int) -> int:
+    """Bytes a survey run needs at its peak, roughly: a block of the two conditionals' log densities and their
+    temporaries (6 x ``BOUND_BLOCK`` x n numbers), the m synthetic pairs and their draws' parameters
+    (10 m n), and the table's columns (20 n).
+
+    Parameters
+    ----------
+    n, m : int
+        Records and synthetic datasets.
+
+    Returns
+    -------
+    int
+    """
+    return 8 * (6 * BOUND_BLOCK * n + 10 * m * n + 20 * n)
+
+
+def _check_memory(n: int, m: int) -> None:
+    """Refuse before any fit a run that would not fit in memory, as the main path does."""
+    from ppmlib.release import command as cmd
+    need, available = memory_needed(n, m), cmd.available_memory()
+    if available is not None and need > available:
+        raise DataRefused(f"this run needs about {need / 1e6:.0f} MB of memory ({n} records, {m} datasets) and "
+                          f"{available / 1e6:.0f} MB are available; use fewer datasets or records, or a larger machine")
 
 
 def _check_finite(synthesis: SurveySynthesis) -> None:
