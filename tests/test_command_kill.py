@@ -8,7 +8,9 @@ die with their parent (a parent-death signal), and the next run removes what the
 and says so.
 
 Every process the run starts carries a token in its environment, so the test finds them all,
-whatever their parent or session.
+whatever their parent or session. The command's two paths run: the single column (``main``) and
+the survey pair (``survey``, ``--weights``: exact draws and an HTML report made in-process, so its
+fit and report points are reached by slowing those steps down).
 """
 import os
 import signal
@@ -53,6 +55,28 @@ DRIVER = textwrap.dedent("""
             reached()
             return publish(self)
         staging.Staging.publish = slow_publish
+    elif point == "survey-fit":    # the survey pair's fit
+        from ppmlib.release import survey
+        fit = survey.survey_synthesizer
+        def slow_fit(*args, **kwargs):
+            reached()
+            return fit(*args, **kwargs)
+        survey.survey_synthesizer = slow_fit
+    elif point == "survey-report":  # the release written in staging, the survey report being made
+        from ppmlib.release import survey
+        page = survey.report_html
+        def slow_page(*args, **kwargs):
+            text = page(*args, **kwargs)
+            reached()
+            return text
+        survey.report_html = slow_page
+    elif point == "report-copy":   # the report being copied into its folder (--report elsewhere), as a temporary file
+        copy = staging.shutil.copyfileobj
+        def slow_copy(source, target, *args, **kwargs):
+            if str(getattr(source, "name", "")).endswith("report.html"):     # staging's report, to its target
+                reached()
+            return copy(source, target, *args, **kwargs)
+        staging.shutil.copyfileobj = slow_copy
     elif point == "between-renames":   # the release's data files written in staging, its manifest not yet
         from ppmlib.release import tables
         write = tables._write_bytes
@@ -93,19 +117,25 @@ def kernel_running(token: str) -> bool:
 class Run:
     """One run of the command in a child process, in a folder of its own."""
 
-    def __init__(self, tmp_path: Path, point: str = "", report: bool = True):
+    def __init__(self, tmp_path: Path, point: str = "", report: bool = True, kind: str = "main", report_to=None):
         self.tmp, self.token = tmp_path, uuid.uuid4().hex
         (tmp_path / "data").mkdir(exist_ok=True)
         (tmp_path / "tmp").mkdir(exist_ok=True)
         self.data = tmp_path / "data" / "visits.csv"
         rng = np.random.default_rng(3)
-        pd.DataFrame({"visits": rng.poisson(6, 80)}).to_csv(self.data, index=False)
+        pd.DataFrame({"visits": rng.poisson(6, 80), "grade": rng.choice(["a", "b"], 80),
+                      "w": np.round(np.exp(rng.normal(6, 0.5, 80)), 1)}).to_csv(self.data, index=False)
+        if kind == "survey":
+            point = {"fit": "survey-fit", "report": "survey-report"}.get(point, point)
         self.out, self.marker = tmp_path / "release", tmp_path / "reached"
         self.env = {**os.environ, "KILLTEST_TOKEN": self.token, "KILLTEST_MARKER": str(self.marker),
                     "KILLTEST_POINT": point, "TMPDIR": str(tmp_path / "tmp"), "PPMLIB_CACHE": str(tmp_path / "cache"),
                     "PYTHONPATH": str(ROOT)}
-        argv = [str(self.data), "--column", "visits", "--model", "poisson", "--m", "2", "--chains", "2", "--draws",
+        model = (["--model", "poisson"] if kind == "main" else
+                 ["--weights", "w", "--predictors", "grade", "--guarantee", "local", "--epsilon", "4"])
+        argv = [str(self.data), "--column", "visits", *model, "--m", "2", "--chains", "2", "--draws",
                 "150", "--allow-failed-fits", "--out", str(self.out)] + ([] if report else ["--no-report"])
+        argv += ["--report", str(report_to)] if report_to is not None else []
         self.process = subprocess.Popen([sys.executable, "-c", DRIVER, *argv], env=self.env, cwd=tmp_path,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
@@ -140,14 +170,27 @@ class Run:
 POINTS = {"fit": lambda run: run.marker.exists(),
           "report": lambda run: kernel_running(run.token) and (run.tmp / "reached").touch() is None,
           "publish": lambda run: run.marker.exists()}
+#: The command's paths: the single column, and the survey pair (--weights).
+KINDS = ("main", "survey")
 
 
+def reached(run: Run, point: str, kind: str) -> bool:
+    """Whether the run is at ``point``: the main path's report runs a kernel; the survey path's is slowed down."""
+    return run.marker.exists() if kind == "survey" else POINTS[point](run)
+
+
+def slowed(point: str, kind: str) -> str:
+    """The step the driver slows down for ``point`` (none for the main path's report: its kernel is found)."""
+    return "" if point == "report" and kind == "main" else point
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("point", list(POINTS))
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
-def test_a_signal_at_any_point_leaves_nothing(tmp_path, point, signum):
-    run = Run(tmp_path, point="" if point == "report" else point)
-    run.wait_for(lambda: POINTS[point](run))
-    if point == "report":
+def test_a_signal_at_any_point_leaves_nothing(tmp_path, point, signum, kind):
+    run = Run(tmp_path, point=slowed(point, kind), kind=kind)
+    run.wait_for(lambda: reached(run, point, kind))
+    if point == "report" and kind == "main":
         time.sleep(1.0)          # inside the report's execution
     os.kill(run.process.pid, signum)
     status, said, err = run.finish()
@@ -158,11 +201,12 @@ def test_a_signal_at_any_point_leaves_nothing(tmp_path, point, signum):
     assert run.leftovers() == []
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("point", ["report", "between-renames"])
-def test_after_sigkill_the_children_die_and_the_next_run_removes_what_was_left(tmp_path, point):
-    run = Run(tmp_path, point="" if point == "report" else point)
-    run.wait_for(lambda: kernel_running(run.token) if point == "report" else run.marker.exists())
-    if point == "report":
+def test_after_sigkill_the_children_die_and_the_next_run_removes_what_was_left(tmp_path, point, kind):
+    run = Run(tmp_path, point=slowed(point, kind), kind=kind)
+    run.wait_for(lambda: kernel_running(run.token) if point == "report" and kind == "main" else run.marker.exists())
+    if point == "report" and kind == "main":
         time.sleep(1.0)
     records = list((tmp_path / "cache" / "running").glob("*.paths"))
     recorded = [Path(line) for r in records for line in r.read_text().splitlines()]
@@ -182,16 +226,37 @@ def test_after_sigkill_the_children_die_and_the_next_run_removes_what_was_left(t
     assert run.leftovers() == []
 
 
-def test_the_next_run_removes_what_a_killed_run_left_and_says_so(tmp_path):
-    run = Run(tmp_path, point="publish")
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_next_run_removes_what_a_killed_run_left_and_says_so(tmp_path, kind):
+    run = Run(tmp_path, point="publish", kind=kind)
     run.wait_for(lambda: run.marker.exists())
     os.kill(run.process.pid, signal.SIGKILL)
     run.finish()
     assert any(".ppm-staging-" in name for name in run.leftovers())
     run.marker.unlink()
-    again = Run(tmp_path, report=False)
+    again = Run(tmp_path, report=False, kind=kind)
     status, said, err = again.finish(timeout=240)
     assert status == 0, err
     assert "removed" in err and "left by a killed run" in err
     assert sorted(p.name for p in run.out.iterdir()) == ["synthetic.json", "synthetic_1.csv", "synthetic_2.csv"]
     assert run.leftovers() == ["release"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_after_sigkill_the_reports_temporary_file_elsewhere_is_removed_by_the_next_run(tmp_path, kind):
+    """With --report in another folder the report is copied there as a hidden temporary file, then renamed:
+    a SIGKILL in between leaves it, and the next run removes it."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    run = Run(tmp_path, point="report-copy", kind=kind, report_to=pages / "page.html")
+    run.wait_for(lambda: run.marker.exists())
+    os.kill(run.process.pid, signal.SIGKILL)
+    run.finish()
+    assert [p.name for p in pages.iterdir() if ".ppm-staging-" in p.name], list(pages.iterdir())
+    cleaned = subprocess.run([sys.executable, "-m", BACKENDS, "--clean-cache"], env=run.env,
+                             capture_output=True, text=True, timeout=120)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert "left by a killed run" in cleaned.stdout
+    assert list(pages.iterdir()) == []
+    run.marker.unlink()
+    assert run.leftovers() == ["pages"]

@@ -3,7 +3,9 @@
 Most tests run the command in this process with the Poisson model and exact draws
 (:class:`ppmlib.inference.exact.ConjugateSampler` in place of NUTS): no Stan, a run in milliseconds, and
 diagnostics that pass with enough draws and fail with too few. Every test here failed on the
-command before these rules existed.
+command before these rules existed. The rules on ``--out``, ``--report``, the lock and the staging
+folder are the command's, whatever it synthesizes: those tests run both paths (``kind``), the
+single column and the survey pair (``--weights``, exact draws of its own).
 """
 import json
 import os
@@ -15,6 +17,7 @@ import pandas as pd
 import pytest
 
 from ppmlib.release import command as syn
+from ppmlib.release import survey as survey_path
 
 GOOD = ["--chains", "4", "--draws", "500"]     # exact draws: R-hat ~ 1, ESS ~ 2000, the gate passes
 POOR = ["--chains", "2", "--draws", "5"]       # ESS ~ 10: the gate fails
@@ -23,7 +26,8 @@ RELEASED = ["synthetic.json", "synthetic_1.csv", "synthetic_2.csv", "synthetic_3
 
 def counts(n=60, seed=1) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"grade": rng.choice(["a", "b"], n), "visits": rng.poisson(5, n)})
+    return pd.DataFrame({"grade": rng.choice(["a", "b"], n), "visits": rng.poisson(5, n),
+                         "w": np.round(np.exp(rng.normal(6, 0.5, n)), 1)})
 
 
 @pytest.fixture
@@ -45,110 +49,137 @@ def poisson(data, out, *extra):
     return [data, "--column", "visits", "--model", "poisson", "--m", "3", "--out", out, *extra]
 
 
-def no_fit(monkeypatch):
+def weighted(data, out, *extra):
+    """The survey path: visits and their sampling weight w synthesized together, cells by grade."""
+    return [data, "--column", "visits", "--weights", "w", "--guarantee", "local", "--predictors", "grade", "--m", "3",
+            "--epsilon", "4", "--out", out, *extra]
+
+
+#: The command's two paths: the single column, and the survey pair.
+PATHS = {"main": poisson, "survey": weighted}
+
+
+@pytest.fixture(params=list(PATHS))
+def kind(request):
+    return request.param
+
+
+def fitter(kind):
+    """Where each path fits: (module, attribute)."""
+    return (syn._lineup, "run") if kind == "main" else (survey_path, "survey_synthesizer")
+
+
+def no_fit(monkeypatch, kind="main"):
     """Fail the test if the command fits anything (the refusal must come first)."""
     def fitted(*args, **kwargs):
         raise AssertionError("the command fitted before refusing")
-    monkeypatch.setattr(syn._lineup, "run", fitted)
+    monkeypatch.setattr(*fitter(kind), fitted)
 
 
 # --- 1: --out and --overwrite ------------------------------------------------------------------
 
 def test_an_empty_out_is_refused_and_the_working_directory_is_untouched(data, tmp_path, monkeypatch, capsys,
-                                                                         exact_draws):
+                                                                         exact_draws, kind):
     work = tmp_path / "work"
     work.mkdir()
     (work / "thesis.tex").write_text("years of work")
     monkeypatch.chdir(work)
-    status, _, err = run(poisson(data, "", "--overwrite", "--no-report", *GOOD), capsys)
+    status, _, err = run(PATHS[kind](data, "", "--overwrite", "--no-report", *GOOD), capsys)
     assert status == 2 and "--out is empty" in err
     assert (work / "thesis.tex").read_text() == "years of work"
 
 
-@pytest.mark.parametrize("where", ["input folder", "parent of input", "working directory"])
-def test_out_may_not_hold_the_input_or_the_working_directory(data, tmp_path, monkeypatch, capsys, exact_draws, where):
+@pytest.mark.parametrize("where", ["input folder", "parent of input", "working directory", "unrelated folder"])
+def test_out_may_not_hold_the_input_or_the_working_directory(data, tmp_path, monkeypatch, capsys, exact_draws, where,
+                                                             kind):
     monkeypatch.chdir(tmp_path)
-    out = {"input folder": data.parent, "parent of input": tmp_path, "working directory": Path(".")}[where]
-    status, _, err = run(poisson(data, out, "--overwrite", "--no-report", *GOOD), capsys)
+    unrelated = tmp_path / "photos"
+    unrelated.mkdir()
+    (unrelated / "holiday.jpg").write_bytes(b"\xff\xd8 mine")
+    out = {"input folder": data.parent, "parent of input": tmp_path, "working directory": Path("."),
+           "unrelated folder": unrelated}[where]
+    status, _, err = run(PATHS[kind](data, out, "--overwrite", "--no-report", *GOOD), capsys)
     assert status == 2, err
     assert data.is_file() and len(data.read_bytes()) > 100
-    assert ("holds the input file" in err) or ("working directory" in err)
+    assert (unrelated / "holiday.jpg").read_bytes() == b"\xff\xd8 mine"
+    assert ("holds the input file" in err) or ("working directory" in err) or ("did not write" in err)
 
 
-def test_overwrite_replaces_a_previous_release_and_nothing_else(data, tmp_path, capsys, exact_draws):
+def test_overwrite_replaces_a_previous_release_and_nothing_else(data, tmp_path, capsys, exact_draws, kind):
+    command = PATHS[kind]
     out = tmp_path / "release"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
-    status, _, err = run(poisson(data, out, "--overwrite", "--no-report", *GOOD), capsys)
+    status, _, err = run(command(data, out, "--overwrite", "--no-report", *GOOD), capsys)
     assert status == 2 and "did not write" in err and (out / "notes.txt").read_text() == "mine"
     (out / "notes.txt").unlink()
-    assert run(poisson(data, out, "--no-report", *GOOD), capsys)[0] == 0          # into an empty folder
+    assert run(command(data, out, "--no-report", *GOOD), capsys)[0] == 0          # into an empty folder
     first = (out / "synthetic_1.csv").read_bytes()
-    assert run(poisson(data, out, "--no-report", "--seed", "9", *GOOD), capsys)[0] == 2   # no --overwrite
-    assert run(poisson(data, out, "--no-report", "--seed", "9", "--overwrite", *GOOD), capsys)[0] == 0
+    assert run(command(data, out, "--no-report", "--seed", "9", *GOOD), capsys)[0] == 2   # no --overwrite
+    assert run(command(data, out, "--no-report", "--seed", "9", "--overwrite", *GOOD), capsys)[0] == 0
     assert sorted(p.name for p in out.iterdir()) == RELEASED
     assert (out / "synthetic_1.csv").read_bytes() != first
     assert json.loads((out / "synthetic.json").read_text())["written_by"] == "ppm-synthesize"
 
 
-@pytest.mark.parametrize("kind", ["read-only folder", "symlink", "dangling symlink", "missing parent"])
-def test_a_bad_out_is_refused_before_any_fit(data, tmp_path, monkeypatch, capsys, kind):
-    no_fit(monkeypatch)
+@pytest.mark.parametrize("what", ["read-only folder", "symlink", "dangling symlink", "missing parent"])
+def test_a_bad_out_is_refused_before_any_fit(data, tmp_path, monkeypatch, capsys, what, kind):
+    no_fit(monkeypatch, kind)
     out = tmp_path / "release"
-    if kind == "read-only folder":
+    if what == "read-only folder":
         if os.geteuid() == 0:
             pytest.skip("root writes into a read-only folder")
         out.mkdir()
         out.chmod(0o500)
-    elif kind == "symlink":
+    elif what == "symlink":
         (tmp_path / "elsewhere").mkdir()
         out.symlink_to(tmp_path / "elsewhere")
-    elif kind == "dangling symlink":
+    elif what == "dangling symlink":
         out.symlink_to(tmp_path / "nowhere")
     else:
         out = tmp_path / "no" / "such" / "release"
     try:
-        status, _, err = run(poisson(data, out, "--no-report", *GOOD), capsys)
+        status, _, err = run(PATHS[kind](data, out, "--no-report", *GOOD), capsys)
     finally:
-        if kind == "read-only folder":
+        if what == "read-only folder":
             out.chmod(0o700)
     assert status == 2 and "nothing was written" in err
     assert {"read-only folder": "not writable", "symlink": "symbolic link", "dangling symlink": "symbolic link",
-            "missing parent": "does not exist"}[kind] in err
+            "missing parent": "does not exist"}[what] in err
 
 
 # --- 2: a file that appears during the run, and two runs into one --out -------------------------
 
-def test_a_file_that_appears_in_out_during_the_run_is_kept(data, tmp_path, monkeypatch, capsys, exact_draws):
+def test_a_file_that_appears_in_out_during_the_run_is_kept(data, tmp_path, monkeypatch, capsys, exact_draws, kind):
     out = tmp_path / "release"
     out.mkdir()
-    original = syn._lineup.run
+    original = getattr(*fitter(kind))
 
     def meanwhile(*args, **kwargs):
         (out / "arrived.txt").write_text("someone else's")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(syn._lineup, "run", meanwhile)
-    status, out_text, err = run(poisson(data, out, "--no-report", *GOOD), capsys)
+    monkeypatch.setattr(*fitter(kind), meanwhile)
+    status, out_text, err = run(PATHS[kind](data, out, "--no-report", *GOOD), capsys)
     assert status == 2 and "released" not in out_text, err
     assert (out / "arrived.txt").read_text() == "someone else's"
     assert not [p for p in tmp_path.iterdir() if ".ppm-staging-" in p.name]
 
 
 def test_a_second_run_into_the_same_out_fails_at_once_and_the_first_publishes(data, tmp_path, monkeypatch, capsys,
-                                                                             exact_draws):
+                                                                             exact_draws, kind):
     out = tmp_path / "release"
-    original = syn._lineup.run
+    original = getattr(*fitter(kind))
     second = {}
 
     def meanwhile(*args, **kwargs):
         if not second:   # while the first run fits, a second one starts into the same --out
-            second["status"] = syn.main([str(a) for a in poisson(data, out, "--no-report", *GOOD)])
+            second["status"] = syn.main([str(a) for a in PATHS[kind](data, out, "--no-report", *GOOD)])
             second["err"] = capsys.readouterr().err
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(syn._lineup, "run", meanwhile)
-    status, said, err = run(poisson(data, out, "--no-report", *GOOD), capsys)
+    monkeypatch.setattr(*fitter(kind), meanwhile)
+    status, said, err = run(PATHS[kind](data, out, "--no-report", *GOOD), capsys)
     assert second["status"] == 2 and "another run" in second["err"], second
     assert status == 0 and "released" in said, err
     assert sorted(p.name for p in out.iterdir()) == RELEASED
@@ -359,14 +390,48 @@ def test_the_sweep_removes_only_what_ppmlib_writes_and_only_for_dead_processes(t
     assert _leftovers.remove_own() == [alive_staging] and not alive_staging.exists()
 
 
-def test_overwrite_replaces_the_previous_report_too(data, tmp_path, capsys, exact_draws):
+def test_overwrite_replaces_the_previous_report_too(data, tmp_path, capsys, exact_draws, kind):
     out = tmp_path / "release"
     report = tmp_path / "release.report-confidential.html"
-    assert run(poisson(data, out, *GOOD), capsys)[0] == 0
+    assert run(PATHS[kind](data, out, *GOOD), capsys)[0] == 0
     first = report.read_bytes()
-    assert run(poisson(data, out, "--seed", "5", *GOOD), capsys)[0] == 2          # no --overwrite: refused
+    assert run(PATHS[kind](data, out, "--seed", "5", *GOOD), capsys)[0] == 2          # no --overwrite: refused
     assert report.read_bytes() == first
-    status, said, err = run(poisson(data, out, "--seed", "5", "--overwrite", *GOOD), capsys)
+    status, said, err = run(PATHS[kind](data, out, "--seed", "5", "--overwrite", *GOOD), capsys)
     assert status == 0, err
     assert report.read_bytes() != first and sorted(p.name for p in tmp_path.iterdir()) == [
         "data", "release", "release.report-confidential.html"]
+
+
+@pytest.mark.parametrize("where", ["inside out", "the input", "a foreign file"])
+def test_a_report_path_inside_out_over_the_input_or_a_foreign_file_is_refused(data, tmp_path, monkeypatch, capsys,
+                                                                             where, kind):
+    no_fit(monkeypatch, kind)
+    out = tmp_path / "release"
+    mine = tmp_path / "mine.html"
+    mine.write_text("<p>my notes</p>")
+    before = data.read_bytes()
+    target = {"inside out": out / "report.html", "the input": data, "a foreign file": mine}[where]
+    status, _, err = run(PATHS[kind](data, out, "--report", target, "--overwrite", *GOOD), capsys)
+    assert status == 2 and {"inside out": "inside --out", "the input": "is the input file",
+                            "a foreign file": "not a report of ppm-synthesize"}[where] in err, err
+    assert data.read_bytes() == before and mine.read_text() == "<p>my notes</p>" and not out.exists()
+
+
+@pytest.mark.parametrize("how", ["reversed", "truncated"])
+def test_a_file_replaced_during_the_fit_changes_nothing_released(tmp_path, monkeypatch, capsys, exact_draws, kind,
+                                                                 how):
+    """The input is read before the fit, never again: rows written over it meanwhile do not reach the release."""
+    frame = counts().assign(id=[f"r{i}" for i in range(60)])
+    path = tmp_path / "visits.csv"
+    frame.to_csv(path, index=False)
+    original = getattr(*fitter(kind))
+
+    def meanwhile(*args, **kwargs):
+        (frame.iloc[::-1] if how == "reversed" else frame.iloc[:10]).to_csv(path, index=False)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(*fitter(kind), meanwhile)
+    status, _, err = run(PATHS[kind](path, tmp_path / "r", "--keep", "id", "--no-report", *GOOD), capsys)
+    assert status == 0, err
+    assert pd.read_csv(tmp_path / "r" / "synthetic_2.csv")["id"].tolist() == frame["id"].tolist()

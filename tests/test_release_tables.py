@@ -157,3 +157,18 @@ def test_help_says_what_the_release_contains(capsys):
     for phrase in ("What the release contains", "--keep A,B", "synthetic_1.csv ... synthetic_M.csv",
                    "one synthetic.parquet with a 'dataset' column", "name the dropped columns", "SHA-256"):
         assert phrase in text, phrase
+
+
+def test_a_column_synthesized_with_another_is_in_the_order_and_never_kept_or_public():
+    from ppmlib.errors import BadArgument
+    from ppmlib.release.tables import public_columns
+    names = ["id", "sex", "income", "note", "w"]
+    columns = public_columns(names, "income", ["sex"], ["id"], also=["w"])
+    assert columns.order == ("id", "sex", "income", "w") and columns.all_synthesized == ("income", "w")
+    assert columns.dropped == ("note",) and columns.to_dict()["also_synthesized"] == ["w"]
+    assert "also_synthesized" not in public_columns(names, "income", ["sex"]).to_dict()
+    for public, keep, also, message in ((["sex"], ["w"], ["w"], "keep names the synthesized column 'w'"),
+                                        (["sex", "w"], [], ["w"], "'w' is also a public column"),
+                                        (["sex"], [], ["income"], "name one column twice")):
+        with pytest.raises(BadArgument, match=message):
+            public_columns(names, "income", public, keep, also=also)

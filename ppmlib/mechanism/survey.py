@@ -266,6 +266,43 @@ class SurveySynthesis:
         """The number of synthetic datasets."""
         return int(self.synthetic_outcome.shape[0])
 
+    #: The guarantee's word in :mod:`ppmlib.mechanism.ledger`: this database's removal neighbours.
+    guarantee = "local"
+
+    @property
+    def name(self) -> str:
+        """The synthesizer's name, as a release's manifest records it."""
+        return f"survey joint synthesizer ({self.scheme})"
+
+    @property
+    def variables(self) -> tuple:
+        """The synthesized columns: the outcome, then the weight when it is synthesized."""
+        return (self.outcome, self.weight) if self.synthesize_weights else (self.outcome,)
+
+    @property
+    def synthetic(self) -> np.ndarray:
+        """What a release writes: (m, n, 2) synthetic (outcome, weight) pairs, or (m, n) outcomes when
+        only the outcome is synthesized (:func:`ppmlib.release.release`)."""
+        if not self.synthesize_weights:
+            return self.synthetic_outcome
+        return np.stack([self.synthetic_outcome, self.synthetic_weights], axis=2)
+
+    def model_entry(self) -> dict:
+        """The manifest's model entries: each synthesized column's model and what epsilon covers.
+
+        Returns
+        -------
+        dict
+            ``model`` (column -> model in words), ``variables`` and ``epsilon_covers``.
+        """
+        model = {self.outcome: "normal, a mean and a spread per cell (normal-inverse-gamma prior, exact draws)"}
+        if self.synthesize_weights:
+            model[self.weight] = "log weight normal, a line in the outcome per cell"
+        covers = ("the whole record: one joint bound Delta on the sum of the outcome's and the log weight's "
+                  "log-likelihoods, epsilon = 2 Delta for both together" if self.synthesize_weights else
+                  "the outcome only: the sampling weights are released as they are, without protection")
+        return {"model": model, "variables": list(self.variables), "epsilon_covers": covers}
+
     def dataset(self, l: int) -> pd.DataFrame:
         """Synthetic dataset l: the public columns, the synthetic outcome and the (synthetic) weight.
 
@@ -317,14 +354,12 @@ class SurveySynthesis:
         """
         from ppmlib.release import DOES_NOT_COVER, NEIGHBOURS   # the release's wording, imported when releasing
 
-        synthesized = [self.outcome, self.weight] if self.synthesize_weights else [self.outcome]
+        entry = self.model_entry()
         return {
             "written_by": "ppm-synthesize",
-            "synthesizer": f"survey joint synthesizer ({self.scheme})",
-            "model": {self.outcome: "normal, a mean and a spread per cell (normal-inverse-gamma prior, exact draws)",
-                      **({self.weight: "log weight normal, a line in the outcome per cell"}
-                         if self.synthesize_weights else {})},
-            "synthesized_columns": synthesized,
+            "synthesizer": self.name,
+            "model": entry["model"],
+            "synthesized_columns": entry["variables"],
             "public_columns": list(self.public.columns),
             "weights_released_unprotected": not self.synthesize_weights,
             "datasets_file": csv_name,
@@ -333,10 +368,7 @@ class SurveySynthesis:
             "n_records_per_dataset": int(self.synthetic_outcome.shape[1]),
             "epsilon_per_dataset": self.epsilon,
             "total_epsilon": self.m * self.epsilon,
-            "epsilon_covers": ("the whole record: one joint bound Delta on the sum of the outcome's and the log "
-                               "weight's log-likelihoods, epsilon = 2 Delta for both together"
-                               if self.synthesize_weights else
-                               "the outcome only: the sampling weights are released as they are, without protection"),
+            "epsilon_covers": entry["epsilon_covers"],
             "composition": "sequential: m datasets from m draws cost m * epsilon",
             "budget_max_epsilon": max_epsilon,
             "neighbours": NEIGHBOURS,
@@ -543,7 +575,7 @@ def _calibrate(delta_of, target: float, start: float, rtol: float, unweighted: f
     target = _checks.real(target, "epsilon / 2", low=0, low_open=True)
     if target > unweighted:
         raise CalibrationFailed(f"target epsilon {2 * target:.4g} per dataset is above what the unweighted "
-                                f"synthesizer spends ({2 * unweighted:.4g}); ask for less or use scheme='unweighted'")
+                                f"synthesizer spends ({2 * unweighted:.4g}); ask for at most that")
     low, high, c, best = 0.0, np.inf, float(start), None
     for step in range(1, max_iter + 1):
         found = float(delta_of(c))

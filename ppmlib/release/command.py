@@ -883,6 +883,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
                        source=str(data) if not hasattr(data, "columns") else "DataFrame")
     columns = _release_columns(data, table, column, prepared.predictors, keep, encoding)
     _check_memory(prepared, sampler, m, len(members))
+    public_table = _public_table(data, table, prepared, columns, format, encoding)    # read before any fit
     with (_staging.Staging(out, report, overwrite=overwrite, inputs=_inputs(data)) if out is not None
           else contextlib.nullcontext()) as staging:
         results = _lineup.run(members, prepared.family, prepared.y, X=prepared.X, prior=prepared.prior, m=m,
@@ -890,7 +891,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         results.prepared, results.released, results.budget = prepared, released, budget
         results.guarantee, results.delta = guarantee, delta
         results.columns, results.format = columns, format
-        results.public_table = _public_table(data, table, prepared, columns, format, encoding)
+        results.public_table = public_table
         # the gate guards a release: without out nothing is released, and the verdict is only recorded
         results.verdict = _gate(results, allow_failed_fits) if out is not None else diagnostics_verdict(results)
         results.out, results.report = out, report
@@ -982,6 +983,9 @@ def _public_table(data, table, prepared: Prepared, columns, fmt: str, encoding) 
         return table.loc[complete, kept].reset_index(drop=True)
     import pandas as pd
     text = pd.read_csv(data, encoding=text_encoding(data, encoding), usecols=kept, dtype=str, keep_default_na=False)
+    if len(text) != len(table):
+        raise DataRefused(f"data file {str(data)!r} changed while it was read ({len(table)} records, then "
+                          f"{len(text)}); run again once nothing writes to it")
     return text.loc[complete, kept].reset_index(drop=True)
 
 
@@ -1288,21 +1292,22 @@ def main(argv=None) -> int:
         argparse instead (SystemExit 0 and 2).
     """
     args = _parser().parse_args(argv)
-    if args.weights is not None or args.strata or args.psu:
-        from ppmlib.release import survey
-        return survey.main(args)        # the survey path: the column and its weight together
     from ppmlib.errors import BackendUnavailable, CalibrationFailed
     previous = _on_signals()
     try:
         _sweep()
-        results = _call(args)
+        if args.weights is not None or args.strata or args.psu:
+            from ppmlib.release import survey
+            said = survey.run(args)        # the survey path: the column and its weight together
+        else:
+            said = _summary(args, _call(args))
     except (ValueError, TypeError, OSError, CalibrationFailed, FitsFailed, ReportFailed, BackendUnavailable) as err:
         print(f"error: {_in_flags(str(err))}\nnothing was written to {args.out}", file=sys.stderr)
         return 2
     finally:
         for name, handler in previous.items():
             signal.signal(getattr(signal, name), handler)
-    print(_summary(args, results))
+    print(said)
     return 0
 
 

@@ -62,7 +62,10 @@ def _paths(path) -> tuple[Path, Path]:
 
 
 def _model(synthesis) -> dict:
-    """The model; for a joint synthesis (``ppmlib.mechanism.joint``), each variable's and what its epsilon covers."""
+    """The model; for a joint synthesis (``ppmlib.mechanism.joint``), each variable's and what its epsilon covers
+    (a synthesis that describes itself, as the survey pair does, by its ``model_entry()``)."""
+    if hasattr(synthesis, "model_entry"):
+        return synthesis.model_entry()
     if not hasattr(synthesis, "variables"):
         return {"model": synthesis.fit.model.name}
     return {"model": {v: p.fit.model.name for v, p in synthesis.parts.items()}, "variables": list(synthesis.variables),
@@ -312,11 +315,14 @@ def _release_table(synthesis, path, data: np.ndarray, table, column, public, kee
     from ppmlib.release import tables
     if not isinstance(column, str):
         raise TypeError(f"column must name the synthesized column of table (str), got {type(column).__name__}")
-    if data.ndim != 2:
-        raise BadArgument(f"a release as the user's table holds one synthesized column: synthesis.synthetic must be "
-                          f"(m, n), got shape {data.shape}")
-    columns = tables.public_columns(list(table.columns) if names is None else list(names), column, public, keep)
-    absent = [c for c in columns.order if c != column and c not in table.columns]
+    variables = list(getattr(synthesis, "variables", ()))
+    also = tuple(variables[1:]) if data.ndim == 3 else ()
+    if data.ndim == 3 and (variables[:1] != [column] or data.shape[2] != len(variables)):
+        raise BadArgument(f"a release as the user's table of a joint synthesis (shape {data.shape}) needs column= to "
+                          f"be its first variable and one variable per synthesized column; got column={column!r}, "
+                          f"variables {variables}")
+    columns = tables.public_columns(list(table.columns) if names is None else list(names), column, public, keep, also)
+    absent = [c for c in columns.order if c not in columns.all_synthesized and c not in table.columns]
     if absent:
         raise BadArgument(f"table lacks the released column(s) {absent}")
     for name in ("datasets_file", "datasets_sha256"):   # the folder's manifest lists every file instead

@@ -1,62 +1,289 @@
 """The command's survey path: an outcome and its sampling weight synthesized together, released, reported.
 
-    ppm-synthesize DATA.csv --column yedu --weights perweight --predictors sex,race --epsilon 2 --out release/
+    ppm-synthesize DATA.csv --column yedu --weights perweight --predictors sex,race --guarantee local --out release/
 
 With ``--weights`` the command synthesizes the pair (outcome, weight) with
 :func:`ppmlib.mechanism.survey.survey_synthesizer`: the ``--predictors`` are the public cells of the
-table (categorical, kept as they are), ``--strata`` and ``--psu`` the public design columns (kept
-for the standard errors). ``--out`` receives the release (the public columns and the m synthetic
-pairs, with its manifest); the confidential report goes beside it, ``<out>.report-confidential.html``:
-the weighted table of the data beside the synthetic one, with standard errors, and what the
-weights' synthesis changed. Nothing is written when anything fails.
+table (categorical columns, at most ``--max-levels`` levels each, kept as they are), ``--strata``
+and ``--psu`` the public design columns (kept for the standard errors). Everything else is the
+main path's (:mod:`ppmlib.release.command`): the same checks of ``--out`` and ``--report`` before
+any work, the lock, the staging folder and the one-rename publication, the signal handlers and
+the sweep of what killed runs left; the same release (``synthetic_1.csv`` ... or one
+``synthetic.parquet`` with a ``dataset`` column, each the user's table with the outcome and the
+weight replaced, ``--keep`` columns kept, the others dropped; the manifest ``synthetic.json``
+with the main path's keys), written by :func:`ppmlib.release.release`; the same default target
+(epsilon = ``STRICT_EPSILON`` per dataset unless ``--epsilon`` or ``--total-epsilon`` says
+otherwise) and ``--budget``. The confidential report goes beside it,
+``<out>.report-confidential.html``: the weighted table of the data beside the synthetic one, with
+standard errors, and what the weights' synthesis changed. Nothing is written when anything fails.
 """
 from __future__ import annotations
 
-__all__ = ["synthesize_survey", "report_path", "report_html", "add_arguments", "main"]
+__all__ = ["ALL", "EXACT_GATE", "BOUND_BLOCK", "SurveyRun", "memory_needed", "run_survey", "synthesize_survey", "report_path", "report_html",
+           "add_arguments", "run", "summary"]
 
+import contextlib
 import html
-import os
-import shutil
-import sys
-import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ppmlib import _checks
-from ppmlib.errors import BudgetExceeded, DataRefused
+from ppmlib.datasets.design import is_categorical
+from ppmlib.errors import BadArgument, DataRefused
 from ppmlib.evaluate.survey import release_tables
 from ppmlib.mechanism.survey import SurveySynthesis, survey_synthesizer
+from ppmlib.release.staging import REPORT_MARK
 
-RELEASE_NAME = "synthetic"
+#: The cells' column when no --predictors are given (one cell; never released).
+ALL = "(all)"
+#: What the diagnostics gate says of the survey model's fits: its draws are exact, no chain to judge.
+EXACT_GATE = "exact draws from the conjugate pseudo posterior (no Markov chain): nothing for the gate to judge"
 
 
-def _columns(names, table, role: str) -> list:
-    names = [names] if isinstance(names, str) else list(names or ())
-    absent = [n for n in names if n not in table.columns]
+@dataclass(frozen=True)
+class SurveyRun:
+    """What :func:`run_survey` did: the synthesis, what the release carries, and where it went.
+
+    Attributes
+    ----------
+    synthesis : SurveySynthesis
+    columns : ppmlib.release.tables.Columns
+    verdict : dict
+        The manifest's ``diagnostics`` entry.
+    out, report : pathlib.Path or None
+        The release folder and the report written (None: not written).
+    n, dropped : int
+        Records synthesized, and records dropped for a missing value (``drop_missing``).
+    delta : float
+        The release's delta (the ledger's).
+    """
+    synthesis: SurveySynthesis
+    columns: object
+    verdict: dict
+    out: Path | None
+    report: Path | None
+    n: int
+    dropped: int
+    delta: float
+
+
+def _names(value) -> list:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return list(value)
+
+
+def _check_roles(column: str, weights: str, cells: list, design: list, keep: list) -> None:
+    """Each column has one role: the outcome, its weight, a cell, a design column, or kept."""
+    if not isinstance(weights, str):
+        raise TypeError(f"weights must be a column name (str), got {type(weights).__name__}")
+    if weights == column:
+        raise BadArgument(f"weights={weights!r} is the synthesized column itself; name the sampling-weight column")
+    for name, role in ((column, "the synthesized column"), (weights, "the weight column")):
+        if name in cells:
+            raise BadArgument(f"{role} {name!r} is also among the predictors (the public cells); a column is either "
+                              "synthesized or released as it is")
+        if name in design:
+            raise BadArgument(f"{role} {name!r} is also a design column (strata or psu); a column is either "
+                              "synthesized or released as it is")
+
+
+def _check_cells(table, cells: list, max_levels: int) -> None:
+    """The cells are categories: a numeric predictor is refused (naming it), as is one over ``max_levels``."""
+    from ppmlib.release.command import _check_levels
+    for p in cells:
+        if not is_categorical(table[p]):
+            raise DataRefused(f"predictor {p!r} is numeric ({table[p].nunique()} distinct values); with weights= the "
+                              "predictors are the table's public cells, which are categories. Give it as text "
+                              "categories (group its values) or leave it out")
+    _check_levels(table, tuple(cells), max_levels)
+
+
+def _complete(table, used: list, drop_missing: bool):
+    """The records without a missing value in ``used`` (or a refusal that counts them by column)."""
+    incomplete = table[used].isna().any(axis=1)
+    dropped = int(incomplete.sum())
+    if dropped and not drop_missing:
+        by_column = ", ".join(f"{c}: {int(k)}" for c, k in table[used].isna().sum().items() if k)
+        raise DataRefused(f"{dropped} of {len(table)} records have a missing value ({by_column}); pass "
+                          "drop_missing=True to drop them")
+    return table.loc[~incomplete].reset_index(drop=True), dropped
+
+
+def _check_size(table, cells: list) -> None:
+    """At least :func:`ppmlib.release.command.minimum_records` for the model's coefficients: a mean per
+    cell for the outcome, an intercept and a slope per cell for the log weight."""
+    from ppmlib.release.command import minimum_records
+    if len(table) == 0:
+        raise DataRefused(f"the data has no complete records: {list(table.columns)}")
+    n_cells = int(table[cells].drop_duplicates().shape[0]) if cells else 1
+    need = minimum_records("normal", 3 * n_cells)
+    if len(table) < need:
+        raise DataRefused(f"{len(table)} records are too few for the survey model over {n_cells} cells (3 "
+                          f"coefficients per cell): it needs at least {need}; use fewer or coarser predictors")
+
+
+def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None = None, psu: str | None = None,
+               epsilon: float | None = None, total_epsilon: float | None = None, delta: float = 1e-6, m: int = 20,
+               budget: float | None = None, seed: int = 0, draws: int = 1000, out=None, overwrite: bool = False,
+               report=True, keep=(), format: str | None = None, encoding: str | None = None,
+               drop_missing: bool = False, max_levels: int | None = None,
+               allow_failed_fits: bool = False) -> SurveyRun:
+    """:func:`synthesize_survey`, returning what the command reports.
+
+    Parameters
+    ----------
+    data, column, weights, cells, strata, psu, epsilon, m, budget, seed, draws, out, overwrite, report
+        As for :func:`synthesize_survey`.
+    total_epsilon, delta, keep, format, encoding, drop_missing, max_levels, allow_failed_fits
+        As for :func:`ppmlib.release.command.synthesize`.
+
+    Returns
+    -------
+    SurveyRun
+    """
+    from ppmlib.release import command as cmd
+    from ppmlib.release import staging as _staging
+
+    m, delta, epsilon, budget, draws = _plan(epsilon, total_epsilon, delta, m, budget, draws)
+    format = cmd._release_format(format or "csv")
+    cells, keep, design = _names(cells), _names(keep), [c for c in (strata, psu) if c]
+    _check_roles(column, weights, cells, design, keep)
+    out, page = cmd._targets(out, report, overwrite, cmd._inputs(data))
+    table, dropped, columns = _read(data, column, weights, cells, design, keep, encoding=encoding,
+                                    drop_missing=drop_missing, max_levels=max_levels)
+    _check_memory(len(table), m)
+    public_table = table.loc[:, [c for c in columns.order if c not in columns.all_synthesized]]
+    model_table = table if cells else table.assign(**{ALL: "all"})
+    # the draws are exact: the diagnostics gate has nothing to judge, and allow_failed_fits nothing to allow
+    verdict = {"verdict": "passed", "gate": EXACT_GATE, "failing": [], "released_anyway": False}
+    with (_staging.Staging(out, page, overwrite=overwrite, inputs=cmd._inputs(data)) if out is not None
+          else contextlib.nullcontext()) as staging:
+        synthesis = survey_synthesizer(model_table, column, weights, cells or [ALL], strata=strata, psu=psu,
+                                       epsilon=epsilon, m=m, draws=draws, seed=seed)
+        _check_finite(synthesis)
+        if staging is not None:
+            _write(synthesis, staging, public_table, columns, format=format, budget=budget, delta=delta,
+                   verdict=verdict, report=(model_table, cells or [ALL], {"strata": strata, "psu": psu}))
+    return SurveyRun(synthesis, columns, verdict, out, page, len(table), dropped, delta)
+
+
+def _plan(epsilon, total_epsilon, delta, m, budget, draws) -> tuple:
+    """The checked numbers of a run: m, delta, the per-dataset target (the command's default when none is
+    given), the budget (refused before any fit when the target exceeds it) and the draws."""
+    from ppmlib.release import command as cmd
+    m = _checks.integer(m, "m", low=2)
+    delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+    epsilon = cmd.privacy_plan(guarantee="local", weighting="lw", epsilon=epsilon, total_epsilon=total_epsilon,
+                               delta=delta, m=m)[2]
+    epsilon = cmd.STRICT_EPSILON if epsilon is None else epsilon
+    budget = cmd._check_budget(budget, epsilon, m)
+    draws = _checks.integer(draws, "draws", low=1)
+    if m > draws:
+        raise BadArgument(f"m = {m} synthetic datasets need at least m draws; draws = {draws}")
+    return m, delta, epsilon, budget, draws
+
+
+def _read(data, column, weights, cells, design, keep, *, encoding, drop_missing, max_levels) -> tuple:
+    """The data, read once (the columns the release and the model use), checked: (table, dropped, columns)."""
+    from ppmlib.release import command as cmd
+    from ppmlib.release import tables
+    max_levels = _checks.integer(cmd.MAX_LEVELS if max_levels is None else max_levels, "max_levels", low=2)
+    names = cmd.source_columns(data, encoding)
+    absent = [c for c in dict.fromkeys([column, weights, *cells, *design, *keep]) if c not in names]
     if absent:
-        raise DataRefused(f"{role} {absent} are not columns of the data (it has {list(table.columns)[:20]})")
-    return names
+        raise DataRefused(f"column(s) {absent} not in the data; it has {names}")
+    columns = tables.public_columns(names, column, cells + design, keep, also=[weights])
+    table = cmd.load_table(data, None if hasattr(data, "columns") else list(columns.order), encoding=encoding)
+    table, dropped = _complete(table, [column, weights, *cells, *design], drop_missing)
+    _check_cells(table, cells, max_levels)
+    _check_size(table, cells)
+    return table, dropped, columns
+
+
+#: Draws per block of the survey model's bounds (:func:`ppmlib.mechanism.survey._bounds`' default).
+BOUND_BLOCK = 100
+
+
+def memory_needed(n: int, m: int) -> int:
+    """Bytes a survey run needs at its peak, roughly: a block of the two conditionals' log densities and their
+    temporaries (6 x ``BOUND_BLOCK`` x n numbers), the m synthetic pairs and their draws' parameters
+    (10 m n), and the table's columns (20 n).
+
+    Parameters
+    ----------
+    n, m : int
+        Records and synthetic datasets.
+
+    Returns
+    -------
+    int
+    """
+    return 8 * (6 * BOUND_BLOCK * n + 10 * m * n + 20 * n)
+
+
+def _check_memory(n: int, m: int) -> None:
+    """Refuse before any fit a run that would not fit in memory, as the main path does."""
+    from ppmlib.release import command as cmd
+    need, available = memory_needed(n, m), cmd.available_memory()
+    if available is not None and need > available:
+        raise DataRefused(f"this run needs about {need / 1e6:.0f} MB of memory ({n} records, {m} datasets) and "
+                          f"{available / 1e6:.0f} MB are available; use fewer datasets or records, or a larger machine")
+
+
+def _check_finite(synthesis: SurveySynthesis) -> None:
+    """Refuse synthetic values beyond a float's range (a synthetic log weight whose exp overflows), naming
+    the cause: at a small epsilon the record weights leave the fit almost no data, and its draws are wide."""
+    bad = int((~np.isfinite(synthesis.synthetic)).sum())
+    if bad:
+        raise DataRefused(f"{bad} of the {synthesis.synthetic.size} synthetic values overflow (a synthetic weight "
+                          f"exp(log weight) beyond 1e308): at epsilon = {synthesis.epsilon:.3g} per dataset the record "
+                          "weights leave the survey model too little of the data. Give a larger epsilon=, more "
+                          "records or fewer cells; nothing was written")
+
+
+def _write(synthesis, staging, public_table, columns, *, format, budget, delta, verdict, report) -> None:
+    """The release (by :func:`ppmlib.release.release`) and the report into staging, then published."""
+    from ppmlib.release import staging as _staging
+    from ppmlib.release.publish import release
+    release(synthesis, staging.release, max_epsilon=budget, delta=delta, table=public_table,
+            column=columns.synthesized, public=columns.public_by_model, keep=columns.declared_public,
+            format=format, names=columns.order + columns.dropped,
+            extra={"written_by": _staging.WRITTEN_BY, "diagnostics": verdict})
+    if staging.report_target is not None:
+        import json
+        manifest = json.loads((staging.release / _staging.MANIFEST).read_text(encoding="utf-8"))
+        table, cells, design = report
+        staging.report.write_text(report_html(synthesis, table, cells, manifest=manifest, **design),
+                                  encoding="utf-8")
+    staging.publish()
 
 
 def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str | None = None,
                       psu: str | None = None, epsilon: float | None = None, m: int = 20,
                       budget: float | None = None, seed: int = 0, draws: int = 1000, out=None,
-                      overwrite: bool = False, report: bool = True) -> SurveySynthesis:
-    """Load, synthesize (outcome, weight) jointly, and (with ``out``) release and report.
+                      overwrite: bool = False, report=True, **options) -> SurveySynthesis:
+    """Load, synthesize (outcome, weight) jointly, and (with ``out``) release and report, as the command does.
 
     Parameters
     ----------
     data : str, PathLike or pandas.DataFrame
         As for :func:`ppmlib.release.command.load_table`.
     column, weights : str
-        The outcome column and the sampling-weight column.
+        The outcome column and the sampling-weight column (two different columns, neither a cell,
+        a design column or kept).
     cells : sequence of str
-        Public categorical columns whose crossing makes the table's cells (none: one cell).
+        Public categorical columns whose crossing makes the table's cells (none: one cell); each at
+        most ``max_levels`` levels; a numeric column is refused.
     strata, psu : str, optional
         Public design columns.
     epsilon : float, optional
-        Target epsilon per dataset (LW weights calibrated to it); None: LW with c = 1.
+        Target epsilon per dataset (LW weights calibrated to it); None: ``total_epsilon``'s share,
+        else the command's default :data:`ppmlib.release.command.STRICT_EPSILON`.
     m : int
         Synthetic datasets (they cost m * epsilon).
     budget : float, optional
@@ -65,55 +292,24 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
     draws : int
         Exact draws per conditional.
     out : str or PathLike, optional
-        The release folder (absent or empty unless ``overwrite``); the report goes beside it.
+        The release folder, checked as the command checks it
+        (:func:`ppmlib.release.staging.check_out`); the report goes beside it.
     overwrite : bool
-        Replace a non-empty ``out`` (and an existing report).
+        Replace a previous release (and report) of the command; nothing else.
     report : bool or str or PathLike
-        True: write the confidential report at ``<out>.report-confidential.html``; a path: there
+        True: the confidential report at ``<out>.report-confidential.html``; a path: there
         (never inside ``out``); False: no report.
+    **options
+        ``total_epsilon``, ``delta``, ``keep``, ``format``, ``encoding``, ``drop_missing``,
+        ``max_levels``, ``allow_failed_fits``: as for :func:`ppmlib.release.command.synthesize`.
 
     Returns
     -------
     SurveySynthesis
     """
-    from ppmlib.release.command import load_table
-
-    m = _checks.integer(m, "m", low=2)
-    if budget is not None:
-        budget = _checks.real(budget, "budget", low=0, low_open=True)
-        if epsilon is not None and m * epsilon > budget:
-            raise BudgetExceeded(f"m = {m} datasets at epsilon = {epsilon:g} cost {m * epsilon:g} > budget = "
-                                 f"{budget:g}; nothing was fitted or written")
-    out_dir = _check_out(out, overwrite)
-    page = None if out_dir is None or report is False else report_path(out_dir) if report is True else Path(report)
-    if page is not None and out_dir.resolve() in page.resolve().parents:
-        raise DataRefused(f"the report {str(page)!r} would sit inside the release folder {str(out_dir)!r}; "
-                          "it summarizes the confidential data and must not")
-    table = load_table(data)
-    cells = _columns(cells, table, "the cells (--predictors)")
-    design = _columns([c for c in (strata, psu) if c], table, "the design columns (--strata, --psu)")
-    if not cells:
-        table = table.assign(**{"(all)": "all"})
-        cells = ["(all)"]
-    if table[cells + design].isna().to_numpy().any():
-        raise DataRefused(f"the public columns {cells + design} have missing values")
-    synthesis = survey_synthesizer(table, column, weights, cells, strata=strata, psu=psu,
-                                   epsilon=epsilon, m=m, draws=draws, seed=seed)
-    if out_dir is not None:
-        _publish(synthesis, table, out_dir, overwrite=overwrite, budget=budget, page=page,
-                 design={"strata": strata, "psu": psu}, cells=cells)
-    return synthesis
-
-
-def _check_out(out, overwrite: bool) -> Path | None:
-    if out is None:
-        return None
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise DataRefused(f"out {str(out)!r} is a file, not a folder")
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise DataRefused(f"out {str(out)!r} exists and is not empty; choose another folder or overwrite")
-    return out
+    return run_survey(data, column, weights, cells=cells, strata=strata, psu=psu, epsilon=epsilon, m=m,
+                      budget=budget, seed=seed, draws=draws, out=out, overwrite=overwrite, report=report,
+                      **options).synthesis
 
 
 def report_path(out) -> Path:
@@ -128,41 +324,31 @@ def report_path(out) -> Path:
     pathlib.Path
         ``<out>.report-confidential.html``.
     """
-    out = Path(out)
-    return out.with_name(out.name + ".report-confidential.html")
-
-
-def _publish(synthesis, table, out: Path, *, overwrite, budget, page, design, cells) -> None:
-    """The release in a staging folder beside ``out``, the report in a temporary file beside ``page``; both
-    renamed into place."""
-    if page is not None and page.exists() and not overwrite:
-        raise DataRefused(f"the report {str(page)!r} exists; choose another path or overwrite")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
-    temporary = None
-    try:
-        synthesis.release(staging / RELEASE_NAME, max_epsilon=budget)
-        if page is not None:
-            fd, temporary = tempfile.mkstemp(dir=page.parent, prefix=f".{page.name}.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(report_html(synthesis, table, cells, **design))
-        if out.exists():
-            shutil.rmtree(out)      # empty, or overwrite (checked before fitting)
-        os.replace(staging, out)
-        if temporary is not None:
-            os.replace(temporary, page)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        if temporary is not None and Path(temporary).exists():
-            os.unlink(temporary)
-        raise
+    from ppmlib.release.staging import default_report
+    return default_report(Path(out))
 
 
 def _frame_html(frame, digits: int = 3) -> str:
     return frame.to_html(float_format=lambda x: f"{x:,.{digits}f}", escape=True, border=0)
 
 
-def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None = None, psu: str | None = None) -> str:
+def _privacy_html(synthesis: SurveySynthesis, manifest: dict | None) -> str:
+    """The report's privacy section: the manifest's own statement (what epsilon covers, the neighbours, the
+    guarantee, what it does not cover, the ledger), so that the page and the release say the same."""
+    e = html.escape
+    if manifest is None:
+        return f"<p>{e(synthesis.privacy_statement())}</p>"
+    labels = {"guarantee": "", "epsilon_covers": "What epsilon covers: ", "neighbours": "Neighbours: ",
+              "not_covered": "Not covered: "}
+    parts = [f"<p>{e(label)}{e(manifest[key])}</p>" for key, label in labels.items() if manifest.get(key)]
+    lines = (manifest.get("ledger") or {}).get("statement") or []
+    if lines:
+        parts.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in lines) + "</ul>")
+    return "\n".join(parts)
+
+
+def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None = None, psu: str | None = None,
+                manifest: dict | None = None) -> str:
     """The confidential report of a survey release, as one HTML page (no scripts, every value escaped).
 
     Parameters
@@ -172,6 +358,9 @@ def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None =
         The confidential data.
     cells : sequence of str
     strata, psu : str, optional
+    manifest : dict, optional
+        The release's manifest: its privacy statement is the page's (default: the synthesis's own
+        :meth:`~ppmlib.mechanism.survey.SurveySynthesis.privacy_statement`).
 
     Returns
     -------
@@ -194,7 +383,7 @@ def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None =
     e = html.escape
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
-        '<meta name="generator" content="ppm-synthesize confidential report">',
+        REPORT_MARK,
         "<title>Survey synthesis report (confidential)</title></head><body>",
         "<h1>Survey synthesis report</h1>",
         "<p><strong>For the data holder, not for publication</strong>: the confidential table below is not "
@@ -202,7 +391,7 @@ def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None =
         f"<p>Outcome <code>{e(synthesis.outcome)}</code>, weight <code>{e(synthesis.weight)}</code>, cells "
         f"<code>{e(' x '.join(map(str, cells)))}</code>; {synthesis.m} datasets of "
         f"{synthesis.synthetic_outcome.shape[1]} records.</p>",
-        "<h2>Privacy</h2>", f"<p>{e(synthesis.privacy_statement())}</p>",
+        "<h2>Privacy</h2>", _privacy_html(synthesis, manifest),
         "<h2>The weighted table: confidential and synthetic</h2>",
         "<p>Hajek means with Taylor-linearised standard errors (strata and PSUs when given); the synthetic "
         "columns combine the m datasets by the rules for partially synthetic data (mean of the estimates, "
@@ -226,10 +415,16 @@ def add_arguments(parser) -> None:
     parser : argparse.ArgumentParser
         The command's parser (:func:`ppmlib.release.command.main` builds it).
     """
+    from ppmlib.release.command import STRICT_EPSILON
     group = parser.add_argument_group(
         "survey weights", "with --weights, the column and its sampling weight are synthesized together (one bound "
-                          "for the pair); --predictors are the table's public cells (categorical, kept); the "
-                          "confidential report shows the weighted tables beside the release")
+                          "for the pair, epsilon covers the whole record) with --guarantee local; --predictors are "
+                          "the table's public cells (text columns, at most --max-levels levels; numeric ones are "
+                          "refused); --out, --report, --format, --keep, --drop-missing, --encoding, --epsilon, "
+                          "--total-epsilon and --budget as for one column, each dataset the table with the column "
+                          "and the weight replaced; without --epsilon or --total-epsilon each dataset is calibrated to "
+                          f"epsilon = {STRICT_EPSILON:g}, the command's default; the confidential report shows the "
+                          "weighted tables beside the release")
     group.add_argument("--weights", default=None, metavar="COLUMN", help="the sampling-weight column")
     group.add_argument("--strata", default=None, metavar="COLUMN", help="the design's strata (public, kept)")
     group.add_argument("--psu", default=None, metavar="COLUMN", help="the design's primary sampling units (public, kept)")
@@ -239,13 +434,15 @@ def _flag_problem(args) -> str | None:
     """What is wrong with the flags for the survey path, in the command's words (None: nothing)."""
     if args.weights is None:
         return "--strata and --psu describe a survey design; they need --weights COLUMN"
+    if getattr(args, "client", None) is not None:
+        return ("--dask runs the single-column normal model over a cluster's row groups; with --weights the survey "
+                "pair is fitted in one process: leave out --dask")
     if getattr(args, "guarantee", "local") != "local":
         return ("with --weights only --guarantee local is available (the survey model is not censored): each "
                 "dataset is then epsilon-DP for this file only; give --guarantee local to release it")
     unused = [flag for flag, used in (("--model", args.model not in ("auto", "normal")),
                                       ("--weighting", args.weighting != "lw"), ("--radius", args.radius is not None),
-                                      ("--relative", bool(args.relative)), ("--drop-missing", bool(args.drop_missing)),
-                                      ("--total-epsilon", getattr(args, "total_epsilon", None) is not None))
+                                      ("--relative", bool(args.relative)))
               if used]
     if unused:
         return (f"with --weights the column and its weight get the survey model (a normal mean per cell, a normal "
@@ -253,8 +450,9 @@ def _flag_problem(args) -> str | None:
     return None
 
 
-def main(args) -> int:
-    """Run the survey path from the parsed arguments; 0 done, 2 refused with nothing written.
+def run(args) -> str:
+    """Run the survey path from the parsed arguments (the command's signal handlers and sweep are in
+    place: :func:`ppmlib.release.command.main`); returns the summary to print.
 
     Parameters
     ----------
@@ -263,34 +461,51 @@ def main(args) -> int:
 
     Returns
     -------
-    int
-        The exit status.
-    """
-    from ppmlib.errors import PPMError
+    str
+        The summary: what was released where, the columns, the privacy statement, the gate.
 
+    Raises
+    ------
+    ppmlib.errors.BadArgument
+        A flag the survey path cannot use (the message names it).
+    ValueError, OSError, ppmlib.errors.CalibrationFailed
+        As :func:`run_survey` raises them; nothing was written.
+    """
     problem = _flag_problem(args)
     if problem is not None:
-        print(f"error: {problem}\nnothing was written to {args.out}", file=sys.stderr)
-        return 2
-    try:
-        cells = [c.strip() for c in (args.predictors or "").split(",") if c.strip()]
-        synthesis = synthesize_survey(args.data, args.column, args.weights, cells=cells, strata=args.strata,
-                                      psu=args.psu, epsilon=args.epsilon, m=args.m, budget=args.budget,
-                                      seed=args.seed, draws=args.chains * args.draws, out=args.out,
-                                      overwrite=args.overwrite, report=_report_arg(args))
-    except (PPMError, ValueError, TypeError, OSError) as err:
-        print(f"error: {err}\nnothing was written to {args.out}", file=sys.stderr)
-        return 2
-    statement = synthesis.privacy_statement()
-    report = _report_arg(args)
-    where = "" if report is False else f"; report (confidential): {report_path(args.out) if report is True else report}"
-    print(f"released {synthesis.m} synthetic datasets of ({args.column!r}, {args.weights!r}) to {args.out}"
-          + where + "\n" + statement)
-    return 0
+        raise BadArgument(problem)
+    report = False if args.no_report else (args.report if args.report is not None else True)
+    done = run_survey(args.data, args.column, args.weights, cells=args.predictors, strata=args.strata, psu=args.psu,
+                      epsilon=args.epsilon, total_epsilon=args.total_epsilon, delta=args.delta, m=args.m,
+                      budget=args.budget, seed=args.seed, draws=args.chains * args.draws, out=args.out,
+                      overwrite=args.overwrite, report=report, keep=args.keep, format=args.format,
+                      encoding=args.encoding, drop_missing=args.drop_missing, max_levels=args.max_levels,
+                      allow_failed_fits=args.allow_failed_fits)
+    return summary(done)
 
 
-def _report_arg(args):
-    """False (--no-report), the --report path if the command has that flag and it was given, else True."""
-    if args.no_report:
-        return False
-    return getattr(args, "report", None) or True
+def summary(done: SurveyRun) -> str:
+    """The command's summary of a survey run, in the main path's lines.
+
+    Parameters
+    ----------
+    done : SurveyRun
+
+    Returns
+    -------
+    str
+    """
+    from ppmlib.release.command import _privacy_lines
+    s, columns = done.synthesis, done.columns
+    after = f", {done.dropped} dropped with missing values" if done.dropped else ""
+    lines = [f"released {s.m} synthetic datasets of ({s.outcome!r}, {s.weight!r}) ({done.n} records{after}, survey "
+             f"model, {s.scheme.upper()}) to {done.out}",
+             f"columns: {', '.join(map(repr, columns.all_synthesized))} synthesized; kept as they are: "
+             f"{', '.join(columns.public_by_model + columns.declared_public) or 'none'}; dropped (not released): "
+             f"{', '.join(columns.dropped) or 'none'}",
+             f"epsilon covers {s.model_entry()['epsilon_covers']}",
+             _privacy_lines(s, s.m, done.delta, done.n),
+             f"diagnostics: {done.verdict['gate']}"]
+    if done.report is not None:
+        lines.append(f"report (confidential, not for publication): {done.report}")
+    return "\n".join(lines)

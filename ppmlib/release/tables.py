@@ -72,12 +72,21 @@ class Columns:
         Kept because the user declared them public (``keep``).
     dropped : tuple of str
         Every other column of the table: not released.
+    also_synthesized : tuple of str
+        Columns synthesized together with ``synthesized`` (a survey's sampling weight): their values
+        are synthetic too, dataset by dataset.
     """
     order: tuple
     synthesized: str
     public_by_model: tuple
     declared_public: tuple
     dropped: tuple
+    also_synthesized: tuple = ()
+
+    @property
+    def all_synthesized(self) -> tuple:
+        """Every column whose values are synthetic: ``synthesized``, then ``also_synthesized``."""
+        return (self.synthesized, *self.also_synthesized)
 
     def to_dict(self) -> dict:
         """The manifest's ``columns`` entry (names only).
@@ -85,9 +94,11 @@ class Columns:
         Returns
         -------
         dict
-            ``synthesized``, ``kept_public_by_model``, ``kept_declared_public``, ``dropped`` and ``order``.
+            ``synthesized``, ``kept_public_by_model``, ``kept_declared_public``, ``dropped`` and ``order``;
+            ``also_synthesized`` when a column is synthesized with ``synthesized``.
         """
-        return {"synthesized": self.synthesized, "kept_public_by_model": list(self.public_by_model),
+        also = {"also_synthesized": list(self.also_synthesized)} if self.also_synthesized else {}
+        return {"synthesized": self.synthesized, **also, "kept_public_by_model": list(self.public_by_model),
                 "kept_declared_public": list(self.declared_public), "dropped": list(self.dropped),
                 "order": list(self.order)}
 
@@ -103,7 +114,7 @@ def _names(value, what: str) -> tuple:
     return names
 
 
-def public_columns(names, column: str, public=(), keep=()) -> Columns:
+def public_columns(names, column: str, public=(), keep=(), also=()) -> Columns:
     """Decide which columns of a table go into the release, before anything is fitted.
 
     Parameters
@@ -116,6 +127,8 @@ def public_columns(names, column: str, public=(), keep=()) -> Columns:
         The columns the model treats as public (its predictors; strata and psu).
     keep : sequence of str or str
         Columns the user declares public ("A,B" or a list).
+    also : sequence of str or str
+        Columns synthesized together with ``column`` (a survey's sampling weight).
 
     Returns
     -------
@@ -124,25 +137,32 @@ def public_columns(names, column: str, public=(), keep=()) -> Columns:
     Raises
     ------
     DataRefused
-        A ``keep`` or ``public`` name the table lacks.
+        A ``keep``, ``public`` or ``also`` name the table lacks.
     BadArgument
-        ``keep`` names the synthesized column (its values are the confidential ones).
+        ``keep`` or ``public`` names a synthesized column (its values are the confidential ones), or
+        ``also`` repeats ``column``.
     """
     names = tuple(names)
-    public, keep = _names(public, "public"), _names(keep, "keep")
+    public, keep, also = _names(public, "public"), _names(keep, "keep"), _names(also, "also")
     if column not in names:
         raise DataRefused(f"column {column!r} not in the data; it has {list(names)}")
-    missing = [c for c in (*public, *keep) if c not in names]
+    missing = [c for c in (*public, *keep, *also) if c not in names]
     if missing:
         raise DataRefused(f"keep: column(s) {missing} not in the data; it has {list(names)}")
-    if column in keep:
-        raise BadArgument(f"keep names the synthesized column {column!r}: its values are the confidential ones, "
-                          "and the release carries its synthetic values instead")
+    if column in also or len(set(also)) < len(also):
+        raise BadArgument(f"the synthesized columns {[column, *also]} name one column twice; each is synthesized once")
+    for c in (column, *also):
+        if c in keep:
+            raise BadArgument(f"keep names the synthesized column {c!r}: its values are the confidential ones, "
+                              "and the release carries its synthetic values instead")
+        if also and c in public:
+            raise BadArgument(f"the synthesized column {c!r} is also a public column of the model (a predictor, "
+                              "stratum or psu); a column is either synthesized or released as it is")
     by_model = tuple(c for c in names if c in public and c != column)
     declared = tuple(c for c in names if c in keep and c not in by_model)
-    order = tuple(c for c in names if c == column or c in by_model or c in declared)
+    order = tuple(c for c in names if c == column or c in also or c in by_model or c in declared)
     dropped = tuple(c for c in names if c not in order)
-    return Columns(order, column, by_model, declared, dropped)
+    return Columns(order, column, by_model, declared, dropped, tuple(c for c in names if c in also))
 
 
 def dataset_files(m: int, fmt: str) -> list:
@@ -199,10 +219,13 @@ def _check_format(fmt) -> str:
 
 
 def _dataset(table: "pd.DataFrame", columns: Columns, values: np.ndarray) -> "pd.DataFrame":
-    """One synthetic dataset: the table's kept columns and, in its place, the synthesized one's ``values``
-    (``table`` need not hold the confidential column at all)."""
-    frame = table.loc[:, [c for c in columns.order if c != columns.synthesized]].reset_index(drop=True)
-    frame.insert(columns.order.index(columns.synthesized), columns.synthesized, values)
+    """One synthetic dataset: the table's kept columns and, in their places, the synthesized ones' ``values``
+    ((n,), or (n, J) for ``columns.all_synthesized``; ``table`` need not hold the confidential columns)."""
+    synthesized = columns.all_synthesized
+    frame = table.loc[:, [c for c in columns.order if c not in synthesized]].reset_index(drop=True)
+    values = np.asarray(values).reshape(len(frame), -1)
+    for name in sorted(synthesized, key=columns.order.index):
+        frame.insert(columns.order.index(name), name, values[:, synthesized.index(name)])
     return frame
 
 
@@ -252,8 +275,8 @@ def _csv_texts(values: np.ndarray, table, columns: Columns):
     dataset (numbers as Python writes them: the shortest text that reads back the same number)."""
     i = columns.order.index(columns.synthesized)
     before, after = list(columns.order[:i]), list(columns.order[i + 1:])
-    left, right = _rows_text(table, before), _rows_text(table, after)
-    if left is None or right is None:    # a line break inside a kept field: render each dataset whole
+    left, right = (None, None) if columns.also_synthesized else (_rows_text(table, before), _rows_text(table, after))
+    if left is None or right is None:   # (several synthesized columns: each dataset rendered whole too)    # a line break inside a kept field: render each dataset whole
         for l in range(values.shape[0]):
             yield _dataset(table, columns, values[l]).to_csv(index=False, lineterminator="\n")
         return
@@ -301,8 +324,9 @@ def write_folder(values: np.ndarray, table: "pd.DataFrame", columns: Columns, fo
 
     Parameters
     ----------
-    values : ndarray, shape (m, n)
-        The synthetic values of the column, in its units (integers stay integers).
+    values : ndarray, shape (m, n), or (m, n, J)
+        The synthetic values of the column, in its units (integers stay integers); with
+        ``columns.also_synthesized``, J = 1 + its length, the columns of ``columns.all_synthesized``.
     table : pandas.DataFrame, shape (n, ...)
         The user's records in their order, holding at least the kept columns (the synthesized
         one need not be there).
@@ -328,8 +352,11 @@ def write_folder(values: np.ndarray, table: "pd.DataFrame", columns: Columns, fo
     """
     _check_format(fmt)
     values = np.asarray(values)
-    if values.ndim != 2 or values.shape[1] != len(table):
-        raise BadArgument(f"synthetic values must be (m, n) with n = {len(table)} (the table's rows), "
+    J = len(columns.all_synthesized)
+    expected = 2 if J == 1 else 3
+    if values.ndim != expected or values.shape[1] != len(table) or (J > 1 and values.shape[2] != J):
+        shape = "(m, n)" if J == 1 else f"(m, n, {J})"
+        raise BadArgument(f"synthetic values must be {shape} with n = {len(table)} (the table's rows), "
                           f"got shape {values.shape}")
     folder = Path(folder)
     writer = _write_csvs if fmt == "csv" else _write_parquet
