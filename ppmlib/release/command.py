@@ -1200,7 +1200,7 @@ def _cluster_summary(args, results) -> str:
     return "\n".join([f"released {results.m} synthetic datasets of {args.column!r} ({results.n} records, model normal, "
                       f"{chosen.name}) to {results.out}: {len(results.files)} Parquet files, one per row group",
                       _summary_columns(results.columns),
-                      _privacy_lines(chosen, results.m, results.delta, results.n),
+                      _privacy_lines(chosen, results.m, results.delta),
                       _gate_line(results.verdict),
                       f"stages: {stages}", NO_REPORT])
 
@@ -1214,23 +1214,19 @@ def _summary(args, results) -> str:
     lines = [f"released {m} synthetic datasets of {args.column!r} ({prepared.n} records, model {prepared.model}, "
              f"{chosen.name}) to {results.out}",
              _summary_columns(results.columns),
-             _privacy_lines(chosen, m, getattr(results, "delta", 1e-6), prepared.n),
+             _privacy_lines(chosen, m, getattr(results, "delta", 1e-6)),
              gate]
     if results.report is not None:
         lines.append(f"report (confidential, not for publication): {results.report}")
     return "\n".join(lines)
 
 
-def _privacy_lines(chosen, m: int, delta: float, n: int) -> str:
-    """The privacy statement the command prints: the ledger's lines (strict), or the local statement and them."""
+def _privacy_lines(chosen, m: int, delta: float) -> str:
+    """The privacy statement the command prints: the ledger's lines, word for word as the manifest
+    and the report state them (:func:`ppmlib.mechanism.ledger.of_release`; m given, as a run over a
+    cluster holds no synthetic values here)."""
     from ppmlib.mechanism.ledger import ledger
-    lines = "\n".join(ledger(chosen.epsilon, m, delta=delta, guarantee=chosen.guarantee).statement())
-    if chosen.guarantee != "local":
-        return lines + f"\nthe release reveals n = {n}"
-    return (f"epsilon = 2 Delta = {chosen.epsilon:.3g} per dataset for this file's removal neighbours (one record "
-            f"removed; adding an arbitrary record is not covered); m * epsilon = {m * chosen.epsilon:.3g} in total; "
-            f"replace-one neighbours: 4 Delta = {2 * chosen.epsilon:.3g} per dataset; the weights are "
-            f"data-dependent and outside the guarantee; the release reveals n = {n}\n" + lines)
+    return "\n".join(ledger(chosen.epsilon, m, delta=delta, guarantee=getattr(chosen, "guarantee", "local")).statement())
 
 
 def _stop_now(signum, frame) -> None:

@@ -38,8 +38,8 @@ NEIGHBOURS = ("removal neighbours of this database: epsilon = 2 Delta covers the
               "(one record changed) the same draws cost 4 Delta")
 COVERS = ("Each synthetic dataset is made from one draw of the alpha-weighted pseudo posterior; each draw is "
           "epsilon = 2 Delta differentially private for this database against its removal neighbours (a local "
-          "guarantee, Delta estimated from the draws). The m datasets compose sequentially: the release as a "
-          "whole costs m * epsilon.")
+          "guarantee, Delta estimated from the draws). The m datasets compose: at most m * epsilon by basic "
+          "composition; the ledger states the release's (epsilon, delta).")
 DOES_NOT_COVER = ("The guarantee treats the record weights as fixed. The weights, and any scalar tuned on the "
                   "confidential data (c, g, radius, the re-weighting constant k, a matched Delta), depend on "
                   "the data, and the privacy cost of choosing them is not counted; nor is publishing epsilon itself. "
@@ -134,13 +134,13 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         (:mod:`ppmlib.mechanism.ledger`: rho, the zCDP total at delta, whom each number covers):
         only numbers and text (valid JSON: no NaN, no infinity), and the CSV's SHA-256.
     """
-    from ppmlib.mechanism.ledger import ledger
+    from ppmlib.mechanism.ledger import of_release
     m, n = synthesis.synthetic.shape[:2]
     epsilon = _epsilon(synthesis)
     guarantee = getattr(synthesis, "guarantee", "local")
     text = {"neighbours": NEIGHBOURS, "guarantee": COVERS, "not_covered": DOES_NOT_COVER} if guarantee == "local" \
         else _strict_text(synthesis)
-    book = ledger(epsilon, int(m), delta=delta, guarantee=guarantee).to_dict() if epsilon > 0 else None
+    book = of_release(synthesis, delta).to_dict() if epsilon > 0 else None
     return {
         "synthesizer": synthesis.name,
         **_model(synthesis),
