@@ -370,3 +370,15 @@ def test_overwrite_replaces_the_previous_report_too(data, tmp_path, capsys, exac
     assert status == 0, err
     assert report.read_bytes() != first and sorted(p.name for p in tmp_path.iterdir()) == [
         "data", "release", "release.report-confidential.html"]
+
+
+@pytest.mark.parametrize("chains, draws, m", [(1, 2, 3), (4, 1, 1), (2, 3, 3)])
+def test_a_fit_too_short_to_diagnose_is_refused_before_fitting(data, tmp_path, capsys, exact_draws, monkeypatch,
+                                                                chains, draws, m):
+    """--chains 1 --draws 2 ended in an IndexError from the ESS code, --draws 1 --m 1 in numpy's
+    "zero-size array": now one line naming --draws and its minimum, before any fit."""
+    no_fit(monkeypatch)
+    status, _, err = run([data, "--column", "visits", "--model", "poisson", "--m", m, "--chains", chains,
+                          "--draws", draws, "--out", tmp_path / "out"], capsys)
+    assert status == 2 and err.startswith(f"error: --draws {draws} per chain is too few")
+    assert "at least 4" in err and "Traceback" not in err and not (tmp_path / "out").exists()

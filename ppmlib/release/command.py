@@ -66,7 +66,7 @@ import numpy as np
 from ppmlib import _checks, _children, _leftovers
 from ppmlib.datasets.design import is_categorical
 from ppmlib.errors import BadArgument, BudgetExceeded, DataRefused, FitRejected
-from ppmlib.inference.diagnostics import GATE, failing
+from ppmlib.inference.diagnostics import GATE, MIN_DRAWS, failing
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.mechanism import lineup as _lineup
 from ppmlib.mechanism.schemes import releasable
@@ -869,6 +869,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
     members, released, epsilon = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative)
     sampler = _sampler(sampler)
+    _check_draws(sampler)
     budget = _check_budget(budget, epsilon, m)
     if client is not None:
         return _on_cluster(data, column, predictors, keep, model=model, weighting=weighting, guarantee=guarantee,
@@ -983,6 +984,14 @@ def _public_table(data, table, prepared: Prepared, columns, fmt: str, encoding) 
     import pandas as pd
     text = pd.read_csv(data, encoding=text_encoding(data, encoding), usecols=kept, dtype=str, keep_default_na=False)
     return text.loc[complete, kept].reset_index(drop=True)
+
+
+def _check_draws(sampler) -> None:
+    """Refuse, before any fit, a fit too short for the diagnostics gate to judge."""
+    if sampler.draws < MIN_DRAWS:
+        raise BadArgument(f"draws={sampler.draws} per chain is too few for the diagnostics gate to judge a fit (split "
+                          f"R-hat and ESS need at least {MIN_DRAWS} draws per chain; the gate asks ESS >= 400); "
+                          f"give draws= of at least {MIN_DRAWS} (the default is 1000). Nothing was fitted")
 
 
 def _check_budget(budget, epsilon, m: int) -> float | None:
