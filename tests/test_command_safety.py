@@ -382,3 +382,47 @@ def test_a_fit_too_short_to_diagnose_is_refused_before_fitting(data, tmp_path, c
                           "--draws", draws, "--out", tmp_path / "out"], capsys)
     assert status == 2 and err.startswith(f"error: --draws {draws} per chain is too few")
     assert "at least 4" in err and "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+# --- the main path's remaining holes: refused before any fit, in one line naming what to change -----
+
+@pytest.mark.parametrize("extra, words", [
+    (["--delta", "0.5"], "error: --delta 0.5 is not below 1/n = 0.0167 for the n = 60 records used"),
+    (["--epsilon", "1e300"], "error: --epsilon 1e+300 per dataset is too large to state a guarantee"),
+    (["--epsilon", "1e300", "--guarantee", "local"], "error: --epsilon 1e+300 per dataset is too large"),
+    (["--keep", "dataset", "--format", "parquet"], "error: the data's column 'dataset' would be released, but a Parquet"),
+    (["--m", "30", "--chains", "2", "--draws", "10"], "error: --m 30 synthetic datasets need m posterior draws"),
+])
+def test_a_meaningless_guarantee_or_a_clashing_column_is_refused_before_fitting(tmp_path, capsys, exact_draws,
+                                                                                 monkeypatch, extra, words):
+    # --delta 0.5 was accepted ("(0.39, 0.5)-DP"); --epsilon 1e300 and a 'dataset' column with Parquet
+    # output were refused only after every fit; m above the draws failed inside the lineup
+    path = tmp_path / "visits.csv"
+    counts().assign(dataset=lambda f: np.arange(len(f)) % 3).to_csv(path, index=False)
+    no_fit(monkeypatch)
+    status, _, err = run([path, "--column", "visits", "--model", "poisson", "--out", tmp_path / "out", *extra], capsys)
+    assert status == 2 and err.startswith(words), err
+    assert len(err.strip().splitlines()) == 2 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("text, column, words", [
+    ("income,age\n1,2\n", "income ", "its header reads 'income', 'age'; 'income ' differs from 'income' only in spaces"),
+    ("income;age\n1;2\n", "income", "its header reads 'income;age'; the header is one name holding separators"),
+])
+def test_a_column_not_in_the_header_lists_the_header_as_read(tmp_path, capsys, monkeypatch, text, column, words):
+    # both said "it has []": the columns were filtered by the names asked for before the check
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    no_fit(monkeypatch)
+    status, _, err = run([path, "--column", column, "--out", tmp_path / "out"], capsys)
+    assert status == 2 and words in err and "it has []" not in err
+
+
+def test_a_huge_total_epsilon_is_stated_not_an_overflow(tmp_path, capsys, exact_draws, data):
+    # --total-epsilon 1e9 ended in an OverflowError traceback from the zCDP conversion
+    from ppmlib.mechanism.ledger import ledger, solve_per_dataset_epsilon
+    eps = solve_per_dataset_epsilon(1e9, 1e-6, 3)
+    assert ledger(eps, 3, delta=1e-6).total[0] == pytest.approx(1e9, rel=1e-9)
+    status, out, err = run(poisson(data, tmp_path / "out", "--total-epsilon", "1e9", "--no-report", *GOOD), capsys)
+    assert status == 0, err
+    assert json.loads((tmp_path / "out" / "synthetic.json").read_text())["ledger"]["release_epsilon"] == pytest.approx(1e9)

@@ -86,6 +86,8 @@ def cdp_delta(rho: float, epsilon: float) -> float:
             high = mid
     a = high
     exponent = (a - 1.0) * (a * rho - epsilon) + a * math.log1p(-1.0 / a)
+    if exponent > 700.0:        # exp() would overflow; a - 1 < 1e300 here, so delta is capped at 1 anyway
+        return 1.0
     return min(1.0, math.exp(exponent) / (a - 1.0))
 
 
@@ -275,6 +277,9 @@ def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "str
     epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
     m = _checks.integer(m, "m", low=1)
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+    if not math.isfinite(m * bounded_range_rho(epsilon)):
+        raise BadArgument(f"epsilon={epsilon:g} per dataset is too large to state a guarantee for m={m} datasets "
+                          "(rho = m epsilon^2 / 8 is not a finite number); give a smaller epsilon")
     return Ledger(guarantee, epsilon, m, delta)
 
 
