@@ -426,3 +426,33 @@ def test_a_huge_total_epsilon_is_stated_not_an_overflow(tmp_path, capsys, exact_
     status, out, err = run(poisson(data, tmp_path / "out", "--total-epsilon", "1e9", "--no-report", *GOOD), capsys)
     assert status == 0, err
     assert json.loads((tmp_path / "out" / "synthetic.json").read_text())["ledger"]["release_epsilon"] == pytest.approx(1e9)
+
+
+def test_a_sigkilled_run_leaves_no_confidential_file_behind(tmp_path):
+    """SIGKILL during the report left the report's inputs (private/table.parquet, the data's used
+    columns, and state.npz) and the report on disk until the next run: a watchdog removes them at
+    once; the rest of the staging folder (the release, not confidential) stays for the next run's sweep."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent("""
+        import os, signal, sys
+        from pathlib import Path
+        from ppmlib.release import staging
+        st = staging.Staging(staging.check_out(Path(sys.argv[1])))
+        for name in ("table.parquet", "state.npz", "state.json"):
+            (st.private / name).write_bytes(b"confidential")
+        st.report.write_text("confidential report")
+        print(st.folder, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")], capture_output=True, text=True,
+                          env={**os.environ, "PPMLIB_CACHE": str(tmp_path / "cache")}, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    folder = Path(done.stdout.strip())
+    deadline = time.monotonic() + 10
+    while (folder / "private").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert folder.is_dir() and (folder / "release").is_dir()      # swept by the next run, as before
+    assert not (folder / "private").exists() and not (folder / "report.html").exists()
