@@ -197,7 +197,7 @@ def _refuse_absent(columns, names: list, path: Path) -> None:
     if len(names) == 1 and any(sep in names[0] for sep in ";\t|"):
         hints.append("the header is one name holding separators: the file looks separated by ';', a tab or '|', "
                      "not commas; save it as a comma-separated CSV")
-    raise DataRefused(f"column(s) {missing} not in data file {str(path)!r}; its header reads {shown}"
+    raise DataRefused(f"column(s) {missing} not in the data file {str(path)!r}; its header reads {shown}"
                       + ("; " + "; ".join(hints) if hints else ""))
 
 

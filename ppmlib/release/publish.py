@@ -19,6 +19,7 @@ import io
 import json
 import math
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -280,10 +281,16 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         return _release_table(synthesis, path, data, table, column, public, keep, format, names,
                               meta=_meta(synthesis, "", max_epsilon, "", delta, extra), overwrite=overwrite)
     csv_path, json_path = _paths(path)
-    if not overwrite:
-        existing = [str(p) for p in (csv_path, json_path) if p.exists()]
-        if existing:
-            raise FileExistsError(f"release files already exist: {existing}; pass overwrite=True to replace them")
+    existing = [str(p) for p in (csv_path, json_path) if p.exists()]
+    if existing and not overwrite:
+        raise FileExistsError(f"release files already exist: {existing}; pass overwrite=True to replace them")
+    if existing:
+        warnings.warn(f"replacing the two-file release {str(csv_path)!r} and {str(json_path)!r} takes two renames, and "
+                      "a crash between them leaves the new datasets beside the old manifest; replacing one is "
+                      "deprecated: release into a folder instead, replaced in one step, with "
+                      "ppmlib.release(synthesis, folder, table=records, column=name, overwrite=True) "
+                      "(records: the n records in order, or pandas.DataFrame({name: y}))",
+                      FutureWarning, stacklevel=2)
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     values = _as_written(data)
     import pandas as pd  # here, not at the top: `import ppmlib` does not load pandas
