@@ -30,10 +30,13 @@ What the command guarantees about the disk:
   next run (or ``make clean-cache``) removes what was left and says so; child processes die with
   the command.
 
-The privacy statement, exactly: each synthetic dataset is epsilon = 2 Delta differentially private
-for this file against its removal neighbours (the file with one of its records removed; adding an
-arbitrary record is not covered); the m datasets cost m * epsilon; replace-one neighbours cost 4 Delta per dataset; the weights are
-computed from the data and are outside the guarantee; the release reveals n.
+The privacy statement, exactly, is the ledger's (:func:`ppmlib.mechanism.ledger.of_release`): the
+manifest carries it, the command prints it and the report renders it, word for word. Under
+``--guarantee strict`` (the default) each synthetic dataset is epsilon-DP for every database
+(removal and addition of one record); under ``--guarantee local`` each is epsilon = 2 Delta DP for
+this file against its removal neighbours only (replace-one neighbours cost 4 Delta; the weights are
+computed from the data and are outside the guarantee). Either way the m datasets are priced by basic
+and zCDP composition at ``--delta``, and the release reveals n.
 
 With ``--dask ADDRESS`` (``client=`` in Python) a Parquet file is synthesized over its row groups
 on a Dask cluster, the normal model under the local guarantee only (:mod:`ppmlib.release.cluster`).
