@@ -456,3 +456,11 @@ def test_a_sigkilled_run_leaves_no_confidential_file_behind(tmp_path):
         time.sleep(0.05)
     assert folder.is_dir() and (folder / "release").is_dir()      # swept by the next run, as before
     assert not (folder / "private").exists() and not (folder / "report.html").exists()
+
+
+def test_the_cluster_path_refuses_a_delta_of_at_least_one_over_n_before_connecting(tmp_path):
+    path = tmp_path / "wages.parquet"
+    pd.DataFrame({"y": np.exp(np.random.default_rng(0).normal(size=50)), "x": np.arange(50.0)}).to_parquet(path)
+    with pytest.raises(ValueError, match=r"delta=0\.5 is not below 1/n = 0\.02 for the n = 50 records"):
+        syn.synthesize(path, "y", predictors=["x"], model="normal", guarantee="local", delta=0.5, report=False,
+                       client="tcp://127.0.0.1:1")   # nothing listens there: the refusal comes first

@@ -935,6 +935,8 @@ def _on_cluster(data, column, predictors, keep, *, model, weighting, guarantee, 
     predictors = tuple(predictors)
     columns = _release_columns(data, None, column, predictors, keep, None)
     _check_dataset_column(columns, "parquet")
+    import pyarrow.parquet as pq
+    _check_delta(delta, max(pq.read_metadata(path).num_rows, 1))
     if column in predictors:
         raise BadArgument(f"column {column!r} is also among the predictors; a variable cannot predict itself")
     out, _ = _targets(out, False, overwrite, _inputs(data))
