@@ -464,3 +464,17 @@ def test_the_cluster_path_refuses_a_delta_of_at_least_one_over_n_before_connecti
     with pytest.raises(ValueError, match=r"delta=0\.5 is not below 1/n = 0\.02 for the n = 50 records"):
         syn.synthesize(path, "y", predictors=["x"], model="normal", guarantee="local", delta=0.5, report=False,
                        client="tcp://127.0.0.1:1")   # nothing listens there: the refusal comes first
+
+
+def test_an_unexpected_exception_ends_in_one_line_without_its_message(data, tmp_path, capsys, monkeypatch):
+    # a bug in the command used to end in a traceback, whose message may quote a value of the data
+    def broken(*args, **kwargs):
+        raise KeyError("confidential-value-42")
+    monkeypatch.setattr(syn, "prepare", broken)
+    monkeypatch.delenv("PPMLIB_DEBUG", raising=False)
+    status, _, err = run(poisson(data, tmp_path / "out"), capsys)
+    assert status == 2 and err.startswith("error: ppm-synthesize stopped on an unexpected KeyError, a bug")
+    assert "confidential-value-42" not in err and "Traceback" not in err and not (tmp_path / "out").exists()
+    monkeypatch.setenv("PPMLIB_DEBUG", "1")
+    with pytest.raises(KeyError):
+        syn.main([str(a) for a in poisson(data, tmp_path / "out")])

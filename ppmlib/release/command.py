@@ -1353,6 +1353,12 @@ def main(argv=None) -> int:
             BackendUnavailable) as err:
         print(f"error: {_in_flags(str(err))}\nnothing was written to {args.out}", file=sys.stderr)
         return 2
+    except Exception as err:   # a bug: one line, without its message (which could quote a value of the data)
+        if os.environ.get("PPMLIB_DEBUG"):
+            raise
+        print(f"error: ppm-synthesize stopped on an unexpected {type(err).__name__}, a bug: rerun with PPMLIB_DEBUG=1 "
+              f"to see where, and report it with the command line\nnothing was written to {args.out}", file=sys.stderr)
+        return 2
     finally:
         for name, handler in previous.items():
             signal.signal(getattr(signal, name), handler)
