@@ -34,7 +34,7 @@ from .mechanism.synthesis import Synthesis, lw_delta_grid, match_delta, summary_
 from .mechanism.weights import (cw_weights, isolation_risks, lw_risks, lw_weights, reweight,  # noqa: E402
                                 risk_to_weight, scalar_weights)
 from .models.families import POISSON_PRIOR  # noqa: E402
-from .release import release  # noqa: E402
+from . import release  # noqa: E402  (the package, callable as ppmlib.release.release)
 from .seeding import seeds  # noqa: E402
 
 __all__ = [

@@ -216,6 +216,9 @@ def test_after_sigkill_the_children_die_and_the_next_run_removes_what_was_left(t
     assert run.orphans() == []                                # the kernel and httpstan's workers died with it
     assert not run.out.exists()                               # never a torn or partial release in --out
     assert any(".ppm-staging-" in name for name in run.leftovers())
+    # the confidential part (the report's inputs, the report) went at once, with the watchdog
+    assert not [n for n in run.leftovers() if ".ppm-staging-" in n
+                and ((tmp_path / n / "private").exists() or (tmp_path / n / "report.html").exists())]
     # the next run (here: the cleaning command make clean-cache calls) removes it and says so
     cleaned = subprocess.run([sys.executable, "-m", BACKENDS, "--clean-cache"], env=run.env,
                              capture_output=True, text=True, timeout=120)

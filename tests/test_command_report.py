@@ -65,14 +65,38 @@ def test_the_report_is_beside_the_release_escaped_without_code_and_opens_with_it
                             "Privacy: what the release costs"]
     assert len(html.find_all("img")) == 3          # bounds and weights, the distributions, the two estimands
     tables = html.find_all("table")
-    assert len(tables) == 5 and all(t.find("caption") and t.find("caption").get_text().strip() for t in tables)
+    assert len(tables) == 6 and all(t.find("caption") and t.find("caption").get_text().strip() for t in tables)
     summary = html.find("section", class_="ppm-summary").get_text(" ")
-    meta = json.loads((out / "synthetic.json").read_text())
-    eps = meta["epsilon_per_dataset"]
-    for phrase in (f"ε = 2Δ = {eps:.3g} per dataset", f"m · ε = {3 * eps:.3g} in total", "removal neighbours",
-                   "Diagnostics", "passed", "S_pMSE", "Identification risk", "Glossary"):
+    for phrase in ("Privacy", "Diagnostics", "passed", "S_pMSE", "Identification risk", "Glossary"):
         assert phrase in " ".join(summary.split()), phrase
     assert "book's chapter" not in words
+
+
+@pytest.mark.parametrize("guarantee", ["strict", "local"])
+def test_the_report_states_the_manifests_privacy_statement_word_for_word(tmp_path, capsys, exact_draws, guarantee):
+    """The summary's Privacy row, the privacy section and the printed summary are the manifest's
+    ledger statement, line for line, for either guarantee; the privacy section shows the ledger's table.
+    (A strict release's report used to say "epsilon = 2 Delta ... removal neighbours", the local wording.)"""
+    data = tmp_path / "visits.csv"
+    pd.DataFrame({"visits": np.random.default_rng(3).poisson(5, 60)}).to_csv(data, index=False)
+    out = tmp_path / "release"
+    status = syn.main([str(data), "--column", "visits", "--model", "poisson", "--m", "3", "--out", str(out),
+                       "--guarantee", guarantee, *GOOD])
+    said = capsys.readouterr()
+    assert status == 0, said.err
+    statement = json.loads((out / "synthetic.json").read_text())["ledger"]["statement"]
+    assert statement[0].startswith(f"guarantee: {guarantee};")
+    html = page(tmp_path / "release.report-confidential.html")
+    lists = html.find_all("ul", class_="ppm-privacy")
+    assert len(lists) == 2                        # the summary's Privacy row and the privacy section
+    for shown in lists:
+        assert [" ".join(li.get_text().split()) for li in shown.find_all("li")] == [" ".join(x.split()) for x in statement]
+    assert html.find("section", class_="ppm-summary").find("ul", class_="ppm-privacy") is not None
+    ledger = next(t for t in html.find_all("table") if "privacy ledger" in t.find("caption").get_text())
+    assert f"{json.loads((out / 'synthetic.json').read_text())['ledger']['rho_zcdp']:.4g}" in ledger.get_text()
+    assert all(line in said.out for line in statement)
+    shown = " ".join(" ".join(x.get_text().split()) for x in lists)
+    assert ("Delta" in shown) == (guarantee == "local") and ("removal of one of its records" in shown) == (guarantee == "local")
 
 
 def test_a_report_path_inside_out_or_over_a_foreign_file_is_refused(tmp_path, capsys, exact_draws, monkeypatch):

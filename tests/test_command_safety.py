@@ -435,3 +435,111 @@ def test_a_file_replaced_during_the_fit_changes_nothing_released(tmp_path, monke
     status, _, err = run(PATHS[kind](path, tmp_path / "r", "--keep", "id", "--no-report", *GOOD), capsys)
     assert status == 0, err
     assert pd.read_csv(tmp_path / "r" / "synthetic_2.csv")["id"].tolist() == frame["id"].tolist()
+
+
+@pytest.mark.parametrize("chains, draws, m", [(1, 2, 3), (4, 1, 1), (2, 3, 3)])
+def test_a_fit_too_short_to_diagnose_is_refused_before_fitting(data, tmp_path, capsys, exact_draws, monkeypatch,
+                                                                chains, draws, m):
+    """--chains 1 --draws 2 ended in an IndexError from the ESS code, --draws 1 --m 1 in numpy's
+    "zero-size array": now one line naming --draws and its minimum, before any fit."""
+    no_fit(monkeypatch)
+    status, _, err = run([data, "--column", "visits", "--model", "poisson", "--m", m, "--chains", chains,
+                          "--draws", draws, "--out", tmp_path / "out"], capsys)
+    assert status == 2 and err.startswith(f"error: --draws {draws} per chain is too few")
+    assert "at least 4" in err and "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+# --- the main path's remaining holes: refused before any fit, in one line naming what to change -----
+
+@pytest.mark.parametrize("extra, words", [
+    (["--delta", "0.5"], "error: --delta 0.5 is not below 1/n = 0.0167 for the n = 60 records used"),
+    (["--epsilon", "1e300"], "error: --epsilon 1e+300 per dataset is too large to state a guarantee"),
+    (["--epsilon", "1e300", "--guarantee", "local"], "error: --epsilon 1e+300 per dataset is too large"),
+    (["--keep", "dataset", "--format", "parquet"], "error: the data's column 'dataset' would be released, but a Parquet"),
+    (["--m", "30", "--chains", "2", "--draws", "10"], "error: --m 30 synthetic datasets need m posterior draws"),
+])
+def test_a_meaningless_guarantee_or_a_clashing_column_is_refused_before_fitting(tmp_path, capsys, exact_draws,
+                                                                                 monkeypatch, extra, words):
+    # --delta 0.5 was accepted ("(0.39, 0.5)-DP"); --epsilon 1e300 and a 'dataset' column with Parquet
+    # output were refused only after every fit; m above the draws failed inside the lineup
+    path = tmp_path / "visits.csv"
+    counts().assign(dataset=lambda f: np.arange(len(f)) % 3).to_csv(path, index=False)
+    no_fit(monkeypatch)
+    status, _, err = run([path, "--column", "visits", "--model", "poisson", "--out", tmp_path / "out", *extra], capsys)
+    assert status == 2 and err.startswith(words), err
+    assert len(err.strip().splitlines()) == 2 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("text, column, words", [
+    ("income,age\n1,2\n", "income ", "its header reads 'income', 'age'; 'income ' differs from 'income' only in spaces"),
+    ("income;age\n1;2\n", "income", "its header reads 'income;age'; the header is one name holding separators"),
+])
+def test_a_column_not_in_the_header_lists_the_header_as_read(tmp_path, capsys, monkeypatch, text, column, words):
+    # both said "it has []": the columns were filtered by the names asked for before the check
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    no_fit(monkeypatch)
+    status, _, err = run([path, "--column", column, "--out", tmp_path / "out"], capsys)
+    assert status == 2 and words in err and "it has []" not in err
+
+
+def test_a_huge_total_epsilon_is_stated_not_an_overflow(tmp_path, capsys, exact_draws, data):
+    # --total-epsilon 1e9 ended in an OverflowError traceback from the zCDP conversion
+    from ppmlib.mechanism.ledger import ledger, solve_per_dataset_epsilon
+    eps = solve_per_dataset_epsilon(1e9, 1e-6, 3)
+    assert ledger(eps, 3, delta=1e-6).total[0] == pytest.approx(1e9, rel=1e-9)
+    status, out, err = run(poisson(data, tmp_path / "out", "--total-epsilon", "1e9", "--no-report", *GOOD), capsys)
+    assert status == 0, err
+    assert json.loads((tmp_path / "out" / "synthetic.json").read_text())["ledger"]["release_epsilon"] == pytest.approx(1e9)
+
+
+def test_a_sigkilled_run_leaves_no_confidential_file_behind(tmp_path):
+    """SIGKILL during the report left the report's inputs (private/table.parquet, the data's used
+    columns, and state.npz) and the report on disk until the next run: a watchdog removes them at
+    once; the rest of the staging folder (the release, not confidential) stays for the next run's sweep."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent("""
+        import os, signal, sys
+        from pathlib import Path
+        from ppmlib.release import staging
+        st = staging.Staging(staging.check_out(Path(sys.argv[1])))
+        for name in ("table.parquet", "state.npz", "state.json"):
+            (st.private / name).write_bytes(b"confidential")
+        st.report.write_text("confidential report")
+        print(st.folder, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")], capture_output=True, text=True,
+                          env={**os.environ, "PPMLIB_CACHE": str(tmp_path / "cache")}, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    folder = Path(done.stdout.strip())
+    deadline = time.monotonic() + 10
+    while (folder / "private").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert folder.is_dir() and (folder / "release").is_dir()      # swept by the next run, as before
+    assert not (folder / "private").exists() and not (folder / "report.html").exists()
+
+
+def test_the_cluster_path_refuses_a_delta_of_at_least_one_over_n_before_connecting(tmp_path):
+    path = tmp_path / "wages.parquet"
+    pd.DataFrame({"y": np.exp(np.random.default_rng(0).normal(size=50)), "x": np.arange(50.0)}).to_parquet(path)
+    with pytest.raises(ValueError, match=r"delta=0\.5 is not below 1/n = 0\.02 for the n = 50 records"):
+        syn.synthesize(path, "y", predictors=["x"], model="normal", guarantee="local", delta=0.5, report=False,
+                       client="tcp://127.0.0.1:1")   # nothing listens there: the refusal comes first
+
+
+def test_an_unexpected_exception_ends_in_one_line_without_its_message(data, tmp_path, capsys, monkeypatch):
+    # a bug in the command used to end in a traceback, whose message may quote a value of the data
+    def broken(*args, **kwargs):
+        raise KeyError("confidential-value-42")
+    monkeypatch.setattr(syn, "prepare", broken)
+    monkeypatch.delenv("PPMLIB_DEBUG", raising=False)
+    status, _, err = run(poisson(data, tmp_path / "out"), capsys)
+    assert status == 2 and err.startswith("error: ppm-synthesize stopped on an unexpected KeyError, a bug")
+    assert "confidential-value-42" not in err and "Traceback" not in err and not (tmp_path / "out").exists()
+    monkeypatch.setenv("PPMLIB_DEBUG", "1")
+    with pytest.raises(KeyError):
+        syn.main([str(a) for a in poisson(data, tmp_path / "out")])

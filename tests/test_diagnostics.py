@@ -6,7 +6,7 @@ import pytest
 
 import ppmlib
 from ppmlib.inference import diagnostics
-from ppmlib.inference.diagnostics import ess_bulk, rhat
+from ppmlib.inference.diagnostics import ess_bulk, is_ok, rhat, summarize
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)  # ArviZ announces its refactor on import
@@ -201,3 +201,15 @@ def test_combine_takes_the_worst_and_skips_nan_whatever_the_order():
     for diags in ([one, two], [two, one]):
         assert combine(diags) == {"max_rhat": 1.02, "min_ess_bulk": 300.0, "min_ess_tail": 500.0, "divergences": 3}
     assert np.isnan(combine([one, one])["max_rhat"])
+
+
+@pytest.mark.parametrize("draws", [1, 2, 3])
+@pytest.mark.parametrize("chains", [1, 4])
+def test_too_short_chains_give_nan_and_fail_the_gate_without_a_crash(draws, chains):
+    # one or two draws per split half-chain: R-hat and ESS are undefined (an IndexError and numpy's
+    # zero-size error before); the gate then cannot pass
+    x = np.random.default_rng(draws).normal(size=chains * draws)
+    diag = summarize({"mu": x}, {"divergent__": np.zeros(x.size)}, chains=chains)
+    assert np.isnan([diag["max_rhat"], diag["min_ess_bulk"], diag["min_ess_tail"]]).all() and not is_ok(diag)
+    four = summarize({"mu": np.random.default_rng(0).normal(size=chains * 4)}, {}, chains=chains)
+    assert np.isfinite(four["min_ess_bulk"]) and np.isfinite(four["max_rhat"])

@@ -59,3 +59,18 @@ def test_every_module_is_checked_and_none_cites_a_file_outside_the_repository():
     assert public - tooling <= set(MODULES), f"modules missing from MODULES: {sorted(public - tooling - set(MODULES))}"
     citing = [p.name for p in package.rglob("*.py") if "ALGORITHMS.md" in p.read_text()]
     assert not citing, f"these modules point to ALGORITHMS.md, which is not in the repository: {citing}"
+
+
+def test_the_release_function_and_the_release_subpackages_both_import():
+    # ppmlib.release is called (ppmlib.release(fits, path)) and is the package of the command: a
+    # function bound to the package's name used to shadow it, so `import ppmlib.release.command as c` failed
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c",
+                           "import ppmlib, ppmlib.release.command as c, ppmlib.release.report as r\n"
+                           "from ppmlib.release.publish import release\n"
+                           "assert callable(c.main) and callable(r.write)\n"
+                           "assert callable(ppmlib.release) and ppmlib.release.release is release\n"
+                           "import inspect; assert 'path' in str(inspect.signature(release))"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -219,3 +219,30 @@ def test_names_round_trip(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "folder", "lw.v1.csv", "lw.v1.json", "lw.v2.csv", "lw.v2.json", "r.csv", "r.json"]
     assert list((tmp_path / "folder").iterdir()) == []
+
+
+def test_replacing_a_two_file_release_warns_and_names_the_folder_call(tmp_path):
+    # the two-file form's replacement takes two renames: a crash between them tears the pair
+    from ppmlib.inference.exact import ConjugateSampler
+    base = ppmlib.example_fit()
+    made = [ppmlib.synthesizer("poisson", base.y, "lw", base=base, c=0.5, m=m, sampler=ConjugateSampler(), seed=3)
+            for m in (3, 2)]
+    made[0].release(tmp_path / "r")
+    with pytest.warns(FutureWarning, match=r"ppmlib\.release\(synthesis, folder, table=records, column=name"):
+        made[1].release(tmp_path / "r", overwrite=True)
+    assert load(tmp_path / "r")[1]["m_datasets"] == 2
+    # the folder form: replaced in one step, even where os.rename would fail between two renames
+    folder = release(made[0], tmp_path / "f", table=pd.DataFrame({"y": base.y}), column="y")
+    renames = []
+
+    def no_rename(a, b):
+        renames.append((a, b))
+        raise OSError("the second rename fails")
+    import os
+    real = os.rename
+    os.rename = no_rename
+    try:
+        release(made[1], folder, table=pd.DataFrame({"y": base.y}), column="y", overwrite=True)
+    finally:
+        os.rename = real
+    assert not renames and load(folder)[1]["m_datasets"] == 2

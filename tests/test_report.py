@@ -1,10 +1,13 @@
 """The report's tables: records by rank (never by value), the privacy statement, the diagnostics gate."""
+import html
+import re
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from ppmlib.mechanism import ledger as L
 from ppmlib.release import report
 from ppmlib.release.command import prepare
 
@@ -47,11 +50,24 @@ def test_a_boolean_predictor_is_a_cell_like_the_synthesizer_treats_it():
     assert table["cell size (region, union)"].tolist() == [1, 3]   # record 19 is alone in (w, False)
 
 
-def test_privacy_statement_states_every_cost():
-    text = report.privacy_statement(fake([1.0, 2.5], [1, 1], name="LW", m=4), n=2)
-    for phrase in ("ε = 2Δ = 5", "removal neighbours", "adding an arbitrary record is not covered",
-                   "m * epsilon = 20", "4Δ = 10", "record weights as fixed", "n = 2"):
-        assert phrase in text, phrase
+class Released(dict):
+    released, delta, budget, verdict = "S", 1e-5, None, None
+
+
+@pytest.mark.parametrize("guarantee", ["strict", "strict, weights as given", "local"])
+def test_the_privacy_statement_is_the_manifests_for_every_guarantee(guarantee):
+    from ppmlib.release.publish import manifest
+    synthesis = fake([1.0, 2.5], [1, 1], name="S", m=4)
+    synthesis.guarantee, synthesis.fit = guarantee, SimpleNamespace(model=SimpleNamespace(name="poisson"))
+    results = Released(S=synthesis)
+    stated = manifest(synthesis, "synthetic.csv", None, delta=1e-5)["ledger"]["statement"]
+    assert report.privacy_statement(results) == stated
+    assert stated[0] == f"guarantee: {guarantee}; every number below holds for {L.SCOPES[guarantee]}"
+    page = report.privacy_html(results)
+    assert [html.unescape(x) for x in re.findall(r"<li>(.*?)</li>", page)] == stated
+    assert "(5, 0)-DP" not in page and "basic composition of m = 4 datasets: (20, 0)-DP" in page
+    local = guarantee == "local"
+    assert ("4 Delta = 10" in page) == local and ("Delta = 2.5 being the largest record bound" in page) == local
 
 
 def test_diagnostics_warning_names_the_failing_fits_only():

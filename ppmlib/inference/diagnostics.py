@@ -16,20 +16,30 @@ A constant quantity has no defined R-hat or ESS: the functions return NaN for it
 """
 from __future__ import annotations
 
-__all__ = ["rhat", "ess_bulk", "ess_tail", "summarize", "combine", "is_ok", "GATE", "failing"]
+__all__ = ["rhat", "ess_bulk", "ess_tail", "summarize", "combine", "is_ok", "GATE", "failing", "MIN_DRAWS"]
 
 import numpy as np
 from scipy import stats
 from ppmlib.errors import BadArgument
 
 TAIL_PROBS = (0.05, 0.95)  # tail ESS: the worse of the 5% and 95% quantile indicators
+#: The fewest draws per chain the diagnostics judge: each split half-chain needs two draws for its
+#: variance and its lag-1 autocorrelation. Below this R-hat and ESS are NaN (and :func:`is_ok` fails).
+MIN_DRAWS = 4
 
 
 def _split(x: np.ndarray, chains: int) -> np.ndarray:
     """(2 chains, draws // 2): first and last half of every chain (the middle draw of an odd chain is dropped)."""
+    if chains < 1 or x.size == 0 or x.size % chains:
+        raise BadArgument(f"{x.size} draws cannot be split into chains={chains} chains of equal length")
     per_chain = x.reshape(chains, -1)
     half = per_chain.shape[1] // 2
     return np.concatenate([per_chain[:, :half], per_chain[:, per_chain.shape[1] - half:]])
+
+
+def _too_short(c: np.ndarray) -> bool:
+    """Split chains too short to judge (fewer than MIN_DRAWS draws per chain): no R-hat, no ESS."""
+    return c.shape[1] < MIN_DRAWS // 2
 
 
 def _rank_normalize(c: np.ndarray) -> np.ndarray:
@@ -75,7 +85,7 @@ def rhat(x, chains: int) -> float:
     1.48
     """
     c = _split(np.asarray(x, float), chains)
-    if np.ptp(c) == 0:
+    if _too_short(c) or np.ptp(c) == 0:
         return np.nan
     folded = np.abs(c - np.median(c))
     return max(_rhat(_rank_normalize(c)), _rhat(_rank_normalize(folded)))
@@ -146,7 +156,7 @@ def ess_bulk(x, chains: int) -> float:
     3926
     """
     c = _split(np.asarray(x, float), chains)
-    if np.ptp(c) == 0:
+    if _too_short(c) or np.ptp(c) == 0:
         return np.nan
     return _ess(_rank_normalize(c))
 
@@ -172,7 +182,7 @@ def ess_tail(x, chains: int) -> float:
     ess_bulk, rhat
     """
     x = np.asarray(x, float)
-    if np.ptp(x) == 0:
+    if _too_short(_split(x, chains)) or np.ptp(x) == 0:
         return np.nan
     return min(_ess(_split((x <= np.quantile(x, p)).astype(float), chains)) for p in TAIL_PROBS)
 

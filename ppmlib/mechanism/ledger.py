@@ -15,7 +15,7 @@ OpenDP's own ``make_zCDP_to_approxDP`` to 1e-9.
 from __future__ import annotations
 
 __all__ = ["SCOPES", "NOT_COVERED", "Ledger", "bounded_range_rho", "cdp_delta", "cdp_epsilon", "simple_cdp_epsilon", "ledger",
-           "solve_per_dataset_epsilon"]
+           "of_release", "solve_per_dataset_epsilon"]
 
 import math
 from dataclasses import dataclass
@@ -86,6 +86,8 @@ def cdp_delta(rho: float, epsilon: float) -> float:
             high = mid
     a = high
     exponent = (a - 1.0) * (a * rho - epsilon) + a * math.log1p(-1.0 / a)
+    if exponent > 700.0:        # exp() would overflow; a - 1 < 1e300 here, so delta is capped at 1 anyway
+        return 1.0
     return min(1.0, math.exp(exponent) / (a - 1.0))
 
 
@@ -213,10 +215,19 @@ class Ledger:
             f"not covered: {NOT_COVERED[self.guarantee]}",
             f"per dataset: epsilon = {self.epsilon:.4g} (epsilon-DP and epsilon-bounded-range, so "
             f"rho = epsilon^2/8 = {bounded_range_rho(self.epsilon):.4g})",
+            *self._local_lines(),
             f"basic composition of m = {self.m} datasets: ({self.basic_total:.4g}, 0)-DP",
             f"zCDP composition: rho = m epsilon^2/8 = {self.rho:.4g}, i.e. ({self.zcdp_total:.4g}, {self.delta:.3g})-DP",
             f"the release as a whole: ({eps:.4g}, {dlt:.3g})-DP for {self.scope}",
         ]
+
+    def _local_lines(self) -> list[str]:
+        """The local guarantee's own numbers: epsilon = 2 Delta, and the replace-one cost."""
+        if self.guarantee != "local":
+            return []
+        return [f"per dataset, epsilon = 2 Delta, Delta = {self.epsilon / 2:.4g} being the largest record bound "
+                f"of this database; against replace-one neighbours (one record changed) each dataset costs "
+                f"4 Delta = {2 * self.epsilon:.4g}"]
 
     def to_dict(self) -> dict:
         """The ledger's numbers and scope, for the release manifest (JSON-ready).
@@ -266,7 +277,37 @@ def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "str
     epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
     m = _checks.integer(m, "m", low=1)
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+    if not math.isfinite(m * bounded_range_rho(epsilon)):
+        raise BadArgument(f"epsilon={epsilon:g} per dataset is too large to state a guarantee for m={m} datasets "
+                          "(rho = m epsilon^2 / 8 is not a finite number); give a smaller epsilon")
     return Ledger(guarantee, epsilon, m, delta)
+
+
+def of_release(synthesis, delta: float = 1e-6) -> Ledger:
+    """The ledger of a released synthesis: the one privacy statement its manifest, the command's
+    summary and its report all render.
+
+    Parameters
+    ----------
+    synthesis : Synthesis
+        With ``epsilon`` (per dataset), ``synthetic`` (shape (m, n) or (m, n, J)) and ``guarantee``
+        (a key of :data:`SCOPES`; "local" when absent, the pseudo posterior mechanism's).
+    delta : float
+        In (0, 1): the delta of the zCDP conversion.
+
+    Returns
+    -------
+    Ledger
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> import numpy as np
+    >>> of_release(SimpleNamespace(epsilon=2.0, synthetic=np.zeros((5, 3)), guarantee="strict")).basic_total
+    10.0
+    """
+    return ledger(float(synthesis.epsilon), int(synthesis.synthetic.shape[0]), delta=delta,
+                  guarantee=getattr(synthesis, "guarantee", "local"))
 
 
 def solve_per_dataset_epsilon(total_epsilon: float, delta: float, m: int) -> float:

@@ -9,6 +9,21 @@
   a user's file to a release and its report; :mod:`ppmlib.release.staging`: where it may write,
   the lock, the staging folder and the one-step publication.
 """
+import sys
+import types
+
 from ppmlib.release.publish import COVERS, DOES_NOT_COVER, NEIGHBOURS, load, manifest, release
 
 __all__ = ["release", "load", "manifest", "NEIGHBOURS", "COVERS", "DOES_NOT_COVER"]
+
+
+class _CallableRelease(types.ModuleType):
+    """This package, callable as :func:`release`: ``ppmlib.release(fits, path)`` releases, while
+    ``import ppmlib.release.command`` still finds the subpackage (a function bound to the package's
+    name would shadow it)."""
+
+    def __call__(self, *args, **kwargs):
+        return release(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableRelease

@@ -30,10 +30,13 @@ What the command guarantees about the disk:
   next run (or ``make clean-cache``) removes what was left and says so; child processes die with
   the command.
 
-The privacy statement, exactly: each synthetic dataset is epsilon = 2 Delta differentially private
-for this file against its removal neighbours (the file with one of its records removed; adding an
-arbitrary record is not covered); the m datasets cost m * epsilon; replace-one neighbours cost 4 Delta per dataset; the weights are
-computed from the data and are outside the guarantee; the release reveals n.
+The privacy statement, exactly, is the ledger's (:func:`ppmlib.mechanism.ledger.of_release`): the
+manifest carries it, the command prints it and the report renders it, word for word. Under
+``--guarantee strict`` (the default) each synthetic dataset is epsilon-DP for every database
+(removal and addition of one record); under ``--guarantee local`` each is epsilon = 2 Delta DP for
+this file against its removal neighbours only (replace-one neighbours cost 4 Delta; the weights are
+computed from the data and are outside the guarantee). Either way the m datasets are priced by basic
+and zCDP composition at ``--delta``, and the release reveals n.
 
 With ``--dask ADDRESS`` (``client=`` in Python) a Parquet file is synthesized over its row groups
 on a Dask cluster, the normal model under the local guarantee only (:mod:`ppmlib.release.cluster`).
@@ -66,7 +69,7 @@ import numpy as np
 from ppmlib import _checks, _children, _leftovers
 from ppmlib.datasets.design import is_categorical
 from ppmlib.errors import BadArgument, BudgetExceeded, DataRefused, FitRejected
-from ppmlib.inference.diagnostics import GATE, failing
+from ppmlib.inference.diagnostics import GATE, MIN_DRAWS, failing
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.mechanism import lineup as _lineup
 from ppmlib.mechanism.schemes import releasable
@@ -186,6 +189,21 @@ def _no_duplicates(names, where: str) -> None:
                           "has its own name")
 
 
+def _refuse_absent(columns, names: list, path: Path) -> None:
+    """Refuse names that are not in the file's header, listing the header as read (and what it looks like)."""
+    missing = [c for c in (columns or ()) if c not in names]
+    if not missing:
+        return
+    shown = ", ".join(repr(n) for n in names[:30]) + (f", ... ({len(names)} in all)" if len(names) > 30 else "")
+    hints = [f"{c!r} differs from {n!r} only in spaces or case" for c in missing for n in names
+             if c != n and c.strip().lower() == str(n).strip().lower()]
+    if len(names) == 1 and any(sep in names[0] for sep in ";\t|"):
+        hints.append("the header is one name holding separators: the file looks separated by ';', a tab or '|', "
+                     "not commas; save it as a comma-separated CSV")
+    raise DataRefused(f"column(s) {missing} not in the data file {str(path)!r}; its header reads {shown}"
+                      + ("; " + "; ".join(hints) if hints else ""))
+
+
 def load_table(data, columns=None, *, encoding: str | None = None) -> "pd.DataFrame":
     """The data as a DataFrame: a CSV or Parquet file, a DataFrame (copied), or ``"cps1988"``.
 
@@ -240,6 +258,7 @@ def load_table(data, columns=None, *, encoding: str | None = None) -> "pd.DataFr
         encoding = text_encoding(path, encoding)
         names = _header(path, encoding)
         _no_duplicates(names, f"data file {str(path)!r}")
+        _refuse_absent(columns, names, path)
         wanted = None if columns is None else [c for c in names if c in set(columns)]
         return pd.read_csv(path, encoding=encoding, usecols=wanted)
     if suffix in (".parquet", ".pq"):
@@ -247,6 +266,7 @@ def load_table(data, columns=None, *, encoding: str | None = None) -> "pd.DataFr
         _check_size(path, PARQUET_MEMORY_FACTOR)
         names = pq.read_schema(path).names
         _no_duplicates(names, f"data file {str(path)!r}")
+        _refuse_absent(columns, names, path)
         wanted = None if columns is None else [c for c in names if c in set(columns)]
         return pd.read_parquet(path, columns=wanted)
     raise DataRefused(f"data file {str(path)!r} must be a .csv or .parquet file, got {suffix or 'no suffix'!r}")
@@ -762,13 +782,15 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
     (members, released, epsilon)
         The lineup, the released member's name and the per-dataset epsilon (None: LW uncalibrated).
     """
-    from ppmlib.mechanism.ledger import solve_per_dataset_epsilon
+    from ppmlib.mechanism.ledger import ledger, solve_per_dataset_epsilon
     if guarantee not in GUARANTEES:
         raise BadArgument(f"unknown guarantee {guarantee!r}; choose one of {', '.join(GUARANTEES)}")
     if epsilon is not None and total_epsilon is not None:
         raise BadArgument("give epsilon= (per dataset) or total_epsilon= (the release), not both")
     if total_epsilon is not None:
         epsilon = solve_per_dataset_epsilon(total_epsilon, delta, m)
+    if epsilon is not None:     # a guarantee the ledger cannot state is refused now, not after the fits
+        ledger(epsilon, m, delta=delta, guarantee=guarantee).total
     if guarantee == "local":
         members, released = lineup_for(weighting, epsilon, radius, relative)
         return members, released, epsilon
@@ -869,6 +891,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
     members, released, epsilon = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative)
     sampler = _sampler(sampler)
+    _check_draws(sampler, m)
     budget = _check_budget(budget, epsilon, m)
     if client is not None:
         return _on_cluster(data, column, predictors, keep, model=model, weighting=weighting, guarantee=guarantee,
@@ -882,6 +905,8 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     prepared = prepare(table, column, model, predictors, drop_missing=drop_missing, max_levels=max_levels,
                        source=str(data) if not hasattr(data, "columns") else "DataFrame")
     columns = _release_columns(data, table, column, prepared.predictors, keep, encoding)
+    _check_dataset_column(columns, format)
+    _check_delta(delta, prepared.n)
     _check_memory(prepared, sampler, m, len(members))
     public_table = _public_table(data, table, prepared, columns, format, encoding)    # read before any fit
     with (_staging.Staging(out, report, overwrite=overwrite, inputs=_inputs(data)) if out is not None
@@ -910,6 +935,9 @@ def _on_cluster(data, column, predictors, keep, *, model, weighting, guarantee, 
         predictors = [p for p in predictors.split(",") if p]
     predictors = tuple(predictors)
     columns = _release_columns(data, None, column, predictors, keep, None)
+    _check_dataset_column(columns, "parquet")
+    import pyarrow.parquet as pq
+    _check_delta(delta, max(pq.read_metadata(path).num_rows, 1))
     if column in predictors:
         raise BadArgument(f"column {column!r} is also among the predictors; a variable cannot predict itself")
     out, _ = _targets(out, False, overwrite, _inputs(data))
@@ -987,6 +1015,35 @@ def _public_table(data, table, prepared: Prepared, columns, fmt: str, encoding) 
         raise DataRefused(f"data file {str(data)!r} changed while it was read ({len(table)} records, then "
                           f"{len(text)}); run again once nothing writes to it")
     return text.loc[complete, kept].reset_index(drop=True)
+
+
+def _check_draws(sampler, m: int) -> None:
+    """Refuse, before any fit, a fit too short for the diagnostics gate to judge or for m datasets."""
+    if sampler.draws < MIN_DRAWS:
+        raise BadArgument(f"draws={sampler.draws} per chain is too few for the diagnostics gate to judge a fit (split "
+                          f"R-hat and ESS need at least {MIN_DRAWS} draws per chain; the gate asks ESS >= 400); "
+                          f"give draws= of at least {MIN_DRAWS} (the default is 1000). Nothing was fitted")
+    if sampler.chains * sampler.draws < m:
+        raise BadArgument(f"m={m} synthetic datasets need m posterior draws, and chains={sampler.chains} x "
+                          f"draws={sampler.draws} make {sampler.chains * sampler.draws}; give more draws= or chains=, "
+                          "or a smaller m= value. Nothing was fitted")
+
+
+def _check_dataset_column(columns, fmt: str) -> None:
+    """A Parquet release numbers its datasets in a column of its own: a data column of that name is refused now."""
+    from ppmlib.release.tables import DATASET
+    if fmt == "parquet" and DATASET in columns.order:
+        raise DataRefused(f"the data's column {DATASET!r} would be released, but a Parquet release numbers its "
+                          f"datasets in a column of that name; rename the column, leave it out of keep= and "
+                          f"predictors=, or give format='csv'")
+
+
+def _check_delta(delta: float, n: int) -> None:
+    """delta at or above 1/n lets an (epsilon, delta)-DP release publish a record outright: refused."""
+    if delta >= 1.0 / n:
+        raise BadArgument(f"delta={delta:g} is not below 1/n = {1.0 / n:.3g} for the n = {n} records used: an "
+                          "(epsilon, delta) guarantee with delta >= 1/n allows releasing one record in the clear, "
+                          "so it states nothing; give delta= well below 1/n (the default is 1e-6)")
 
 
 def _check_budget(budget, epsilon, m: int) -> float | None:
@@ -1204,7 +1261,7 @@ def _cluster_summary(args, results) -> str:
     return "\n".join([f"released {results.m} synthetic datasets of {args.column!r} ({results.n} records, model normal, "
                       f"{chosen.name}) to {results.out}: {len(results.files)} Parquet files, one per row group",
                       _summary_columns(results.columns),
-                      _privacy_lines(chosen, results.m, results.delta, results.n),
+                      _privacy_lines(chosen, results.m, results.delta),
                       _gate_line(results.verdict),
                       f"stages: {stages}", NO_REPORT])
 
@@ -1218,23 +1275,19 @@ def _summary(args, results) -> str:
     lines = [f"released {m} synthetic datasets of {args.column!r} ({prepared.n} records, model {prepared.model}, "
              f"{chosen.name}) to {results.out}",
              _summary_columns(results.columns),
-             _privacy_lines(chosen, m, getattr(results, "delta", 1e-6), prepared.n),
+             _privacy_lines(chosen, m, getattr(results, "delta", 1e-6)),
              gate]
     if results.report is not None:
         lines.append(f"report (confidential, not for publication): {results.report}")
     return "\n".join(lines)
 
 
-def _privacy_lines(chosen, m: int, delta: float, n: int) -> str:
-    """The privacy statement the command prints: the ledger's lines (strict), or the local statement and them."""
+def _privacy_lines(chosen, m: int, delta: float) -> str:
+    """The privacy statement the command prints: the ledger's lines, word for word as the manifest
+    and the report state them (:func:`ppmlib.mechanism.ledger.of_release`; m given, as a run over a
+    cluster holds no synthetic values here)."""
     from ppmlib.mechanism.ledger import ledger
-    lines = "\n".join(ledger(chosen.epsilon, m, delta=delta, guarantee=chosen.guarantee).statement())
-    if chosen.guarantee != "local":
-        return lines + f"\nthe release reveals n = {n}"
-    return (f"epsilon = 2 Delta = {chosen.epsilon:.3g} per dataset for this file's removal neighbours (one record "
-            f"removed; adding an arbitrary record is not covered); m * epsilon = {m * chosen.epsilon:.3g} in total; "
-            f"replace-one neighbours: 4 Delta = {2 * chosen.epsilon:.3g} per dataset; the weights are "
-            f"data-dependent and outside the guarantee; the release reveals n = {n}\n" + lines)
+    return "\n".join(ledger(chosen.epsilon, m, delta=delta, guarantee=getattr(chosen, "guarantee", "local")).statement())
 
 
 def _stop_now(signum, frame) -> None:
@@ -1301,8 +1354,15 @@ def main(argv=None) -> int:
             said = survey.run(args)        # the survey path: the column and its weight together
         else:
             said = _summary(args, _call(args))
-    except (ValueError, TypeError, OSError, CalibrationFailed, FitsFailed, ReportFailed, BackendUnavailable) as err:
+    except (ValueError, TypeError, OSError, ArithmeticError, CalibrationFailed, FitsFailed, ReportFailed,
+            BackendUnavailable) as err:
         print(f"error: {_in_flags(str(err))}\nnothing was written to {args.out}", file=sys.stderr)
+        return 2
+    except Exception as err:   # a bug: one line, without its message (which could quote a value of the data)
+        if os.environ.get("PPMLIB_DEBUG"):
+            raise
+        print(f"error: ppm-synthesize stopped on an unexpected {type(err).__name__}, a bug: rerun with PPMLIB_DEBUG=1 "
+              f"to see where, and report it with the command line\nnothing was written to {args.out}", file=sys.stderr)
         return 2
     finally:
         for name, handler in previous.items():

@@ -19,6 +19,7 @@ import io
 import json
 import math
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,8 +39,8 @@ NEIGHBOURS = ("removal neighbours of this database: epsilon = 2 Delta covers the
               "(one record changed) the same draws cost 4 Delta")
 COVERS = ("Each synthetic dataset is made from one draw of the alpha-weighted pseudo posterior; each draw is "
           "epsilon = 2 Delta differentially private for this database against its removal neighbours (a local "
-          "guarantee, Delta estimated from the draws). The m datasets compose sequentially: the release as a "
-          "whole costs m * epsilon.")
+          "guarantee, Delta estimated from the draws). The m datasets compose: at most m * epsilon by basic "
+          "composition; the ledger states the release's (epsilon, delta).")
 DOES_NOT_COVER = ("The guarantee treats the record weights as fixed. The weights, and any scalar tuned on the "
                   "confidential data (c, g, radius, the re-weighting constant k, a matched Delta), depend on "
                   "the data, and the privacy cost of choosing them is not counted; nor is publishing epsilon itself. "
@@ -137,13 +138,13 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         (:mod:`ppmlib.mechanism.ledger`: rho, the zCDP total at delta, whom each number covers):
         only numbers and text (valid JSON: no NaN, no infinity), and the CSV's SHA-256.
     """
-    from ppmlib.mechanism.ledger import ledger
+    from ppmlib.mechanism.ledger import of_release
     m, n = synthesis.synthetic.shape[:2]
     epsilon = _epsilon(synthesis)
     guarantee = getattr(synthesis, "guarantee", "local")
     text = {"neighbours": NEIGHBOURS, "guarantee": COVERS, "not_covered": DOES_NOT_COVER} if guarantee == "local" \
         else _strict_text(synthesis)
-    book = ledger(epsilon, int(m), delta=delta, guarantee=guarantee).to_dict() if epsilon > 0 else None
+    book = of_release(synthesis, delta).to_dict() if epsilon > 0 else None
     return {
         "synthesizer": synthesis.name,
         **_model(synthesis),
@@ -283,10 +284,16 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         return _release_table(synthesis, path, data, table, column, public, keep, format, names,
                               meta=_meta(synthesis, "", max_epsilon, "", delta, extra), overwrite=overwrite)
     csv_path, json_path = _paths(path)
-    if not overwrite:
-        existing = [str(p) for p in (csv_path, json_path) if p.exists()]
-        if existing:
-            raise FileExistsError(f"release files already exist: {existing}; pass overwrite=True to replace them")
+    existing = [str(p) for p in (csv_path, json_path) if p.exists()]
+    if existing and not overwrite:
+        raise FileExistsError(f"release files already exist: {existing}; pass overwrite=True to replace them")
+    if existing:
+        warnings.warn(f"replacing the two-file release {str(csv_path)!r} and {str(json_path)!r} takes two renames, and "
+                      "a crash between them leaves the new datasets beside the old manifest; replacing one is "
+                      "deprecated: release into a folder instead, replaced in one step, with "
+                      "ppmlib.release(synthesis, folder, table=records, column=name, overwrite=True) "
+                      "(records: the n records in order, or pandas.DataFrame({name: y}))",
+                      FutureWarning, stacklevel=2)
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     values = _as_written(data)
     import pandas as pd  # here, not at the top: `import ppmlib` does not load pandas

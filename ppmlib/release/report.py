@@ -18,7 +18,7 @@ Records appear by rank only (rank 1 = largest bound), never with their values.
 """
 from __future__ import annotations
 
-__all__ = ["ReportFailed", "privacy_statement", "privacy_html", "overview", "drivers", "diagnostics", "diagnostics_warning",
+__all__ = ["ReportFailed", "privacy_statement", "privacy_html", "ledger_table", "overview", "drivers", "diagnostics", "diagnostics_warning",
            "utility", "coefficients", "attribute_risk", "measures", "text", "titled", "summary", "write_state",
            "load_state", "write", "Synthesized", "StateResults", "REPORT_NOTEBOOK", "GLOSSARY"]
 
@@ -55,68 +55,87 @@ class ReportFailed(RuntimeError):
     """The report's notebook failed; the message names the cell and the error, never a value."""
 
 
-def privacy_statement(synthesis, n: int, delta: float = 1e-6) -> str:
-    """What the released synthesizer's epsilon promises, exactly, as one Markdown paragraph.
+def _ledger(results) -> dict:
+    """The released synthesizer's ledger (:meth:`ppmlib.mechanism.ledger.Ledger.to_dict`): as stored
+    by :func:`write_state`, else computed by :func:`ppmlib.mechanism.ledger.of_release`, as the manifest's."""
+    stored = getattr(results, "ledger", None)
+    if stored is not None:
+        return stored
+    from ppmlib.mechanism.ledger import of_release
+    return of_release(results[results.released], getattr(results, "delta", 1e-6)).to_dict()
+
+
+def privacy_statement(results) -> list[str]:
+    """What the release promises, exactly: the ledger's statement, the lines its manifest carries
+    (``synthetic.json``'s ``ledger.statement``) and the command prints, word for word.
 
     Parameters
     ----------
-    synthesis : Synthesis
-        The released synthesizer (its ``delta``, ``epsilon`` and m datasets).
-    n : int
-        The number of records (the release reveals it).
-    delta : float
-        The delta of the ledger (a censored synthesis is stated by :meth:`ppmlib.mechanism.ledger.Ledger.statement`).
+    results : ppmlib.mechanism.lineup.Results or StateResults
+        With ``released`` and ``delta`` (and the released member's ``guarantee``), or the ledger
+        stored by :func:`write_state`.
 
     Returns
     -------
-    str
-        Delta, epsilon per dataset, m * epsilon, the replace-one cost, what the guarantee does not
-        count (the weights and the settings tuned on the data) and n, in Markdown.
+    list of str
+        One line per number: the guarantee and whom it covers, what it does not cover, epsilon per
+        dataset, basic and zCDP composition, the release as a whole.
 
     Examples
     --------
     >>> from types import SimpleNamespace
-    >>> s = SimpleNamespace(name="LW", delta=2.0, epsilon=4.0, synthetic=np.zeros((5, 3)))
-    >>> "m * epsilon = 20" in privacy_statement(s, 3)
-    True
+    >>> s = SimpleNamespace(name="CM", epsilon=2.0, guarantee="strict", synthetic=np.zeros((5, 3)))
+    >>> class R(dict): released, delta = "CM", 1e-6
+    >>> privacy_statement(R(CM=s))[3]
+    'basic composition of m = 5 datasets: (10, 0)-DP'
     """
-    m = synthesis.synthetic.shape[0]
-    if getattr(synthesis, "guarantee", "local") != "local":   # censored: the ledger's statement, word for word
-        from ppmlib.mechanism.ledger import ledger
-        lines = ledger(synthesis.epsilon, m, delta=delta, guarantee=synthesis.guarantee).statement()
-        return f"**{synthesis.name}**: " + "; ".join(lines) + f"; the release reveals n = {n}."
-    return (f"**{synthesis.name}**: Δ = {synthesis.delta:.3g}, so each of the m = {m} synthetic datasets is "
-            f"**ε = 2Δ = {synthesis.epsilon:.3g}** differentially private for this file against its *removal "
-            f"neighbours* (the file with one of its records removed; adding an arbitrary record is not covered); "
-            f"the m datasets together cost "
-            f"**m * epsilon = {m * synthesis.epsilon:.3g}**. Against replace-one neighbours (one record changed) each "
-            f"dataset costs 4Δ = {2 * synthesis.epsilon:.3g}. The guarantee treats the record weights as fixed: "
-            "they are computed from the confidential data, and the privacy cost of that, and of every setting "
-            f"tuned on the data (a calibrated scale, a prior centred on the data), is not counted. The release "
-            f"reveals the number of records, n = {n}.")
+    return list(_ledger(results)["statement"])
 
 
-def privacy_html(synthesis, n: int, delta: float = 1e-6) -> str:
-    """:func:`privacy_statement` as HTML (bold and italics as tags), for the report's page.
+def _statement_list(results) -> str:
+    return '<ul class="ppm-privacy">' + "".join(f"<li>{text(line)}</li>" for line in privacy_statement(results)) + "</ul>"
+
+
+def ledger_table(results) -> "pd.DataFrame":
+    """The ledger's numbers as a table of one column (the release's privacy cost, term by term).
 
     Parameters
     ----------
-    synthesis : Synthesis
-        The released synthesizer.
-    n : int
-        The number of records.
-    delta : float
-        The delta of the ledger.
+    results : ppmlib.mechanism.lineup.Results or StateResults
+        As for :func:`privacy_statement`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: guarantee, covers, epsilon per dataset, m, basic composition, rho, delta, the zCDP
+        total at delta, and the release's (epsilon, delta).
+    """
+    import pandas as pd
+    book = _ledger(results)
+    rows = {"guarantee": book["guarantee"], "covers": book["covers"],
+            "epsilon per dataset": book["epsilon_per_dataset"], "m datasets": book["m"],
+            "basic composition: epsilon (delta = 0)": book["basic_composition_epsilon"],
+            "zCDP: rho = m epsilon^2 / 8": book["rho_zcdp"], "delta": book["delta"],
+            "zCDP: epsilon at delta": book["zcdp_epsilon_total"], "the release: epsilon": book["release_epsilon"],
+            "the release: delta": book["release_delta"]}
+    return pd.DataFrame({"value": [v if isinstance(v, str) else f"{v:.4g}" for v in rows.values()]},
+                        index=pd.Index(list(rows), name="ledger"))
+
+
+def privacy_html(results) -> str:
+    """The report's privacy section: :func:`privacy_statement`'s lines and :func:`ledger_table`, as HTML.
+
+    Parameters
+    ----------
+    results : ppmlib.mechanism.lineup.Results or StateResults
+        As for :func:`privacy_statement`.
 
     Returns
     -------
     str
-        One ``<p>``.
+        A ``<ul>`` of the statement's lines and a titled ``<table>``, every word escaped.
     """
-    import re
-    words = html.escape(privacy_statement(synthesis, n, delta), quote=False)
-    words = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", words)
-    return "<p>" + re.sub(r"\*(\w[^*]*?\w)\*", r"<i>\1</i>", words) + "</p>"
+    return _statement_list(results) + titled(ledger_table(results), "The privacy ledger of the release (as in synthetic.json)")
 
 
 def overview(results: "Results") -> "pd.DataFrame":
@@ -469,11 +488,8 @@ def summary(results, prepared: "Prepared", measured: "pd.DataFrame") -> str:
     rows = [
         ("Released", f"{text(chosen.name)}: m = {m} synthetic datasets of <code>{text(prepared.column)}</code> "
                      f"({n} records)"),
-        ("Privacy", f"ε = 2Δ = {chosen.epsilon:.3g} per dataset, m · ε = {m * chosen.epsilon:.3g} in total"
-                    + (f" (budget {budget:g})" if budget is not None else "")
-                    + ". It covers this file against its removal neighbours (one record removed; adding an arbitrary "
-                      "record is not covered); the weights and settings tuned on the data are outside the guarantee; "
-                      f"the release reveals n = {n}."),
+        ("Privacy", _statement_list(results)
+                    + (f"<p>Budget: m · ε at most {budget:g}.</p>" if budget is not None else "")),
         ("Diagnostics", gate),
         ("Utility", f"S_pMSE (logit) of {text(chosen.name)}: {spmse:.3g} (about 1: the data and the synthetic "
                     "datasets cannot be told apart; larger: they can)"),
@@ -516,7 +532,7 @@ class StateResults(dict):
     Parameters
     ----------
     items : iterable of (str, Synthesized)
-    released, budget, verdict, overview, risk
+    released, budget, verdict, overview, risk, ledger
         As the attributes; ``overview`` is what :meth:`summary` returns.
 
     Attributes
@@ -526,11 +542,14 @@ class StateResults(dict):
     verdict : dict
     risk : pandas.DataFrame or None
         :func:`attribute_risk`, computed where the fits were.
+    ledger : dict or None
+        The released synthesizer's ledger, as the manifest holds it (:func:`privacy_statement`).
     """
 
-    def __init__(self, items, *, released, budget, verdict, overview, risk):
+    def __init__(self, items, *, released, budget, verdict, overview, risk, ledger=None):
         super().__init__(items)
         self.released, self.budget, self.verdict, self._overview, self.risk = released, budget, verdict, overview, risk
+        self.ledger = ledger
 
     def summary(self) -> "pd.DataFrame":
         """The lineup's summary table as it was when the state was written.
@@ -597,7 +616,7 @@ def write_state(results, folder, H: int = 50) -> Path:
         "source": prepared.source, "column": prepared.column, "model": prepared.model,
         "predictors": list(prepared.predictors), "terms": list(prepared.terms), "dropped": prepared.dropped,
         "prior": prepared.prior, "released": results.released, "budget": getattr(results, "budget", None),
-        "verdict": getattr(results, "verdict", None),
+        "verdict": getattr(results, "verdict", None), "ledger": _ledger(results),
         "synthesizers": [{"name": name, "delta": float(r.delta), "epsilon": float(r.epsilon),
                           "diagnostics": {k: (v if isinstance(v, str) else float(v)) for k, v in r.diagnostics.items()
                                           if isinstance(v, (int, float, str, np.number))}}
@@ -636,7 +655,7 @@ def load_state(folder) -> tuple[StateResults, "Prepared"]:
                                      arrays[f"weights_{i}"], arrays[f"synthetic_{i}"], s["diagnostics"]))
              for i, s in enumerate(meta["synthesizers"])]
     results = StateResults(items, released=meta["released"], budget=meta["budget"], verdict=meta["verdict"],
-                           overview=_frame(meta["overview"]), risk=_frame(meta["risk"]))
+                           overview=_frame(meta["overview"]), risk=_frame(meta["risk"]), ledger=meta["ledger"])
     return results, prepared
 
 

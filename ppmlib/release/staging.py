@@ -12,7 +12,8 @@ once, naming the first), makes a private (0700) staging folder beside it, where 
 writes goes (the release, the report, the report's inputs), and :meth:`Staging.publish` renames
 the finished release into place in one step: ``--out`` holds the old release or the new one, never
 a mix, never a half. The staging folder is removed on every way out (:meth:`Staging.close`);
-after a SIGKILL, ``ppmlib._leftovers`` lets the next run remove it.
+after a SIGKILL, a watchdog process removes its confidential part at once (the report's inputs,
+the report) and ``ppmlib._leftovers`` lets the next run remove the rest.
 """
 from __future__ import annotations
 
@@ -312,6 +313,38 @@ def signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+# A process that outlives a SIGKILLed run: it blocks on a pipe only the run holds open, and when the
+# run dies (EOF) it removes the confidential files in staging (the report's inputs, the report).
+# The rest of the staging folder is the next run's to sweep (ppmlib._leftovers).
+_WATCH = ("import os, shutil, sys\n"
+          "while os.read(0, 1):\n    pass\n"
+          "for p in sys.argv[1:]:\n"
+          "    shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) else os.path.exists(p) and os.unlink(p)\n")
+
+
+def _watchdog(*paths: Path):
+    """Start the watchdog over ``paths`` (None where it cannot start: the run's own cleanup still holds)."""
+    import subprocess
+    import sys
+    try:
+        return subprocess.Popen([sys.executable, "-S", "-c", _WATCH, *map(str, paths)], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None
+
+
+def _release_watchdog(watch) -> None:
+    """Close the watchdog's pipe (it removes what is left of its paths, here nothing, and exits)."""
+    if watch is None:
+        return
+    import subprocess
+    watch.stdin.close()
+    try:
+        watch.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        watch.kill()
+
+
 class Staging:
     """The lock on ``out`` and a private staging folder beside it, until :meth:`close`.
 
@@ -347,6 +380,7 @@ class Staging:
         self.private = self.folder / "private"
         self.private.mkdir(mode=0o700)
         self.report = self.folder / "report.html"
+        self._watch = _watchdog(self.private, self.report)
 
     def __enter__(self) -> "Staging":
         return self
@@ -370,6 +404,8 @@ class Staging:
                 _leftovers.unregister(self.folder)
                 self.folder = None
             self._unlock()
+            _release_watchdog(getattr(self, "_watch", None))
+            self._watch = None
 
     def publish(self) -> None:
         """Put the report and then the release in place, each by one rename (module docstring).

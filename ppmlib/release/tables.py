@@ -426,10 +426,14 @@ def release_folder(values: np.ndarray, table: "pd.DataFrame", columns: Columns, 
         (staging / "release").mkdir()
         write_folder(values, table, columns, staging / "release", meta, fmt)
         if previous:
-            os.rename(target, staging / "previous")
-        elif target.exists():
-            target.rmdir()
-        os.rename(staging / "release", target)
+            from ppmlib.release.staging import _exchange
+            if not _exchange(staging / "release", target):    # one step where the system can; else two renames
+                os.rename(target, staging / "previous")
+                os.rename(staging / "release", target)
+        else:
+            if target.exists():
+                target.rmdir()
+            os.rename(staging / "release", target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
