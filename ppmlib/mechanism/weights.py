@@ -9,7 +9,7 @@ re-weighting step the 2025 paper's Algorithm 1 (its section 2.1).
 """
 from __future__ import annotations
 
-__all__ = ["risk_to_weight", "min_max_scale", "lw_risks", "lw_weights", "isolation_risks", "cw_weights",
+__all__ = ["risk_to_weight", "scaled_weight", "min_max_scale", "lw_risks", "lw_weights", "isolation_risks", "cw_weights",
            "scalar_weights", "reweight", "lw_delta_formula"]
 
 import numpy as np

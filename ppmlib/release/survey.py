@@ -504,7 +504,7 @@ def summary(done: SurveyRun) -> str:
              f"{', '.join(columns.public_by_model + columns.declared_public) or 'none'}; dropped (not released): "
              f"{', '.join(columns.dropped) or 'none'}",
              f"epsilon covers {s.model_entry()['epsilon_covers']}",
-             _privacy_lines(s, s.m, done.delta, done.n),
+             _privacy_lines(s, s.m, done.delta),
              f"diagnostics: {done.verdict['gate']}"]
     if done.report is not None:
         lines.append(f"report (confidential, not for publication): {done.report}")
