@@ -60,6 +60,20 @@ def scaled_weight(risk: np.ndarray, c, g: float) -> np.ndarray:
 
     For callers that hold checked arrays already, e.g. the partitioned LW, which evaluates a column
     of candidate scales, shape (C, 1), against every record's risk, shape (n,), at once.
+
+    Parameters
+    ----------
+    risk : ndarray
+        Risks in [0, 1], any shape.
+    c : float or ndarray
+        Scale(s), >= 0, broadcast against ``risk``.
+    g : float
+        Shift.
+
+    Returns
+    -------
+    ndarray
+        Weights in [0, 1], the broadcast shape of ``c`` and ``risk``.
     """
     return np.clip(c * (1.0 - risk) + g, 0.0, 1.0)
 
