@@ -19,6 +19,11 @@ constant fixed before the data, well below 1/n for n = 3,000), ``--m`` datasets 
   removal neighbours.
 * ppm-synthesize, local: LW calibrated to the same per-dataset eps (2 Delta = eps). Its ledger
   (basic composition m eps and the zCDP total at delta) holds for this file only.
+* ppm NSS (``--parts nss``): noisy sufficient statistics (:mod:`ppmlib.mechanism.nss`), per cell
+  of the keys the noisy sums of z and z^2 (log y scaled by the file's public bin range below, the
+  same range the peers bin on), ``--share`` of rho on the sums, the noise-aware posterior (4 chains
+  x 500 draws, adapt_delta 0.95) and m datasets from m draws: rho-zCDP at (E, delta) for every
+  database, the whole release.
 * the perturbed histogram (pure E-DP), AIM and MST (OpenDP, (E, delta)-DP via zCDP; AIM with the
   strict-privacy chapter's settings, 8 rounds and 100 Private-PGM iterations; MST 100 iterations),
   and CART (no formal privacy, run once).
@@ -102,6 +107,34 @@ def ppm_rows(design, totals, args) -> list:
     return table.to_dict("records")
 
 
+def nss_rows(design, totals, args) -> list:
+    """The noisy-sufficient-statistics release (strict, every database) at every total."""
+    import numpy as np
+
+    from ppmlib.baselines.peers import frames_of
+    from ppmlib.inference.diagnostics import is_ok
+    from ppmlib.inference.posterior import Sampler
+    from ppmlib.mechanism import nss
+    from ppmlib.studies.against_alternatives import score
+    _, _, keys, bounds = FILES[design.name]
+    sampler = Sampler(chains=args.chains, draws=args.draws or 500, warmup=args.draws or 500, adapt_delta=0.95)
+    rows = []
+    for E in totals:
+        start = time.perf_counter()
+        done = nss.synthesize(design.y, design.data[list(keys)], bounds=bounds, total_epsilon=E, delta=args.delta,
+                              m=args.m, share=args.share, sampler=sampler, seed=args.seed)
+        seconds = time.perf_counter() - start
+        eps, dlt = done.total
+        frames = frames_of(done.synthetic, design.data, design.table.column)
+        rows.append({"synthesizer": f"ppm NSS (share {args.share:g})", "model": "normal cells, noisy statistics",
+                     "total epsilon": E, "release epsilon": eps, "release delta": dlt,
+                     "covers": "every database (rho-zCDP of one noisy release)", "seconds": seconds,
+                     "gate": bool(is_ok(done.diagnostics)), "max R-hat": done.diagnostics["max_rhat"],
+                     "SD log y ratio": float(np.mean(done.synthetic.std(axis=1)) / design.y.std()),
+                     **score(design, frames, B=100, seed=args.seed)})
+    return rows
+
+
 def _clean(row: dict) -> dict:
     out = {}
     for key, value in row.items():
@@ -118,7 +151,8 @@ def main() -> None:
     parser.add_argument("--files", nargs="+", choices=sorted(FILES), default=sorted(FILES))
     parser.add_argument("--totals", nargs="+", type=float, default=[1.0, 5.0, 20.0])
     parser.add_argument("--delta", type=float, default=1e-6)
-    parser.add_argument("--parts", nargs="+", choices=("peers", "ppm"), default=["peers", "ppm"])
+    parser.add_argument("--parts", nargs="+", choices=("peers", "ppm", "nss"), default=["peers", "ppm", "nss"])
+    parser.add_argument("--share", type=float, default=0.5, help="NSS: the share of rho spent on the sums")
     parser.add_argument("--model", default="auto", help="the mechanism's model (default: what --model auto picks)")
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--m", type=int, default=5)
@@ -137,7 +171,7 @@ def main() -> None:
         for part in args.parts:
             for E in args.totals:
                 load = os.getloadavg()[0]
-                rows = (peer_rows if part == "peers" else ppm_rows)(design, [E], args)
+                rows = {"peers": peer_rows, "ppm": ppm_rows, "nss": nss_rows}[part](design, [E], args)
                 if part == "peers" and E != args.totals[0]:
                     rows = [r for r in rows if r["synthesizer"] != "CART"]
                 for r in rows:
@@ -153,8 +187,8 @@ def write_results(scratch: Path) -> None:
     """Rewrite ``against_peers.json`` from every cell kept in ``scratch``."""
     columns = ["file", "synthesizer", "model", "total epsilon", "delta", "per-dataset epsilon", "release epsilon",
                "release delta", "covers", "share censored", "seconds", "S_pMSE logit", "S_pMSE CART",
-               "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "n", "m",
-               "load at start", "load at end"]
+               "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "gate", "max R-hat",
+               "SD log y ratio", "n", "m", "load at start", "load at end"]
     rows, commands = [], set()
     for cell in sorted(scratch.glob("*.json")):
         kept = json.loads(cell.read_text())

@@ -5,8 +5,9 @@
 // C public cells (the cross-classification of the keys). The release holds, per cell,
 //   S_c = sum_{i in c} z_i + N(0, noise_S^2),   Q_c = sum_{i in c} z_i^2 + N(0, noise_Q^2).
 // Model: z_i ~ Normal(mu_c, sigma) in its cell, with
-//   mu_c = b0 + sum_k tau_k a_k[level of key k in c] + tau_cell e_c     (non-centred main effects
-//   and a cell deviation: sparse cells borrow strength from the keys' main effects).
+//   mu_c = b0 + sum_k tau_k a_k[level of key k in c] + tau_cell e_c     (non-centred main effects,
+//   each key's a_k summing to zero so that b0 is the mean, and a cell deviation: sparse cells
+//   borrow strength from the keys' main effects).
 // Likelihood (the CLT, as Bernstein and Sheldon): (S_c, Q_c) ~ bivariate normal with mean
 // n_c (mu_c, mu_c^2 + sigma^2) and covariance n_c Cov(z, z^2) + diag(noise_S^2, noise_Q^2), with the
 // normal's moments Var z = sigma^2, Cov(z, z^2) = 2 mu sigma^2, Var z^2 = 4 mu^2 sigma^2 + 2 sigma^4.
@@ -26,18 +27,23 @@ data {
 }
 transformed data {
   int A = sum(L);
-  array[K] int start;
+  array[K] int start;                      // key k's levels are a[start[k] + 1 : start[k] + L[k]]
   for (k in 1:K) start[k] = k == 1 ? 0 : start[k - 1] + L[k - 1];
 }
 parameters {
   real b0;
   real<lower=0> sigma;
   vector<lower=0>[K] tau;
-  vector[A] a_raw;
+  vector[A - K] a_free;                    // L_k - 1 free levels per key; the last is minus their sum
   real<lower=0> tau_cell;
   vector[cell_effects ? C : 0] e_raw;
 }
 transformed parameters {
+  vector[A] a_raw;
+  for (k in 1:K) {
+    a_raw[(start[k] + 1):(start[k] + L[k] - 1)] = a_free[(start[k] - k + 2):(start[k] - k + L[k])];
+    a_raw[start[k] + L[k]] = -sum(a_free[(start[k] - k + 2):(start[k] - k + L[k])]);
+  }
   vector[C] mu = rep_vector(b0, C);
   for (c in 1:C) {
     for (k in 1:K) mu[c] += tau[k] * a_raw[start[k] + level[c, k]];
@@ -49,7 +55,7 @@ model {
   sigma ~ normal(0, 0.5);
   tau ~ normal(0, 0.5);
   tau_cell ~ normal(0, 0.25);
-  a_raw ~ std_normal();
+  a_free ~ std_normal();
   e_raw ~ std_normal();
   {
     vector[C] s2 = square(sigma) * n;
