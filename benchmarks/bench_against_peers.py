@@ -130,6 +130,8 @@ def nss_rows(design, totals, args) -> list:
                      "total epsilon": E, "release epsilon": eps, "release delta": dlt,
                      "covers": "every database (rho-zCDP of one noisy release)", "seconds": seconds,
                      "gate": bool(is_ok(done.diagnostics)), "max R-hat": done.diagnostics["max_rhat"],
+                     "divergences": done.diagnostics["divergences"],
+                     "min ESS": min(done.diagnostics["min_ess_bulk"], done.diagnostics["min_ess_tail"]),
                      "SD log y ratio": float(np.mean(done.synthetic.std(axis=1)) / design.y.std()),
                      **score(design, frames, B=100, seed=args.seed)})
     return rows
@@ -188,7 +190,7 @@ def write_results(scratch: Path) -> None:
     columns = ["file", "synthesizer", "model", "total epsilon", "delta", "per-dataset epsilon", "release epsilon",
                "release delta", "covers", "share censored", "seconds", "S_pMSE logit", "S_pMSE CART",
                "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "gate", "max R-hat",
-               "SD log y ratio", "n", "m", "load at start", "load at end"]
+               "divergences", "min ESS", "SD log y ratio", "n", "m", "load at start", "load at end"]
     rows, commands = [], set()
     for cell in sorted(scratch.glob("*.json")):
         kept = json.loads(cell.read_text())
