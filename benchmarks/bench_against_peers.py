@@ -178,7 +178,8 @@ def main() -> None:
                     rows = [r for r in rows if r["synthesizer"] != "CART"]
                 for r in rows:
                     r.update({"file": name, "n": len(design.data), "m": args.m, "delta": args.delta,
-                              "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2)})
+                              "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2),
+                              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
                 cell = scratch / f"{name}.{part}.{E:g}.json"
                 cell.write_text(json.dumps({"command": command, "rows": [_clean(r) for r in rows]}, indent=1))
                 print(f"{name} {part} E={E:g}: {len(rows)} rows", flush=True)
@@ -190,22 +191,25 @@ def write_results(scratch: Path) -> None:
     columns = ["file", "synthesizer", "model", "total epsilon", "delta", "per-dataset epsilon", "release epsilon",
                "release delta", "covers", "share censored", "seconds", "S_pMSE logit", "S_pMSE CART",
                "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "gate", "max R-hat",
-               "divergences", "min ESS", "SD log y ratio", "n", "m", "load at start", "load at end"]
+               "divergences", "min ESS", "SD log y ratio", "n", "m", "load at start", "load at end", "date"]
     rows, commands = [], set()
+    today = time.strftime("%Y-%m-%d", time.gmtime())
     for cell in sorted(scratch.glob("*.json")):
         kept = json.loads(cell.read_text())
         commands.add(kept["command"])
-        rows += [{c: r.get(c) for c in columns} for r in kept["rows"]]
+        # a cell kept from an earlier run carries its date; a new one is today's
+        rows += [{**{c: r.get(c) for c in columns}, "date": r.get("date", today)} for r in kept["rows"]]
     rows.sort(key=lambda r: (r["file"], r["total epsilon"] if r["total epsilon"] is not None else -1,
                              r["synthesizer"]))
-    _results.record("against_peers", title="ppm-synthesize (strict CM and local LW) beside the histogram, AIM, "
-                    "MST and CART at equal total (epsilon, delta), public wage files, n = 3,000, m = 5",
+    _results.record("against_peers", title="ppm-synthesize (strict CM, strict NSS and local LW) beside the histogram, "
+                    "AIM, MST and CART at equal total (epsilon, delta), public wage files, n = 3,000, m = 5",
                     rows=rows, notes="delta = 1e-6 (a public constant, below 1/n). The strict row's and the "
                     "peers' (E, delta) hold for every database and the whole release (removal neighbours); "
                     "the local row's per-dataset epsilon (2 Delta) holds for this file only, and its total is "
                     "the ledger's (basic m eps or zCDP at delta, the smaller). CART promises nothing. The "
                     "strict and local rows' seconds include the shared unweighted fit. AIM: 8 rounds, 100 "
-                    "Private-PGM iterations; MST: 100. Cells were run one (file, part, total) at a time: "
+                    "Private-PGM iterations; MST: 100. Each row's date is its run's (cells of an earlier run are kept "
+                    "as they were). Cells were run one (file, part, total) at a time: "
                     + "; ".join(sorted(commands)))
 
 
