@@ -122,11 +122,13 @@ def nss_rows(design, totals, args) -> list:
     for E in totals:
         start = time.perf_counter()
         done = nss.synthesize(design.y, design.data[list(keys)], bounds=bounds, total_epsilon=E, delta=args.delta,
-                              m=args.m, share=args.share, sampler=sampler, seed=args.seed)
+                              m=args.m, share=args.share, sampler=sampler, seed=args.seed,
+                              cell_effects=args.cell_effects)
         seconds = time.perf_counter() - start
         eps, dlt = done.total
         frames = frames_of(done.synthetic, design.data, design.table.column)
-        rows.append({"synthesizer": f"ppm NSS (share {args.share:g})", "model": "normal cells, noisy statistics",
+        label = f"ppm NSS (share {args.share:g}{', cell effects' if args.cell_effects else ''})"
+        rows.append({"synthesizer": label, "model": "normal cells, noisy statistics",
                      "total epsilon": E, "release epsilon": eps, "release delta": dlt,
                      "covers": "every database (rho-zCDP of one noisy release)", "seconds": seconds,
                      "gate": bool(is_ok(done.diagnostics)), "max R-hat": done.diagnostics["max_rhat"],
@@ -155,6 +157,8 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--parts", nargs="+", choices=("peers", "ppm", "nss"), default=["peers", "ppm", "nss"])
     parser.add_argument("--share", type=float, default=0.5, help="NSS: the share of rho spent on the sums")
+    parser.add_argument("--cell-effects", action="store_true",
+                        help="NSS: a deviation per cell beside the keys' main effects")
     parser.add_argument("--model", default="auto", help="the mechanism's model (default: what --model auto picks)")
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--m", type=int, default=5)
@@ -180,7 +184,7 @@ def main() -> None:
                     r.update({"file": name, "n": len(design.data), "m": args.m, "delta": args.delta,
                               "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2),
                               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
-                cell = scratch / f"{name}.{part}.{E:g}.json"
+                cell = scratch / f"{name}.{part}{'-cells' if part == 'nss' and args.cell_effects else ''}.{E:g}.json"
                 cell.write_text(json.dumps({"command": command, "rows": [_clean(r) for r in rows]}, indent=1))
                 print(f"{name} {part} E={E:g}: {len(rows)} rows", flush=True)
                 write_results(scratch)

@@ -5,9 +5,10 @@
 // C public cells (the cross-classification of the keys). The release holds, per cell,
 //   S_c = sum_{i in c} z_i + N(0, noise_S^2),   Q_c = sum_{i in c} z_i^2 + N(0, noise_Q^2).
 // Model: z_i ~ Normal(mu_c, sigma) in its cell, with
-//   mu_c = b0 + sum_k tau_k a_k[level of key k in c] + tau_cell e_c     (non-centred main effects,
-//   each key's a_k summing to zero so that b0 is the mean, and a cell deviation: sparse cells
-//   borrow strength from the keys' main effects).
+//   mu_c = b0 + sum_k a_k[level of key k in c] + tau_cell e_c, a_k ~ Normal(0, tau_k): main effects
+//   with a hierarchical prior, centred (every level's effect is informed by all the cells that
+//   share it), each key's summing to zero so that b0 is the mean; a cell deviation, non-centred
+//   (a cell's own data may be weak): sparse cells borrow strength from the keys' main effects.
 // Likelihood (the CLT, as Bernstein and Sheldon): (S_c, Q_c) ~ bivariate normal with mean
 // n_c (mu_c, mu_c^2 + sigma^2) and covariance n_c Cov(z, z^2) + diag(noise_S^2, noise_Q^2), with the
 // normal's moments Var z = sigma^2, Cov(z, z^2) = 2 mu sigma^2, Var z^2 = 4 mu^2 sigma^2 + 2 sigma^4.
@@ -46,7 +47,7 @@ transformed parameters {
   }
   vector[C] mu = rep_vector(b0, C);
   for (c in 1:C) {
-    for (k in 1:K) mu[c] += tau[k] * a_raw[start[k] + level[c, k]];
+    for (k in 1:K) mu[c] += a_raw[start[k] + level[c, k]];
     if (cell_effects) mu[c] += tau_cell * e_raw[c];
   }
 }
@@ -55,7 +56,7 @@ model {
   sigma ~ normal(0, 0.5);
   tau ~ normal(0, 0.5);
   tau_cell ~ normal(0, 0.25);
-  a_free ~ std_normal();
+  for (k in 1:K) a_free[(start[k] - k + 2):(start[k] - k + L[k])] ~ normal(0, tau[k]);
   e_raw ~ std_normal();
   {
     vector[C] s2 = square(sigma) * n;
