@@ -139,6 +139,11 @@ def nss_rows(design, totals, args) -> list:
     return rows
 
 
+def _variant(args) -> str:
+    """The NSS cell's name beyond its part: its cell effects and a share other than 0.5."""
+    return ("-cells" if args.cell_effects else "") + (f"-share{args.share:g}" if args.share != 0.5 else "")
+
+
 def _clean(row: dict) -> dict:
     out = {}
     for key, value in row.items():
@@ -184,7 +189,7 @@ def main() -> None:
                     r.update({"file": name, "n": len(design.data), "m": args.m, "delta": args.delta,
                               "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2),
                               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
-                cell = scratch / f"{name}.{part}{'-cells' if part == 'nss' and args.cell_effects else ''}.{E:g}.json"
+                cell = scratch / f"{name}.{part}{_variant(args) if part == 'nss' else ''}.{E:g}.json"
                 cell.write_text(json.dumps({"command": command, "rows": [_clean(r) for r in rows]}, indent=1))
                 print(f"{name} {part} E={E:g}: {len(rows)} rows", flush=True)
                 write_results(scratch)
