@@ -5,10 +5,11 @@
 // C public cells (the cross-classification of the keys). The release holds, per cell,
 //   S_c = sum_{i in c} z_i + N(0, noise_S^2),   Q_c = sum_{i in c} z_i^2 + N(0, noise_Q^2).
 // Model: z_i ~ Normal(mu_c, sigma) in its cell, with
-//   mu_c = b0 + sum_k a_k[level of key k in c] + tau_cell e_c, a_k ~ Normal(0, tau_k): main effects
-//   with a hierarchical prior, centred (every level's effect is informed by all the cells that
-//   share it), each key's summing to zero so that b0 is the mean; a cell deviation, non-centred
-//   (a cell's own data may be weak): sparse cells borrow strength from the keys' main effects.
+//   mu_c = b0 + sum_k a_k[level of key k in c] + tau_cell e_c: the keys' main effects (every level's
+//   effect is informed by all the cells that share it, so sparse cells borrow strength), each key's
+//   summing to zero so that b0 is the mean, with a fixed Normal(0, 0.5) prior on the z scale (a
+//   hierarchical scale per key made NUTS diverge: most keys have two levels); and, with
+//   cell_effects, a non-centred deviation per cell with a hierarchical scale tau_cell.
 // Likelihood (the CLT, as Bernstein and Sheldon): (S_c, Q_c) ~ bivariate normal with mean
 // n_c (mu_c, mu_c^2 + sigma^2) and covariance n_c Cov(z, z^2) + diag(noise_S^2, noise_Q^2), with the
 // normal's moments Var z = sigma^2, Cov(z, z^2) = 2 mu sigma^2, Var z^2 = 4 mu^2 sigma^2 + 2 sigma^4.
@@ -34,7 +35,6 @@ transformed data {
 parameters {
   real b0;
   real<lower=0> sigma;
-  vector<lower=0>[K] tau;
   vector[A - K] a_free;                    // L_k - 1 free levels per key; the last is minus their sum
   real<lower=0> tau_cell;
   vector[cell_effects ? C : 0] e_raw;
@@ -54,9 +54,8 @@ transformed parameters {
 model {
   b0 ~ normal(0, 1);
   sigma ~ normal(0, 0.5);
-  tau ~ normal(0, 0.5);
   tau_cell ~ normal(0, 0.25);
-  for (k in 1:K) a_free[(start[k] - k + 2):(start[k] - k + L[k])] ~ normal(0, tau[k]);
+  a_free ~ normal(0, 0.5);
   e_raw ~ std_normal();
   {
     vector[C] s2 = square(sigma) * n;

@@ -231,10 +231,10 @@ def stan_data(stats: NoisyStatistics, *, cell_effects: bool = False) -> dict:
 def posterior(stats: NoisyStatistics, *, sampler=None, seed: int = 0, cell_effects: bool = False):
     """NUTS draws of the cell means mu (z scale) and sigma given the noisy release (``stan/nss.stan``).
 
-    The cell means are the keys' main effects (centred, each key's with its own hierarchical
-    scale); ``cell_effects`` adds a non-centred deviation per cell. Off by default: on the public
-    wage files the deviations' scale made NUTS diverge at totals of 1 to 5 (the benchmark's
-    ``--cell-effects`` measures both).
+    The cell means are the keys' main effects (sum-to-zero, a fixed Normal(0, 0.5) prior on the z
+    scale); ``cell_effects`` adds a non-centred deviation per cell with a hierarchical scale. Off by
+    default: on the public wage files the deviations made NUTS diverge at totals of 1 to 5 (the
+    benchmark's ``--cell-effects`` measures both), and so did a hierarchical scale per key.
 
     Returns
     -------
