@@ -19,6 +19,11 @@ constant fixed before the data, well below 1/n for n = 3,000), ``--m`` datasets 
   removal neighbours.
 * ppm-synthesize, local: LW calibrated to the same per-dataset eps (2 Delta = eps). Its ledger
   (basic composition m eps and the zCDP total at delta) holds for this file only.
+* ppm NSS (``--parts nss``): noisy sufficient statistics (:mod:`ppmlib.mechanism.nss`), per cell
+  of the keys the noisy sums of z and z^2 (log y scaled by the file's public bin range below, the
+  same range the peers bin on), ``--share`` of rho on the sums, the noise-aware posterior (4 chains
+  x 500 draws, adapt_delta 0.95) and m datasets from m draws: rho-zCDP at (E, delta) for every
+  database, the whole release.
 * the perturbed histogram (pure E-DP), AIM and MST (OpenDP, (E, delta)-DP via zCDP; AIM with the
   strict-privacy chapter's settings, 8 rounds and 100 Private-PGM iterations; MST 100 iterations),
   and CART (no formal privacy, run once).
@@ -102,6 +107,43 @@ def ppm_rows(design, totals, args) -> list:
     return table.to_dict("records")
 
 
+def nss_rows(design, totals, args) -> list:
+    """The noisy-sufficient-statistics release (strict, every database) at every total."""
+    import numpy as np
+
+    from ppmlib.baselines.peers import frames_of
+    from ppmlib.inference.diagnostics import is_ok
+    from ppmlib.inference.posterior import Sampler
+    from ppmlib.mechanism import nss
+    from ppmlib.studies.against_alternatives import score
+    _, _, keys, bounds = FILES[design.name]
+    sampler = Sampler(chains=args.chains, draws=args.draws or 500, warmup=args.draws or 500, adapt_delta=0.95)
+    rows = []
+    for E in totals:
+        start = time.perf_counter()
+        done = nss.synthesize(design.y, design.data[list(keys)], bounds=bounds, total_epsilon=E, delta=args.delta,
+                              m=args.m, share=args.share, sampler=sampler, seed=args.seed,
+                              cell_effects=args.cell_effects)
+        seconds = time.perf_counter() - start
+        eps, dlt = done.total
+        frames = frames_of(done.synthetic, design.data, design.table.column)
+        label = f"ppm NSS (share {args.share:g}{', cell effects' if args.cell_effects else ''})"
+        rows.append({"synthesizer": label, "model": "normal cells, noisy statistics",
+                     "total epsilon": E, "release epsilon": eps, "release delta": dlt,
+                     "covers": "every database (rho-zCDP of one noisy release)", "seconds": seconds,
+                     "gate": bool(is_ok(done.diagnostics)), "max R-hat": done.diagnostics["max_rhat"],
+                     "divergences": done.diagnostics["divergences"],
+                     "min ESS": min(done.diagnostics["min_ess_bulk"], done.diagnostics["min_ess_tail"]),
+                     "SD log y ratio": float(np.mean(done.synthetic.std(axis=1)) / design.y.std()),
+                     **score(design, frames, B=100, seed=args.seed)})
+    return rows
+
+
+def _variant(args) -> str:
+    """The NSS cell's name beyond its part: its cell effects and a share other than 0.5."""
+    return ("-cells" if args.cell_effects else "") + (f"-share{args.share:g}" if args.share != 0.5 else "")
+
+
 def _clean(row: dict) -> dict:
     out = {}
     for key, value in row.items():
@@ -118,7 +160,10 @@ def main() -> None:
     parser.add_argument("--files", nargs="+", choices=sorted(FILES), default=sorted(FILES))
     parser.add_argument("--totals", nargs="+", type=float, default=[1.0, 5.0, 20.0])
     parser.add_argument("--delta", type=float, default=1e-6)
-    parser.add_argument("--parts", nargs="+", choices=("peers", "ppm"), default=["peers", "ppm"])
+    parser.add_argument("--parts", nargs="+", choices=("peers", "ppm", "nss"), default=["peers", "ppm", "nss"])
+    parser.add_argument("--share", type=float, default=0.5, help="NSS: the share of rho spent on the sums")
+    parser.add_argument("--cell-effects", action="store_true",
+                        help="NSS: a deviation per cell beside the keys' main effects")
     parser.add_argument("--model", default="auto", help="the mechanism's model (default: what --model auto picks)")
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--m", type=int, default=5)
@@ -137,13 +182,14 @@ def main() -> None:
         for part in args.parts:
             for E in args.totals:
                 load = os.getloadavg()[0]
-                rows = (peer_rows if part == "peers" else ppm_rows)(design, [E], args)
+                rows = {"peers": peer_rows, "ppm": ppm_rows, "nss": nss_rows}[part](design, [E], args)
                 if part == "peers" and E != args.totals[0]:
                     rows = [r for r in rows if r["synthesizer"] != "CART"]
                 for r in rows:
                     r.update({"file": name, "n": len(design.data), "m": args.m, "delta": args.delta,
-                              "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2)})
-                cell = scratch / f"{name}.{part}.{E:g}.json"
+                              "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2),
+                              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
+                cell = scratch / f"{name}.{part}{_variant(args) if part == 'nss' else ''}.{E:g}.json"
                 cell.write_text(json.dumps({"command": command, "rows": [_clean(r) for r in rows]}, indent=1))
                 print(f"{name} {part} E={E:g}: {len(rows)} rows", flush=True)
                 write_results(scratch)
@@ -153,23 +199,26 @@ def write_results(scratch: Path) -> None:
     """Rewrite ``against_peers.json`` from every cell kept in ``scratch``."""
     columns = ["file", "synthesizer", "model", "total epsilon", "delta", "per-dataset epsilon", "release epsilon",
                "release delta", "covers", "share censored", "seconds", "S_pMSE logit", "S_pMSE CART",
-               "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "n", "m",
-               "load at start", "load at end"]
+               "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "gate", "max R-hat",
+               "divergences", "min ESS", "SD log y ratio", "n", "m", "load at start", "load at end", "date"]
     rows, commands = [], set()
+    today = time.strftime("%Y-%m-%d", time.gmtime())
     for cell in sorted(scratch.glob("*.json")):
         kept = json.loads(cell.read_text())
         commands.add(kept["command"])
-        rows += [{c: r.get(c) for c in columns} for r in kept["rows"]]
+        # a cell kept from an earlier run carries its date; a new one is today's
+        rows += [{**{c: r.get(c) for c in columns}, "date": r.get("date", today)} for r in kept["rows"]]
     rows.sort(key=lambda r: (r["file"], r["total epsilon"] if r["total epsilon"] is not None else -1,
                              r["synthesizer"]))
-    _results.record("against_peers", title="ppm-synthesize (strict CM and local LW) beside the histogram, AIM, "
-                    "MST and CART at equal total (epsilon, delta), public wage files, n = 3,000, m = 5",
+    _results.record("against_peers", title="ppm-synthesize (strict CM, strict NSS and local LW) beside the histogram, "
+                    "AIM, MST and CART at equal total (epsilon, delta), public wage files, n = 3,000, m = 5",
                     rows=rows, notes="delta = 1e-6 (a public constant, below 1/n). The strict row's and the "
                     "peers' (E, delta) hold for every database and the whole release (removal neighbours); "
                     "the local row's per-dataset epsilon (2 Delta) holds for this file only, and its total is "
                     "the ledger's (basic m eps or zCDP at delta, the smaller). CART promises nothing. The "
                     "strict and local rows' seconds include the shared unweighted fit. AIM: 8 rounds, 100 "
-                    "Private-PGM iterations; MST: 100. Cells were run one (file, part, total) at a time: "
+                    "Private-PGM iterations; MST: 100. Each row's date is its run's (cells of an earlier run are kept "
+                    "as they were). Cells were run one (file, part, total) at a time: "
                     + "; ".join(sorted(commands)))
 
 

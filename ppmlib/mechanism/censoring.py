@@ -31,11 +31,17 @@ from the record's own value and a public parameter box, which keep the guarantee
 """
 from __future__ import annotations
 
-__all__ = ["CENTRINGS", "Censoring", "censoring", "censored_terms", "censored_share", "box_weights"]
+__all__ = ["CENTRINGS", "Censoring", "censoring", "censored_terms", "censored_share", "box_weights",
+           "draw_of_dataset", "with_k_draws"]
+
+import dataclasses
 
 import numpy as np
 
 from ppmlib import _checks
+from ppmlib.errors import BadArgument
+from ppmlib.inference.posterior import spaced_draws
+from ppmlib.mechanism.ledger import check_draws
 from ppmlib.models.censoring import CENTRINGS, Censoring, censored_share, censored_terms, censoring
 
 
@@ -73,3 +79,64 @@ def box_weights(model, y, X, box: dict, c: float, *, reference_scale: float = 1.
     worst = model.box_loss_bound(y, X, box, reference_scale=reference_scale)
     with np.errstate(divide="ignore"):
         return np.minimum(1.0, np.where(worst > 0, c / np.where(worst > 0, worst, 1.0), 1.0))
+
+
+def draw_of_dataset(m: int, k: int) -> np.ndarray:
+    """Which of k draws each of m datasets uses: dataset j (1..m) uses draw ceil(j k / m) (1..k).
+
+    Parameters
+    ----------
+    m : int
+        Datasets, >= 1.
+    k : int
+        Draws, 1 <= k <= m (refused otherwise, naming k).
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        The draw of each dataset, 0-based.
+
+    Examples
+    --------
+    >>> draw_of_dataset(5, 2).tolist()
+    [0, 0, 1, 1, 1]
+    """
+    m = _checks.integer(m, "m", low=1)
+    k = check_draws(k, m)
+    j = np.arange(1, m + 1)
+    return -(-(j * k) // m) - 1
+
+
+def with_k_draws(result, k: int, seed, *, m: int | None = None):
+    """A censored release's m datasets remade from k <= m of its fit's draws (the ledger then prices k).
+
+    The k draws are evenly spaced over the fit (``spaced_draws``); dataset j takes draw
+    ceil(j k / m), so datasets that share a draw differ only by the synthetic values' randomness:
+    post-processing of that draw, free under the guarantee. With k < m the between-dataset spread
+    no longer carries the parameter's uncertainty (the combining rules under-cover).
+
+    Parameters
+    ----------
+    result : ppmlib.mechanism.synthesis.Synthesis
+        A censored scheme's result (guarantee "strict" or "strict, weights as given").
+    k : int
+        Draws, 1 <= k <= m.
+    seed : int or numpy.random.Generator
+        The synthetic values' randomness.
+    m : int, optional
+        Datasets (default: as many as ``result`` holds).
+
+    Returns
+    -------
+    Synthesis
+        The same fit and ledger inputs, ``synthetic`` remade and ``draws`` = k.
+    """
+    if not result.guarantee.startswith("strict"):
+        raise BadArgument(f"k draws price a censored (strict) release; {result.name!r} has guarantee "
+                          f"{result.guarantee!r}")
+    m = result.synthetic.shape[0] if m is None else _checks.integer(m, "m", low=1)
+    chosen = spaced_draws(result.fit.n_draws, check_draws(k, m))[draw_of_dataset(m, k)]
+    params = {name: v[chosen] for name, v in result.fit.draws.items()}
+    synthetic = result.fit.model.predict(params, result.fit.X, result.fit.y.size, np.random.default_rng(seed))
+    return dataclasses.replace(result, synthetic=synthetic, draws=k)
+

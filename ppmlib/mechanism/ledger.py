@@ -15,7 +15,7 @@ OpenDP's own ``make_zCDP_to_approxDP`` to 1e-9.
 from __future__ import annotations
 
 __all__ = ["SCOPES", "NOT_COVERED", "Ledger", "bounded_range_rho", "cdp_delta", "cdp_epsilon", "simple_cdp_epsilon", "ledger",
-           "of_release", "solve_per_dataset_epsilon"]
+           "of_release", "solve_per_dataset_epsilon", "rho_for_total", "check_draws"]
 
 import math
 from dataclasses import dataclass
@@ -171,11 +171,21 @@ class Ledger:
         Datasets released.
     delta : float
         The delta at which rho is converted.
+    draws : int, optional
+        k, the posterior draws the m datasets come from (1 <= k <= m; dataset j uses draw
+        ceil(j k / m)): the extra datasets are post-processing, so the release costs k draws.
+        None: one draw per dataset (k = m).
     """
     guarantee: str
     epsilon: float
     m: int
     delta: float
+    draws: int | None = None
+
+    @property
+    def k(self) -> int:
+        """The draws priced: ``draws``, or m."""
+        return self.m if self.draws is None else self.draws
 
     @property
     def scope(self) -> str:
@@ -184,13 +194,13 @@ class Ledger:
 
     @property
     def basic_total(self) -> float:
-        """m epsilon: the release is (m epsilon, 0)-DP by basic composition."""
-        return self.m * self.epsilon
+        """k epsilon: the release is (k epsilon, 0)-DP by basic composition (k = m unless fewer draws)."""
+        return self.k * self.epsilon
 
     @property
     def rho(self) -> float:
-        """m epsilon^2 / 8: the release's zCDP parameter."""
-        return self.m * bounded_range_rho(self.epsilon)
+        """k epsilon^2 / 8: the release's zCDP parameter (k = m unless fewer draws)."""
+        return self.k * bounded_range_rho(self.epsilon)
 
     @property
     def zcdp_total(self) -> float:
@@ -210,16 +220,25 @@ class Ledger:
         list of str
         """
         eps, dlt = self.total
+        fewer = [] if self.draws is None else [
+            f"the m = {self.m} datasets come from k = {self.k} posterior draws (dataset j from draw ceil(j k / m)); "
+            f"the extra datasets are post-processing, so k draws are priced"]
         return [
             f"guarantee: {self.guarantee}; every number below holds for {self.scope}",
+            *fewer,
             f"not covered: {NOT_COVERED[self.guarantee]}",
             f"per dataset: epsilon = {self.epsilon:.4g} (epsilon-DP and epsilon-bounded-range, so "
             f"rho = epsilon^2/8 = {bounded_range_rho(self.epsilon):.4g})",
             *self._local_lines(),
-            f"basic composition of m = {self.m} datasets: ({self.basic_total:.4g}, 0)-DP",
-            f"zCDP composition: rho = m epsilon^2/8 = {self.rho:.4g}, i.e. ({self.zcdp_total:.4g}, {self.delta:.3g})-DP",
+            f"basic composition of {self._priced}: ({self.basic_total:.4g}, 0)-DP",
+            f"zCDP composition: rho = {'m' if self.draws is None else 'k'} epsilon^2/8 = {self.rho:.4g}, i.e. "
+            f"({self.zcdp_total:.4g}, {self.delta:.3g})-DP",
             f"the release as a whole: ({eps:.4g}, {dlt:.3g})-DP for {self.scope}",
         ]
+
+    @property
+    def _priced(self) -> str:
+        return f"m = {self.m} datasets" if self.draws is None else f"k = {self.k} draws"
 
     def _local_lines(self) -> list[str]:
         """The local guarantee's own numbers: epsilon = 2 Delta, and the replace-one cost."""
@@ -238,12 +257,13 @@ class Ledger:
         """
         eps, dlt = self.total
         return {"guarantee": self.guarantee, "covers": self.scope, "epsilon_per_dataset": self.epsilon, "m": self.m,
+                "k_draws": self.k,
                 "basic_composition_epsilon": self.basic_total, "rho_zcdp": self.rho, "delta": self.delta,
                 "zcdp_epsilon_total": self.zcdp_total, "release_epsilon": eps, "release_delta": dlt,
                 "statement": self.statement()}
 
 
-def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "strict") -> Ledger:
+def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "strict", draws: int | None = None) -> Ledger:
     """The ledger of m datasets at ``epsilon`` each.
 
     Parameters
@@ -256,6 +276,8 @@ def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "str
         In (0, 1): the delta of the zCDP conversion.
     guarantee : str
         A key of :data:`SCOPES`.
+    draws : int, optional
+        k posterior draws for the m datasets, 1 <= k <= m (None: k = m).
 
     Returns
     -------
@@ -280,7 +302,26 @@ def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "str
     if not math.isfinite(m * bounded_range_rho(epsilon)):
         raise BadArgument(f"epsilon={epsilon:g} per dataset is too large to state a guarantee for m={m} datasets "
                           "(rho = m epsilon^2 / 8 is not a finite number); give a smaller epsilon")
-    return Ledger(guarantee, epsilon, m, delta)
+    if draws is not None:
+        draws = check_draws(draws, m)
+    return Ledger(guarantee, epsilon, m, delta, draws)
+
+
+def check_draws(k: int, m: int) -> int:
+    """k, the posterior draws behind m datasets, refused unless 1 <= k <= m (the message names k).
+
+    Parameters
+    ----------
+    k, m : int
+
+    Returns
+    -------
+    int
+    """
+    k = _checks.integer(k, "k (draws)")
+    if not 1 <= k <= m:
+        raise BadArgument(f"k (draws) must lie in [1, m = {m}]: m datasets come from k <= m posterior draws, got {k}")
+    return k
 
 
 def of_release(synthesis, delta: float = 1e-6) -> Ledger:
@@ -307,7 +348,7 @@ def of_release(synthesis, delta: float = 1e-6) -> Ledger:
     10.0
     """
     return ledger(float(synthesis.epsilon), int(synthesis.synthetic.shape[0]), delta=delta,
-                  guarantee=getattr(synthesis, "guarantee", "local"))
+                  guarantee=getattr(synthesis, "guarantee", "local"), draws=getattr(synthesis, "draws", None))
 
 
 def solve_per_dataset_epsilon(total_epsilon: float, delta: float, m: int) -> float:
@@ -336,18 +377,41 @@ def solve_per_dataset_epsilon(total_epsilon: float, delta: float, m: int) -> flo
     >>> round(ledger(eps, 20, delta=1e-6).total[0], 9)
     10.0
     """
+    m = _checks.integer(m, "m", low=1)
+    return max(total_epsilon / m, math.sqrt(8.0 * rho_for_total(total_epsilon, delta) / m))
+
+
+def rho_for_total(total_epsilon: float, delta: float) -> float:
+    """The largest rho whose (epsilon, delta) by :func:`cdp_epsilon` is at most total_epsilon.
+
+    Bisection on rho down to adjacent floats, from the bracket [0, 1] doubled until it holds.
+
+    Parameters
+    ----------
+    total_epsilon : float
+        The release's epsilon, > 0.
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(cdp_epsilon(rho_for_total(5.0, 1e-6), 1e-6), 9)
+    5.0
+    """
     total_epsilon = _checks.real(total_epsilon, "total_epsilon", low=0, low_open=True)
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
-    m = _checks.integer(m, "m", low=1)
     low, high = 0.0, 1.0
     while cdp_epsilon(high, delta) < total_epsilon:
         low, high = high, 2.0 * high
     while True:
         mid = low + (high - low) / 2.0
         if mid in (low, high):
-            break
+            return low
         if cdp_epsilon(mid, delta) <= total_epsilon:
             low = mid
         else:
             high = mid
-    return max(total_epsilon / m, math.sqrt(8.0 * low / m))
