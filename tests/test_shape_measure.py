@@ -14,6 +14,12 @@ def test_ks_distance_is_scipys_statistic_ties_included(seed):
     a = np.round(rng.normal(size=rng.integers(1, 30)), 1)   # rounding makes ties within and across
     b = np.round(rng.normal(0.3, 1.5, size=rng.integers(1, 30)), 1)
     assert ks_distance(a, b) == pytest.approx(stats.ks_2samp(a, b).statistic, abs=1e-15)
+    assert ks_distance(b, a) == pytest.approx(stats.ks_2samp(b, a).statistic, abs=1e-15)
+
+
+@pytest.mark.parametrize("a, b", [([1.0, 2.0], [0.0]), ([0.0, 0.0, 1.0], [0.0, 1.0, 1.0]), ([3.0], [3.0])])
+def test_ks_distance_on_hand_cases(a, b):
+    assert ks_distance(a, b) == pytest.approx(stats.ks_2samp(a, b).statistic, abs=1e-15)
 
 
 def test_cell_ks_is_the_mean_over_large_cells_of_the_mean_over_datasets():
