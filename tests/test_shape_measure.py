@@ -46,3 +46,19 @@ def test_cell_ks_sees_a_second_mode_that_the_mean_and_sd_hide():
     assert cell_ks(data, normal, ["k"], "y")["KS per cell"] > 0.08
     with pytest.raises(BadArgument, match="lack columns"):
         cell_ks(data, normal.drop(columns="k"), ["k"], "y")
+
+
+def test_cell_fit_shows_the_largest_cells_quantiles_side_by_side():
+    from ppmlib.evaluate.utility import cell_fit
+    rng = np.random.default_rng(3)
+    data = pd.DataFrame({"k": ["a"] * 10 + ["b"] * 30 + ["c"] * 20, "j": "x", "y": rng.normal(size=60)})
+    one = pd.DataFrame({"k": ["b"] * 15 + ["c"] * 5, "j": "x", "y": rng.normal(size=20)})
+    two = pd.DataFrame({"k": ["b"] * 10, "j": "x", "y": rng.normal(size=10)})
+    table = cell_fit(data, [one, two], ["k", "j"], "y", largest=2, quantiles=(0.5,))
+    assert table["cell"].tolist() == ["k=b, j=x", "k=c, j=x"] and table["records"].tolist() == [30, 20]
+    b = data.loc[data.k == "b", "y"]
+    assert table.loc[0, "data q0.5"] == pytest.approx(np.median(b))
+    pooled = np.r_[one.loc[one.k == "b", "y"], two["y"]]
+    assert table.loc[0, "synthetic q0.5"] == pytest.approx(np.median(pooled))
+    assert table.loc[1, "KS"] == pytest.approx((stats.ks_2samp(data.loc[data.k == "c", "y"], one.loc[one.k == "c", "y"]).statistic
+                                                + 1.0) / 2)

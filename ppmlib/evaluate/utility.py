@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = ["STATISTICS", "statistics", "bootstrap", "long_table", "intervals", "interval_widths", "centre", "tail_distortion",
            "standardized_gap",
-           "PMSE", "pmse", "ks_distance", "cell_ks", "ols", "combine", "interval_overlap", "Estimand", "mean_of", "quantile_of", "ols_of",
+           "PMSE", "pmse", "ks_distance", "cell_ks", "cell_fit", "ols", "combine", "interval_overlap", "Estimand", "mean_of", "quantile_of", "ols_of",
            "ci_overlap"]
 
 from dataclasses import dataclass
@@ -518,6 +518,60 @@ def cell_ks(confidential: pd.DataFrame, synthetic, keys, column: str, *, min_rec
     distances = [np.mean([ks_distance(values, cells[k]) if k in cells else 1.0 for cells in per_frame])
                  for k, values in data.items()]
     return {"KS per cell": float(np.mean(distances)), "cells": len(data)}
+
+
+def cell_fit(confidential: pd.DataFrame, synthetic, keys, column: str, *, largest: int = 4,
+             quantiles=(0.1, 0.5, 0.9)) -> pd.DataFrame:
+    """Where the model misses: the data's and the synthetic distribution of ``column`` in the
+    ``largest`` cells of the keys, side by side (for the data holder's report, not the release).
+
+    One row per cell, largest first: the cell's levels, its number of confidential records, the
+    data's and the synthetic quantiles of ``column`` (the m synthetic datasets pooled) and the
+    cell's Kolmogorov-Smirnov distance (:func:`ks_distance`, the mean over the datasets).
+
+    Parameters
+    ----------
+    confidential : pandas.DataFrame
+        The confidential records, with the keys and ``column``.
+    synthetic : pandas.DataFrame or list of DataFrame
+        The m synthetic datasets.
+    keys : list of str
+        The cells' defining columns (categorical), at least one.
+    column : str
+        The compared column.
+    largest : int
+        How many cells, by their number of confidential records.
+    quantiles : sequence of float
+        The quantile levels in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``cell``, ``records``, ``data q<level>`` and ``synthetic q<level>`` per level, ``KS``.
+    """
+    frames = _as_frames(synthetic)
+    keys = list(keys)
+    if not keys:
+        raise BadArgument("cell_fit needs at least one key")
+    largest = _checks.integer(largest, "largest", low=1)
+    levels = [_checks.real(q, "a quantile level", low=0, high=1, low_open=True, high_open=True) for q in quantiles]
+
+    def groups(frame):
+        return {k if isinstance(k, tuple) else (k,): g[column].to_numpy(float)
+                for k, g in frame.groupby([frame[c].astype(str) for c in keys], sort=True)}
+
+    data = groups(confidential)
+    per_frame = [groups(f) for f in frames]
+    rows = []
+    for cell, values in sorted(data.items(), key=lambda kv: (-kv[1].size, kv[0]))[:largest]:
+        pooled = np.concatenate([g[cell] for g in per_frame if cell in g] or [np.zeros(0)])
+        row = {"cell": ", ".join(f"{k}={v}" for k, v in zip(keys, cell)), "records": int(values.size)}
+        for q in levels:
+            row[f"data q{q:g}"] = float(np.quantile(values, q))
+            row[f"synthetic q{q:g}"] = float(np.quantile(pooled, q)) if pooled.size else float("nan")
+        row["KS"] = float(np.mean([ks_distance(values, g[cell]) if cell in g else 1.0 for g in per_frame]))
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def ols(y, X) -> tuple[np.ndarray, np.ndarray]:
