@@ -16,7 +16,8 @@ The default is chosen from these public files before any user's file is seen, so
 costs no privacy. Written to ``benchmarks/results/models.json``.
 
 Run: ``python benchmarks/bench_models.py`` (default: normal, interactions, hetero; ``--candidates mixture``
-adds the mixture, whose unweighted fit alone takes minutes at this size).
+adds the mixture, whose unweighted fit alone takes minutes at this size; ``--candidates binned`` the
+binned model, its bins the file's public bounds in steps of 0.25).
 """
 import argparse
 import os
@@ -104,7 +105,7 @@ def write(rows: list, args) -> None:
     rows = [r for r in earlier if (r["file"], r["candidate"], r["fit"]) not in measured] + rows
     rows.sort(key=lambda r: (r["file"], r["candidate"], r["fit"] != "unweighted", r["fit"]))
     _results.record("models", title="Candidate models for --model auto on public wage files (n = 3,000): "
-                    "unweighted and strict (CM) at the benchmark's total epsilon", rows=rows,
+                    "unweighted, strict (CM) and local (LW) at the benchmark's total epsilon", rows=rows,
                     notes=f"Total epsilon {args.total:g}, delta {args.delta:g}, m = {args.m}: the ledger's "
                     "per-dataset epsilon. Rows may come from several runs (cells kept from earlier runs). Public files only: the default chosen from them costs no privacy. "
                     f"NUTS: {args.chains} chains of {args.draws} draws after {args.draws} warm-up. "
