@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from ppmlib.datasets.design import interaction_design
-from ppmlib.datasets.model_choice import AUTO_LOG_MODEL, LOG_SYNTHESIZERS, model_design
+from ppmlib.datasets.model_choice import AUTO_LOG_MODEL, LOG_SYNTHESIZERS, bins_prior, model_design
 from ppmlib.errors import BadArgument
 from ppmlib.release import command as cmd
 
@@ -36,7 +36,8 @@ def test_the_interaction_design_is_the_cell_means_design_for_two_predictors(wage
 
 def test_each_name_has_its_family_and_design(wages):
     families = {name: model_design(name, wages, ["region", "hours"])[0] for name in LOG_SYNTHESIZERS}
-    assert families == {"normal": "normal", "interactions": "normal", "hetero": "hetnormal", "mixture": "mixture"}
+    assert families == {"normal": "normal", "interactions": "normal", "hetero": "hetnormal", "mixture": "mixture",
+                        "binned": "binned"}
     assert model_design("normal", wages, ["region", "hours"])[1].shape[1] == 4
     assert model_design("auto", wages, ["region", "hours"])[0] == LOG_SYNTHESIZERS[AUTO_LOG_MODEL][0]
     with pytest.raises(BadArgument, match="unknown model"):
@@ -55,6 +56,12 @@ def test_the_command_prepares_each_log_model(wages, model, family, columns):
 
 def test_auto_takes_the_model_chosen_on_public_files(wages):
     assert cmd.prepare(wages, "wage", "auto", ("region", "hours")).model == AUTO_LOG_MODEL
+
+
+def test_the_binned_models_bins_are_the_public_bounds():
+    assert bins_prior(3.5, 10.0) == {"bin_low": 3.5, "bin_high": 10.0, "bin_width": 0.25}
+    with pytest.raises(BadArgument, match="whole bins"):
+        bins_prior(3.5, 10.1)
 
 
 def test_the_default_is_the_best_measured_candidate():

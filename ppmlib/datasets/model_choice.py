@@ -9,6 +9,9 @@ Each name is a family of :mod:`ppmlib.models.families` and a design matrix:
 * ``hetero``: the heteroskedastic normal (``stan/hetnormal.stan``): the interactions' mean and a
   log-scale regression on the same columns, so every cell of levels has its own spread.
 * ``mixture``: the mixture of normal regressions on the main effects (``stan/mixture.stan``).
+* ``binned``: the binned model on the main effects (``stan/binned.stan``): a distribution over
+  public bins of log y per cell, smooth across bins and shrunk across cells; it needs the bins
+  (:func:`bins_prior`, public bounds of log y).
 
 :data:`AUTO_LOG_MODEL` was chosen by measuring every candidate on public files only (the wage
 files of ``benchmarks/bench_models.py``), never on a user's file: the choice costs no privacy. It
@@ -18,7 +21,7 @@ their own confidential file spends privacy that no guarantee of the release coun
 """
 from __future__ import annotations
 
-__all__ = ["AUTO_LOG_MODEL", "LOG_SYNTHESIZERS", "model_design"]
+__all__ = ["AUTO_LOG_MODEL", "LOG_SYNTHESIZERS", "BIN_WIDTH", "model_design", "bins_prior"]
 
 import numpy as np
 
@@ -26,7 +29,11 @@ from ppmlib.errors import BadArgument
 
 #: Name -> (family, design): the log-scale synthesizers the command and the benchmarks offer.
 LOG_SYNTHESIZERS = {"normal": ("normal", "main"), "interactions": ("normal", "pairs"),
-                    "hetero": ("hetnormal", "pairs"), "mixture": ("mixture", "main")}
+                    "hetero": ("hetnormal", "pairs"), "mixture": ("mixture", "main"), "binned": ("binned", "main")}
+
+#: The width of the binned model's bins on the log scale (the peers' histogram bins too): 0.25, a
+#: factor of about 1.28 in dollars.
+BIN_WIDTH = 0.25
 
 #: What ``--model auto`` takes for a log-scale column: the candidate that measured best on the
 #: public wage files (``benchmarks/results/models.json``), chosen before any user's data is seen.
@@ -75,3 +82,29 @@ def model_design(model: str, data, predictors, *, levels: dict | None = None) ->
     else:
         X = independent_columns(design_matrix(data, list(predictors), levels=levels))
     return family, X.to_numpy()
+
+
+def bins_prior(low: float, high: float, width: float = BIN_WIDTH) -> dict:
+    """The binned model's prior settings for public bounds of log y: bins of ``width`` from
+    ``low`` to ``high`` (:func:`ppmlib.models.bins.bin_edges` checks them).
+
+    Parameters
+    ----------
+    low, high : float
+        Public bounds of the log column, fixed before the data are seen.
+    width : float
+        The bins' width.
+
+    Returns
+    -------
+    dict
+        ``bin_low``, ``bin_high`` and ``bin_width``, for ``ppmlib.fit("binned", ..., prior=...)``.
+
+    Examples
+    --------
+    >>> bins_prior(3.5, 10.0)
+    {'bin_low': 3.5, 'bin_high': 10.0, 'bin_width': 0.25}
+    """
+    from ppmlib.models.bins import bin_edges
+    bin_edges(low, high, width)
+    return {"bin_low": float(low), "bin_high": float(high), "bin_width": float(width)}

@@ -7,7 +7,8 @@ and its posterior predictive sampler.
 """
 from __future__ import annotations
 
-__all__ = ["POISSON_PRIOR", "STAN_INT_LIMIT", "FAMILIES", "Family", "Poisson", "NegBin", "Normal", "Mixture", "HetNormal", "family", "negbin_draw",
+__all__ = ["POISSON_PRIOR", "STAN_INT_LIMIT", "FAMILIES", "Family", "Poisson", "NegBin", "Normal", "Mixture", "HetNormal", "Binned",
+           "family", "negbin_draw",
            "normal_sufficient_statistics"]
 
 import numpy as np
@@ -1038,3 +1039,173 @@ def _log_sum_exp_last(a: np.ndarray) -> np.ndarray:
 
 FAMILIES[Mixture.name] = Mixture()
 FAMILIES[HetNormal.name] = HetNormal()
+
+
+class Binned(Family):
+    """The binned model (stan/binned.stan): a categorical distribution over public bins of the
+    column per cell of the keys, uniform within a bin, for log wages and log incomes.
+
+    The bins are fixed by three public prior settings, ``bin_low``, ``bin_high`` and ``bin_width``
+    (:func:`ppmlib.models.bins.bin_edges`), which must be given (no default range suits every
+    column). A cell is a distinct row of the design X (the intercept first): the logits of cell u
+    over the bins are x_u beta, beta a P x J matrix whose rows are random walks over the bins
+    (smooth across neighbouring bins), the non-intercept rows shrunk toward zero by a shared scale
+    (the cells toward each other); the program's header states the priors. A record in bin j of
+    cell u has density p_uj / width, so its log-likelihood is log p_uj - log(width): LW, CM and the
+    bounds use it unchanged. The best log-likelihood of any record is -log(width) (p_uj = 1).
+
+    Refused before any fit: a value outside the bins' range (:func:`ppmlib.models.bins.bin_index`)
+    and a column of X that fewer than ``min_cell_records`` records (default 5) have, since its
+    shift of the logits would rest on those few records alone.
+
+    Draws: ``beta`` (S, P, J), ``sigma_shape`` (S,), ``tau`` (S,) and ``edges`` (S, J + 1), the
+    public bins repeated in every draw (so that :meth:`log_lik` and :meth:`predict` know them).
+    """
+    name = "binned"
+    params = ("beta", "sigma_shape", "tau", "edges")
+    default_prior = {"bin_low": np.nan, "bin_high": np.nan, "bin_width": np.nan, "prior_shape_sd": 2.0,
+                     "prior_effect_sd": 1.0, "min_cell_records": 5.0}
+    positive_prior = ("bin_width", "prior_shape_sd", "prior_effect_sd")
+
+    def check_y(self, y):
+        return _checks.finite_array(y, "y", ndim=1)
+
+    def check_X(self, X, n):
+        X = Normal.check_X(self, X, n)
+        if not np.all(X[:, 0] == 1.0):
+            raise BadArgument("the binned model's X must start with the intercept column (all ones), as "
+                              "ppmlib.design_matrix makes it; its first column is not")
+        return X
+
+    def edges(self, prior: dict) -> np.ndarray:
+        """The public bins' edges from the prior settings (J + 1 of them).
+
+        Parameters
+        ----------
+        prior : dict
+            As :meth:`Family.check_prior` returns it, with ``bin_low``, ``bin_high``, ``bin_width`` set.
+
+        Returns
+        -------
+        ndarray, shape (J + 1,)
+        """
+        from ppmlib.models.bins import bin_edges
+        missing = [k for k in ("bin_low", "bin_high", "bin_width") if not np.isfinite(prior[k])]
+        if missing:
+            raise BadArgument(f"the binned model needs its public bins: pass prior={{'bin_low': ..., 'bin_high': ..., "
+                              f"'bin_width': ...}} (missing {missing})")
+        return bin_edges(prior["bin_low"], prior["bin_high"], prior["bin_width"])
+
+    def check_cells(self, X, prior: dict) -> None:
+        """Refuse a column of X (a level, a cell) that fewer than ``min_cell_records`` records have.
+
+        The message names the column by position and the threshold, never the count.
+
+        Parameters
+        ----------
+        X : ndarray, shape (n, P)
+        prior : dict
+        """
+        least = prior["min_cell_records"]
+        thin = [p for p in range(1, X.shape[1]) if np.count_nonzero(X[:, p]) < least]
+        if thin:
+            raise BadArgument(f"column(s) {thin} of X (their cells or levels) have fewer than {least:g} records "
+                              "(min_cell_records): merge those levels or leave the predictor out")
+
+    def stan_data(self, y, X, weights, prior, emit_log_lik, censoring=None):
+        from ppmlib.models.bins import bin_index, cell_bin_totals, cell_index
+        edges = self.edges(prior)
+        self.check_cells(X, prior)
+        bins = bin_index(y, edges)
+        rows, cells = cell_index(X)
+        U, J = rows.shape[0], edges.size - 1
+        settings = {k: prior[k] for k in ("prior_shape_sd", "prior_effect_sd")}
+        data = {"n": y.size, "P": X.shape[1], "J": J, "U": U, "cell_X": rows, "bin_low": float(edges[0]),
+                "bin_width": float(edges[1] - edges[0]),
+                "cell_bin_w": cell_bin_totals(cells, bins, weights, U, J), **settings, "emit_log_lik": int(emit_log_lik),
+                "n_records": y.size if emit_log_lik else 0, "record_cell": (cells + 1) if emit_log_lik else np.zeros(0, int),
+                "record_bin": (bins + 1) if emit_log_lik else np.zeros(0, int)}
+        if censoring is None:
+            return {**data, "censor": 0, "censor_bound": 0.0, "n_groups": 0, "group_cell": np.zeros(0, int),
+                    "group_bin": np.zeros(0, int), "group_sizes": np.zeros(0), "group_weights": np.zeros(0),
+                    "group_shifts": np.zeros(0)}
+        groups, sizes = np.unique(np.column_stack([cells, bins, weights, censoring.shifts]), axis=0, return_counts=True)
+        return {**data, "cell_bin_w": np.zeros((U, J)), "censor": 1, "censor_bound": float(censoring.bound),
+                "n_groups": sizes.size, "group_cell": groups[:, 0].astype(np.int64) + 1,
+                "group_bin": groups[:, 1].astype(np.int64) + 1, "group_sizes": sizes.astype(float),
+                "group_weights": groups[:, 2], "group_shifts": groups[:, 3]}
+
+    def log_probabilities(self, draws, rows) -> np.ndarray:
+        """log p_uj of every draw, cell and bin: log softmax(x_u beta_s), shape (S, U, J).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first (S draws).
+        rows : ndarray, shape (U, P)
+            The cells' rows of X.
+
+        Returns
+        -------
+        ndarray, shape (S, U, J)
+        """
+        logits = np.einsum("up,spj->suj", rows, draws["beta"])
+        return logits - _log_sum_exp_last(logits)[..., None]
+
+    def log_lik(self, draws, y, X):
+        from ppmlib.models.bins import bin_index, cell_index
+        edges = draws["edges"][0]
+        rows, cells = cell_index(X)
+        log_p = self.log_probabilities(draws, rows)
+        return log_p[:, cells, bin_index(y, edges)] - np.log(edges[1] - edges[0])
+
+    def best_log_lik(self, y, X, *, reference_scale=1.0):
+        # the supremum over the parameters is -log(width) (the record's bin has probability 1); the
+        # family sees the width only in a fit's draws, so the caller passes it as the public
+        # reference scale (the normal's sigma_ref): log(1 / reference_scale)
+        scale = _checks.real(reference_scale, "reference_scale", low=0, low_open=True)
+        return np.full(np.shape(y)[0], -np.log(scale))
+
+    def location(self, draws):
+        # the mean of the column in the reference cell (every key at its first level): sum_j p_j c_j
+        edges = draws["edges"][0]
+        centres = 0.5 * (edges[1:] + edges[:-1])
+        reference = np.zeros((1, draws["beta"].shape[1]))
+        reference[0, 0] = 1.0
+        return np.exp(self.log_probabilities(draws, reference)[:, 0, :]) @ centres
+
+    def predict(self, draws, X, n, rng):
+        from ppmlib.models.bins import cell_index
+        edges = draws["edges"][0]
+        rows, cells = cell_index(X)
+        cumulative = np.cumsum(np.exp(self.log_probabilities(draws, rows)), axis=2)   # (S, U, J)
+        S, J = cumulative.shape[0], cumulative.shape[2]
+        u = rng.uniform(size=(S, n))
+        within = rng.uniform(size=(S, n))
+        out = np.empty((S, n))
+        for cell in range(rows.shape[0]):
+            mine = np.flatnonzero(cells == cell)
+            top = cumulative[:, cell, -1:]
+            # inverse CDF of the cell's bins, then uniform within the bin
+            chosen = np.minimum((u[:, mine, None] * top[:, :, None] > cumulative[:, cell, None, :]).sum(axis=2), J - 1)
+            out[:, mine] = edges[chosen] + within[:, mine] * (edges[1] - edges[0])
+        return out
+
+    def diagnostic_draws(self, draws, y, X) -> dict:
+        """The parameters without ``edges`` (the public bins, the same in every draw).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first.
+        y, X : arrays
+            The data the fit saw (unused).
+
+        Returns
+        -------
+        dict
+        """
+        return {k: v for k, v in draws.items() if k != "edges"}
+
+
+FAMILIES[Binned.name] = Binned()

@@ -25,7 +25,7 @@ from ppmlib.mechanism.lineup import Member, run as run_lineup
 from ppmlib.plots import _colour
 from ppmlib.baselines.peers import Table, frames_of
 from ppmlib.inference.posterior import Sampler
-from ppmlib.evaluate.utility import ci_overlap, mean_of, ols_of, pmse, quantile_of
+from ppmlib.evaluate.utility import cell_ks, ci_overlap, mean_of, ols_of, pmse, quantile_of
 from ppmlib.errors import BadArgument
 
 
@@ -220,7 +220,8 @@ def score(design: Design, releases: list, *, B: int = 100, seed=0, cart: bool = 
     """One row of measures for m releases of a design.
 
     S_pMSE with a logit propensity model (main effects and pairwise interactions) and with CART;
-    the mean interval overlap of the analyst's estimands, each on its own and the coefficients
+    the mean Kolmogorov-Smirnov distance of the column's distribution per cell of the keys
+    (:func:`ppmlib.evaluate.utility.cell_ks`, the measure that sees shape); the mean interval overlap of the analyst's estimands, each on its own and the coefficients
     averaged (:func:`ppmlib.evaluate.utility.ci_overlap`, Reiter's combining rules); the identification
     risk's EMR and TMR (:func:`ppmlib.evaluate.disclosure.identification_risk`, keys known, a relative
     radius). :func:`score_all` adds the attribute risk where it can be computed.
@@ -232,6 +233,8 @@ def score(design: Design, releases: list, *, B: int = 100, seed=0, cart: bool = 
     row = {"S_pMSE logit": pmse(data, releases, interactions=True).summary()["S_pMSE"]}
     if cart:
         row["S_pMSE CART"] = pmse(data, releases, method="cart", permutations=5, seed=seed).summary()["S_pMSE"]
+    # the shape of the column within each cell of the keys (cells of at least 20 records)
+    row["KS per cell"] = cell_ks(data, releases, list(design.table.keys), column)["KS per cell"]
     overlap = ci_overlap(data, releases, design.estimands(B, seed), level=0.95)
     for label in overlap["estimand"]:
         if not label.startswith("beta"):

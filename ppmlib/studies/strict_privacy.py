@@ -256,7 +256,8 @@ def _per_dataset(totals, delta, m) -> dict:
 
 def mechanism_grid(design, totals, *, delta: float = 1e-6, m: int = 10, box: dict | None = None,
                    reference_scale: float = 1.0, centring: str = "best", c_range=(0.05, 5.0), tau: float = 0.1,
-                   sampler=None, seed=0, names=tuple(MECHANISMS), progress: bool = False) -> dict:
+                   sampler=None, seed=0, names=tuple(MECHANISMS), progress: bool = False,
+                   prior: dict | None = None) -> dict:
     """The mechanism's schemes at every total epsilon of the grid: {(name, E): (Synthesis, seconds)}.
 
     The per-dataset epsilon at E is :func:`ppmlib.mechanism.ledger.solve_per_dataset_epsilon`
@@ -292,6 +293,8 @@ def mechanism_grid(design, totals, *, delta: float = 1e-6, m: int = 10, box: dic
         Which of :data:`MECHANISMS` to run.
     progress : bool
         Progress bars.
+    prior : dict, optional
+        The model's prior settings (the binned model's public bins), shared by every fit.
 
     Returns
     -------
@@ -301,7 +304,7 @@ def mechanism_grid(design, totals, *, delta: float = 1e-6, m: int = 10, box: dic
     from ppmlib.mechanism.lineup import Member, run as run_lineup
     per = _per_dataset(totals, delta, m)
     s = make_seeds(_checks.seed(seed), 2 + 4 * len(per))
-    shared = dict(X=design.X, m=m, sampler=sampler)
+    shared = dict(X=design.X, m=m, sampler=sampler, prior=prior)
     done = run_lineup([Member("Unweighted", "unweighted")], design.model, design.y, seed=[s[0]], progress=progress,
                       **shared)
     base = done["Unweighted"]
