@@ -29,7 +29,8 @@ floating-point Gaussian is not hardened against the attacks on floating-point no
 from __future__ import annotations
 
 __all__ = ["SENSITIVITY_S", "SENSITIVITY_Q", "NOISES", "Cells", "NoisyStatistics", "NSSRelease", "cells_of",
-           "noise_scales", "opendp_gaussian", "release_statistics", "posterior", "synthesize", "check_bounds"]
+           "noise_scales", "opendp_gaussian", "release_statistics", "stan_data", "posterior", "synthesize",
+           "check_bounds"]
 
 import math
 from dataclasses import dataclass
@@ -118,6 +119,18 @@ def check_bounds(log_y: np.ndarray, bounds) -> tuple[float, float]:
     """The public bounds, refused when they are not ordered or clip more than half the records.
 
     The refusal is an input check outside the guarantee (it says only that the bounds were wrong).
+
+    Parameters
+    ----------
+    log_y : ndarray, shape (n,)
+        The confidential log values.
+    bounds : sequence of two floats
+        The public (low, high) on the log scale.
+
+    Returns
+    -------
+    tuple of float
+        (low, high), checked.
     """
     if len(bounds) != 2:
         raise BadArgument(f"bounds must be (low, high) on the log scale, got {len(bounds)} values")
@@ -136,6 +149,23 @@ class NoisyStatistics:
     """The release: per cell n_c, S_c (noisy sum of z) and Q_c (noisy sum of z^2), and how they were made.
 
     Holds no confidential value: only public counts, bounds and noisy sums.
+
+    Attributes
+    ----------
+    cells : Cells
+        The public cells and their counts n_c.
+    S, Q : ndarray, shape (C,)
+        The noisy sums of z and of z^2 per cell.
+    sigma_S, sigma_Q : float
+        The Gaussian scales of the two blocks.
+    rho : float
+        The release's zCDP parameter.
+    share : float
+        The share of rho spent on S.
+    bounds : tuple of float
+        The public (low, high) of log y.
+    noise : str
+        How the noise was drawn (``"numpy"`` seeded, or ``"opendp"``).
     """
     cells: Cells
     S: np.ndarray
@@ -168,6 +198,16 @@ def opendp_gaussian(sigma: float):
     """OpenDP's Gaussian mechanism on a vector of floats under the L2 distance, at scale ``sigma``.
 
     Its privacy map gives rho of a block: ``opendp_gaussian(sigma).map(sensitivity)``.
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale, >= 0.
+
+    Returns
+    -------
+    opendp.mod.Measurement
+        The measurement (call it on a list of floats for the noisy values).
     """
     import opendp.prelude as dp
     dp.enable_features("contrib")
@@ -220,7 +260,17 @@ def release_statistics(log_y, keys, *, bounds, rho: float, share: float = 0.5, s
 
 
 def stan_data(stats: NoisyStatistics, *, cell_effects: bool = False) -> dict:
-    """The data block of ``stan/nss.stan`` (public and noisy values only)."""
+    """The data block of ``stan/nss.stan`` (public and noisy values only).
+
+    Parameters
+    ----------
+    stats : NoisyStatistics
+    cell_effects : bool
+
+    Returns
+    -------
+    dict
+    """
     cells = stats.cells
     return {"C": len(cells.counts), "K": len(cells.sizes), "L": cells.sizes.tolist(),
             "level": (cells.levels + 1).tolist(), "n": cells.counts.astype(float).tolist(),
@@ -235,6 +285,17 @@ def posterior(stats: NoisyStatistics, *, sampler=None, seed: int = 0, cell_effec
     scale); ``cell_effects`` adds a non-centred deviation per cell with a hierarchical scale. Off by
     default: on the public wage files the deviations made NUTS diverge at totals of 1 to 5 (the
     benchmark's ``--cell-effects`` measures both), and so did a hierarchical scale per key.
+
+    Parameters
+    ----------
+    stats : NoisyStatistics
+        The noisy release.
+    sampler : Sampler, optional
+        NUTS settings (default: ``Sampler()``).
+    seed : int
+        The fit's seed.
+    cell_effects : bool
+        Add a hierarchical deviation per cell.
 
     Returns
     -------
@@ -275,7 +336,12 @@ class NSSRelease:
         return cdp_epsilon(self.rho, self.delta), self.delta
 
     def statement(self) -> list[str]:
-        """The release's privacy in words."""
+        """The release's privacy in words.
+
+        Returns
+        -------
+        list of str
+        """
         eps, dlt = self.total
         s = self.statistics
         return [
@@ -297,6 +363,29 @@ def synthesize(log_y, keys, *, bounds, total_epsilon: float, delta: float = 1e-6
 
     Every check runs before any noise is drawn or any fit is made. rho is the largest whose
     conversion at ``delta`` is total_epsilon (:func:`ppmlib.mechanism.ledger.rho_for_total`).
+
+    Parameters
+    ----------
+    log_y : array_like, shape (n,)
+        The confidential log values.
+    keys : pandas.DataFrame or None
+        The categorical keys (released as they are; their cells and counts are public).
+    bounds : sequence of two floats
+        Public (low, high) of log y, fixed before seeing the data.
+    total_epsilon, delta : float
+        The release's (epsilon, delta), every database.
+    m : int
+        Synthetic datasets, all post-processing of one noisy release.
+    share : float
+        The share of rho spent on the sums of z, in (0, 1).
+    sampler : Sampler, optional
+        NUTS settings.
+    seed : int
+        Seeds the noise, the fit and the synthetic draws.
+    noise : str
+        ``"numpy"`` (seeded) or ``"opendp"`` (OpenDP's sampler, not seedable).
+    cell_effects : bool
+        Add a hierarchical deviation per cell.
 
     Returns
     -------
