@@ -45,7 +45,7 @@ def _strict_with_distinct_draws():
 
 def test_datasets_that_share_a_draw_share_its_parameter():
     result = with_k_draws(_strict_with_distinct_draws(), 2, seed=3, m=5)
-    assert result.synthetic.shape == (5, 200) and result.draws == 2
+    assert result.synthetic.shape == (5, 200) and result.k_draws == 2
     means = result.synthetic.mean(axis=1)
     # spaced_draws(8, 2) takes lambda 10 and 80; datasets 1-2 the first, 3-5 the second
     assert np.allclose(means, [10, 10, 80, 80, 80], rtol=0.1)

@@ -138,5 +138,5 @@ def with_k_draws(result, k: int, seed, *, m: int | None = None):
     chosen = spaced_draws(result.fit.n_draws, check_draws(k, m))[draw_of_dataset(m, k)]
     params = {name: v[chosen] for name, v in result.fit.draws.items()}
     synthetic = result.fit.model.predict(params, result.fit.X, result.fit.y.size, np.random.default_rng(seed))
-    return dataclasses.replace(result, synthetic=synthetic, draws=k)
+    return dataclasses.replace(result, synthetic=synthetic, k_draws=k)
 

@@ -348,7 +348,7 @@ def of_release(synthesis, delta: float = 1e-6) -> Ledger:
     10.0
     """
     return ledger(float(synthesis.epsilon), int(synthesis.synthetic.shape[0]), delta=delta,
-                  guarantee=getattr(synthesis, "guarantee", "local"), draws=getattr(synthesis, "draws", None))
+                  guarantee=getattr(synthesis, "guarantee", "local"), draws=getattr(synthesis, "k_draws", None))
 
 
 def solve_per_dataset_epsilon(total_epsilon: float, delta: float, m: int) -> float:

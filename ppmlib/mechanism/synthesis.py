@@ -64,7 +64,7 @@ class Synthesis:
         record alone) or "strict, weights as given" (censored, weights computed from the data).
     share_censored : float or None
         The share of records whose term is censored, averaged over the kept draws (None: not censored).
-    draws : int or None
+    k_draws : int or None
         k: the m datasets come from k <= m draws (:func:`ppmlib.mechanism.censoring.with_k_draws`;
         the ledger prices k). None: one draw per dataset.
     """
@@ -80,7 +80,7 @@ class Synthesis:
     calibration: dict = field(default_factory=dict)
     guarantee: str = "local"
     share_censored: float | None = None
-    draws: int | None = None
+    k_draws: int | None = None
 
     @property
     def diagnostics(self) -> dict:

@@ -457,7 +457,7 @@ def scores(design, mechanisms: dict, peer_results: dict, *, delta: float, m: int
     for (name, E), (result, seconds) in mechanisms.items():
         frames = frames_of(result.synthetic, design.data, design.table.column)
         book = ledger(result.epsilon, m, delta=delta, guarantee=result.guarantee,
-                      draws=result.draws) if E is not None else None
+                      draws=result.k_draws) if E is not None else None
         rows.append({"synthesizer": name, "total epsilon": E, "per-dataset epsilon": result.epsilon if E else np.nan,
                      "covers": book.scope if book else "no guarantee",
                      "release epsilon": book.total[0] if book else np.nan,
