@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import jupytext
+import numpy as np
 
 from ppmlib.inference import backends
 
@@ -88,6 +89,31 @@ def run_seed(ledger: "SeedLedger", chapter: str, overrides: dict, seed: int, lab
 NULL_SUFFIX = "without the effect (null)"
 """The ending of a claim's null row in a ledger."""
 
+MARGIN_SUFFIX = "margin (share of the way to its null)"
+"""The ending of a claim's margin row in a ledger (``ppmlib.book.claims.margin_of``)."""
+
+SEED_RANGE = (1, 100_000)
+"""Seeds drawn at random come from this range (low inclusive, high exclusive)."""
+
+
+def draw_seeds(k: int, entropy: int | None = None, avoid=()) -> dict:
+    """``k`` distinct seeds drawn at random, not in ``avoid``, and how they were drawn.
+
+    ``entropy`` seeds the generator, ``numpy.random.default_rng(entropy)``; None draws a fresh one
+    (from the operating system), so that nobody chooses the seeds, and records it, so that anyone
+    can draw them again. Returns ``{"generator": ..., "entropy": ..., "seeds": [...]}``."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    entropy = int(np.random.SeedSequence().entropy) if entropy is None else int(entropy)
+    rng = np.random.default_rng(entropy)
+    seeds: list[int] = []
+    while len(seeds) < k:
+        seed = int(rng.integers(*SEED_RANGE))
+        if seed not in seeds and seed not in set(avoid):
+            seeds.append(seed)
+    return {"generator": f"numpy.random.default_rng({entropy}).integers{SEED_RANGE}, repeats skipped",
+            "entropy": entropy, "seeds": seeds}
+
 
 def _null_value(null):
     """A claim's null for a ledger row: a number as a float (so the ledger shows its range over seeds),
@@ -105,7 +131,9 @@ class SeedLedger:
 
     A row is ``{"seed", "quantity", "value", "held", "asserted"}``: ``held`` and ``asserted`` are
     None for a measured quantity, booleans for a claim of the chapter (asserted: the chapter's
-    check would fail the build if it did not hold).
+    check would fail the build if it did not hold). A claim's margin row adds ``stated margin``
+    and ``kept margin`` (its margin at least the stated one). ``drawn`` lists the seeds drawn at
+    random and the generator that drew them (:func:`draw_seeds`).
     """
 
     def __init__(self, name: str, *, title: str, notes: str = "", folder=None):
@@ -114,6 +142,7 @@ class SeedLedger:
         self.seconds: dict[int, float] = {}
         self.failed: dict[int, str] = {}
         self.earlier = ""
+        self.drawn: list[dict] = []
 
     def keep_earlier(self, seeds) -> None:
         """Start from the file's rows of the seeds not in ``seeds`` (a run that adds seeds to a ledger).
@@ -124,6 +153,9 @@ class SeedLedger:
             return
         earlier = json.loads(path.read_text())
         kept = [row for row in earlier["rows"] if row["seed"] not in set(seeds)]
+        kept_seeds = {row["seed"] for row in kept}
+        self.drawn = [{**d, "seeds": [s for s in d["seeds"] if s in kept_seeds]} for d in earlier.get("drawn", [])
+                      if any(s in kept_seeds for s in d["seeds"])] + self.drawn
         if kept:
             done = ", ".join(str(s) for s in dict.fromkeys(row["seed"] for row in kept))
             self.rows = kept + self.rows
@@ -139,11 +171,17 @@ class SeedLedger:
 
     def add_claims(self, seed: int, claims) -> None:
         """Every row of a chapter's ``ppmlib.book.claims.Claims``: its value as the chapter states it and,
-        for a claim given with its null (the quantity without the effect), that null in the next row."""
+        for a claim given with its null (the quantity without the effect), that null in the next row
+        and its margin (None where undefined) against the margin it states in the row after."""
         for row in claims.rows:
             self.add(seed, row["claim"], row["ours"], held=bool(row["holds"]), asserted=bool(row["checked"]))
             if row.get("null") is not None:
                 self.add(seed, f"{row['claim']}: {NULL_SUFFIX}", _null_value(row["null"]))
+            if row.get("power") is not None:
+                self.add(seed, f"{row['claim']}: {MARGIN_SUFFIX}", row.get("margin"))
+                stated = row.get("stated margin")
+                self.rows[-1].update({"stated margin": stated, "kept margin": row.get("margin") is not None
+                                      and stated is not None and row["margin"] >= stated})
 
     def write(self):
         """Write the rows so far (nothing when no seed finished); the file's path or None."""
@@ -152,6 +190,9 @@ class SeedLedger:
         done = sorted({row["seed"] for row in self.rows}, key=[row["seed"] for row in self.rows].index)
         timing = ", ".join(f"seed {s} {self.seconds[s]:.0f} s" for s in done if s in self.seconds)
         failed = "; ".join(f"seed {s} failed: {why}" for s, why in self.failed.items())
-        notes = " ".join(part for part in (self.notes, f"Wall time per seed: {timing}." if timing else "",
+        drawn = " ".join(f"Seeds {', '.join(map(str, d['seeds']))} were drawn at random by {d['generator']}."
+                         for d in self.drawn)
+        notes = " ".join(part for part in (self.notes, drawn, f"Wall time per seed: {timing}." if timing else "",
                                            f"The chapter {failed}." if failed else "", self.earlier) if part)
-        return record(self.name, title=self.title, rows=self.rows, notes=notes, folder=self.folder)
+        return record(self.name, title=self.title, rows=self.rows, notes=notes, folder=self.folder,
+                      extra={"drawn": self.drawn} if self.drawn else None)

@@ -1,6 +1,7 @@
 """Run any chapter on many seeds and keep its claims per seed: the seed ledger of a chapter without a script of its own.
 
     python benchmarks/chapter_seeds.py multivariate 2017 1 2 3 [-p draws=500 ...] [--name multivariate_seeds] [--add]
+    python benchmarks/chapter_seeds.py multivariate --add --random 4 [--entropy E]
 
 Each seed executes the chapter's own code cells (``benchmarks/_chapter_seeds.py``) with ``seed``
 set and ``check_claims=False``, and records every row of its claims table (the chapter's
@@ -9,6 +10,12 @@ set and ``check_claims=False``, and records every row of its claims table (the c
 seeds), each claim's null (the quantity without its effect) in the row after it. Where a chapter's prose quotes
 quantities that are not claims, :data:`EXTRAS` records them too (before the claims).
 ``ce_income_seeds.py`` and ``reweighting_seeds.py`` record more (Deltas, k, refits) for their chapters.
+
+``--random K`` adds K seeds drawn at random (``_chapter_seeds.draw_seeds``: from
+``numpy.random.default_rng(E)``, E given by ``--entropy`` or drawn fresh), recorded in the ledger
+with the generator. Every claim given with its effect also gets its margin (how far inside its
+threshold its value sits, ``ppmlib.book.claims.margin_of``); the run ends by naming each asserted
+claim that failed or came closer to its threshold than the margin it states.
 """
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ import numpy as np
 
 matplotlib.use("Agg")   # the chapters draw figures; nothing is shown
 
-from _chapter_seeds import BOOK, SeedLedger, run_seed  # noqa: E402
+from _chapter_seeds import BOOK, SeedLedger, draw_seeds, run_seed  # noqa: E402
 from ppmlib.book.rerun import parse_assignment  # noqa: E402
 
 
@@ -194,13 +201,19 @@ LOWER_TAIL_EXTRAS = {"against_alternatives": _against_alternatives_lower_tail, "
 def main(argv=None) -> bool:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapter", help="a chapter's name, e.g. multivariate (book/multivariate.md)")
-    parser.add_argument("seeds", nargs="+", type=int)
+    parser.add_argument("seeds", nargs="*", type=int)
     parser.add_argument("-p", "--param", action="append", default=[], help="NAME=VALUE, as for ppmlib.book.rerun")
     parser.add_argument("--name", help="the results file's stem (default <chapter>_seeds)")
     parser.add_argument("--add", action="store_true", help="keep the file's rows of other seeds (add these seeds)")
+    parser.add_argument("--random", type=int, default=0, metavar="K", help="add K seeds drawn at random (recorded)")
+    parser.add_argument("--entropy", type=int, help="the seed of the generator that draws them (default: a fresh one)")
     args = parser.parse_args(argv)
     if not (BOOK / f"{args.chapter}.md").exists():
         parser.error(f"no chapter book/{args.chapter}.md")
+    if args.random < 0:
+        parser.error(f"--random must be at least 0, got {args.random}")
+    if not args.seeds and not args.random:
+        parser.error("give seeds, or --random K")
     overrides = dict(parse_assignment(p) for p in args.param)
     ledger = SeedLedger(args.name or f"{args.chapter}_seeds",
                         title=f"{args.chapter} chapter at its defaults" + (f" with {', '.join(args.param)}"
@@ -208,10 +221,18 @@ def main(argv=None) -> bool:
                         + ": its claims on each seed",
                         notes="Each seed runs the chapter's own cells (seed set, claims not asserted); a claim's "
                               "'asserted' is the chapter's own verdict.")
+    seeds = list(args.seeds)
     if args.add:
-        ledger.keep_earlier(args.seeds)
+        ledger.keep_earlier(seeds)
+    if args.random:
+        done = {row["seed"] for row in ledger.rows}
+        drawn = draw_seeds(args.random, args.entropy, avoid={*seeds, *done})
+        print(f"drawn at random: seeds {drawn['seeds']} ({drawn['generator']})", flush=True)
+        ledger.drawn.append(drawn)
+        seeds += drawn["seeds"]
     ok = True
-    for seed in args.seeds:
+    short: dict[str, list] = {}
+    for seed in seeds:
         ns = run_seed(ledger, args.chapter, overrides, seed)
         if ns is None:
             ok = False
@@ -226,7 +247,16 @@ def main(argv=None) -> bool:
         ledger.add_claims(seed, ns["claims"])
         ledger.write()
         ok &= all(row["holds"] for row in ns["claims"].rows if row["checked"])
+        for row in ns["claims"].rows:
+            if row["checked"] and not (row["holds"] and row.get("margin") is not None
+                                       and row["margin"] >= row["stated margin"]):
+                short.setdefault(row["claim"], []).append(
+                    (seed, "failed" if not row["holds"] else "no margin (not a number)" if row.get("margin") is None
+                     else f"margin {row['margin']:.3f} < {row['stated margin']:g}"))
     print("ALL CHECKED CLAIMS HELD ON EVERY SEED" if ok else "SOME CHECKED CLAIM FAILED")
+    for claim, where in short.items():
+        print(f"INSIDE ITS MARGIN (or failed): {claim}: " + ", ".join(
+            f"seed {s} {what}" for s, what in where))
     return ok
 
 
