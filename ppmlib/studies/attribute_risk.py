@@ -201,7 +201,7 @@ def records_over_releases(fit, y, H, K, seed, records, offsets=None, decimals=1)
     return pd.DataFrame(rows)
 
 
-def monte_carlo_error(fit, y, z, H, batches=4, offsets=None) -> np.ndarray:
+def monte_carlo_error(fit, y, z, H, batches=None, offsets=None) -> np.ndarray:
     """The Monte Carlo standard error of every record's P(true) at H draws, measured: the sd of the
     estimate over ``batches`` disjoint sets of H evenly spaced draws (the k-th set shifted k draws).
 
@@ -218,8 +218,8 @@ def monte_carlo_error(fit, y, z, H, batches=4, offsets=None) -> np.ndarray:
         The released datasets.
     H : int
         Draws per estimate.
-    batches : int
-        Disjoint sets of draws (at least 2).
+    batches : int, optional
+        Disjoint sets of draws (at least 2); default as many as the fit has draws for.
     offsets : array_like, shape (G,), optional
         The guesses' offsets.
 
@@ -234,7 +234,7 @@ def monte_carlo_error(fit, y, z, H, batches=4, offsets=None) -> np.ndarray:
         Fewer than ``H * batches`` draws.
     """
     H = _checks.integer(H, "H", low=1)
-    batches = _checks.integer(batches, "batches", low=2)
+    batches = _checks.integer(fit.n_draws // H if batches is None else batches, "batches", low=2)
     if H * batches > fit.n_draws:
         raise BadArgument(f"{batches} disjoint sets of H = {H} draws need {H * batches} draws; the fit has {fit.n_draws}")
     first = np.linspace(0, fit.n_draws - batches, H).round().astype(int)
