@@ -126,6 +126,31 @@ def _null_value(null):
         return str(null)
 
 
+def add_seed_options(parser) -> None:
+    """A seed script's options for which seeds run: ``--add``, ``--random K``, ``--entropy E``."""
+    parser.add_argument("--add", action="store_true", help="keep the file's rows of other seeds (add these seeds)")
+    parser.add_argument("--random", type=int, default=0, metavar="K", help="add K seeds drawn at random (recorded)")
+    parser.add_argument("--entropy", type=int, help="the seed of the generator that draws them (default: a fresh one)")
+
+
+def seeds_to_run(parser, args, ledger: "SeedLedger") -> list[int]:
+    """The seeds given, then ``args.random`` drawn at random (none of them a seed given or, with
+    ``--add``, one the ledger keeps); the draw is recorded in ``ledger.drawn``."""
+    if args.random < 0:
+        parser.error(f"--random must be at least 0, got {args.random}")
+    if not args.seeds and not args.random:
+        parser.error("give seeds, or --random K")
+    seeds = list(args.seeds)
+    if args.add:
+        ledger.keep_earlier(seeds)
+    if args.random:
+        drawn = draw_seeds(args.random, args.entropy, avoid={*seeds, *(row["seed"] for row in ledger.rows)})
+        print(f"drawn at random: seeds {drawn['seeds']} ({drawn['generator']})", flush=True)
+        ledger.drawn.append(drawn)
+        seeds += drawn["seeds"]
+    return seeds
+
+
 class SeedLedger:
     """One row per seed per quantity, written to ``benchmarks/results/<name>.json`` after every seed.
 
@@ -182,6 +207,24 @@ class SeedLedger:
                 stated = row.get("stated margin")
                 self.rows[-1].update({"stated margin": stated, "kept margin": row.get("margin") is not None
                                       and stated is not None and row["margin"] >= stated})
+
+    def short_of_margin(self) -> list[str]:
+        """Each asserted claim that failed, or kept less than its stated margin, and on which seeds."""
+        margins = {(row["seed"], row["quantity"].removesuffix(f": {MARGIN_SUFFIX}")): row for row in self.rows
+                   if "stated margin" in row}
+        short: dict[str, list[str]] = {}
+        for row in self.rows:
+            if not row["asserted"]:
+                continue
+            margin = margins.get((row["seed"], row["quantity"]))
+            if not row["held"]:
+                short.setdefault(row["quantity"], []).append(f"seed {row['seed']} failed")
+            elif margin is None or margin["value"] is None:
+                short.setdefault(row["quantity"], []).append(f"seed {row['seed']} no margin (not a number)")
+            elif not margin["kept margin"]:
+                short.setdefault(row["quantity"], []).append(
+                    f"seed {row['seed']} margin {margin['value']:.3g} < {margin['stated margin']:g}")
+        return [f"{claim}: {', '.join(where)}" for claim, where in short.items()]
 
     def write(self):
         """Write the rows so far (nothing when no seed finished); the file's path or None."""

@@ -27,7 +27,7 @@ import numpy as np
 
 matplotlib.use("Agg")   # the chapters draw figures; nothing is shown
 
-from _chapter_seeds import BOOK, SeedLedger, draw_seeds, run_seed  # noqa: E402
+from _chapter_seeds import BOOK, SeedLedger, add_seed_options, run_seed, seeds_to_run  # noqa: E402
 from ppmlib.book.rerun import parse_assignment  # noqa: E402
 
 
@@ -108,6 +108,9 @@ def _attribute_risk(ledger: SeedLedger, seed: int, ns: dict) -> None:
     by_H, gap_column, H_values = ns["by_H"], ns["gap_column"], ns["H_values"]
     H_check = sorted(H_values)[-2] if len(H_values) > 1 else int(by_H.index.max())
     ledger.add(seed, f"H = {H_check}: error / effect", float(by_H.loc[H_check, gap_column]) / effect)
+    ledger.add(seed, "effect: median over releases of |median P(true) - 1/G|", effect)
+    for h, error in ns["mc_error"].items():
+        ledger.add(seed, f"H = {h}: Monte Carlo standard error (RMS over records) / effect", error / effect)
     for k in sorted({min(ns["m_values"]), max(ns["m_values"])}):
         ledger.add(seed, f"max P(true), m = {k}", float(ns["by_m"][k].prob_true.max()))
     ledger.add(seed, "slides' data: unit 8's rank in this release", int(ns["course_risk"][1].rank_true[7]))
@@ -204,16 +207,10 @@ def main(argv=None) -> bool:
     parser.add_argument("seeds", nargs="*", type=int)
     parser.add_argument("-p", "--param", action="append", default=[], help="NAME=VALUE, as for ppmlib.book.rerun")
     parser.add_argument("--name", help="the results file's stem (default <chapter>_seeds)")
-    parser.add_argument("--add", action="store_true", help="keep the file's rows of other seeds (add these seeds)")
-    parser.add_argument("--random", type=int, default=0, metavar="K", help="add K seeds drawn at random (recorded)")
-    parser.add_argument("--entropy", type=int, help="the seed of the generator that draws them (default: a fresh one)")
+    add_seed_options(parser)
     args = parser.parse_args(argv)
     if not (BOOK / f"{args.chapter}.md").exists():
         parser.error(f"no chapter book/{args.chapter}.md")
-    if args.random < 0:
-        parser.error(f"--random must be at least 0, got {args.random}")
-    if not args.seeds and not args.random:
-        parser.error("give seeds, or --random K")
     overrides = dict(parse_assignment(p) for p in args.param)
     ledger = SeedLedger(args.name or f"{args.chapter}_seeds",
                         title=f"{args.chapter} chapter at its defaults" + (f" with {', '.join(args.param)}"
@@ -221,18 +218,8 @@ def main(argv=None) -> bool:
                         + ": its claims on each seed",
                         notes="Each seed runs the chapter's own cells (seed set, claims not asserted); a claim's "
                               "'asserted' is the chapter's own verdict.")
-    seeds = list(args.seeds)
-    if args.add:
-        ledger.keep_earlier(seeds)
-    if args.random:
-        done = {row["seed"] for row in ledger.rows}
-        drawn = draw_seeds(args.random, args.entropy, avoid={*seeds, *done})
-        print(f"drawn at random: seeds {drawn['seeds']} ({drawn['generator']})", flush=True)
-        ledger.drawn.append(drawn)
-        seeds += drawn["seeds"]
     ok = True
-    short: dict[str, list] = {}
-    for seed in seeds:
+    for seed in seeds_to_run(parser, args, ledger):
         ns = run_seed(ledger, args.chapter, overrides, seed)
         if ns is None:
             ok = False
@@ -247,16 +234,9 @@ def main(argv=None) -> bool:
         ledger.add_claims(seed, ns["claims"])
         ledger.write()
         ok &= all(row["holds"] for row in ns["claims"].rows if row["checked"])
-        for row in ns["claims"].rows:
-            if row["checked"] and not (row["holds"] and row.get("margin") is not None
-                                       and row["margin"] >= row["stated margin"]):
-                short.setdefault(row["claim"], []).append(
-                    (seed, "failed" if not row["holds"] else "no margin (not a number)" if row.get("margin") is None
-                     else f"margin {row['margin']:.3f} < {row['stated margin']:g}"))
     print("ALL CHECKED CLAIMS HELD ON EVERY SEED" if ok else "SOME CHECKED CLAIM FAILED")
-    for claim, where in short.items():
-        print(f"INSIDE ITS MARGIN (or failed): {claim}: " + ", ".join(
-            f"seed {s} {what}" for s, what in where))
+    for line in ledger.short_of_margin():
+        print(f"INSIDE ITS MARGIN (or failed): {line}")
     return ok
 
 

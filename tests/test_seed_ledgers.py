@@ -258,6 +258,13 @@ def test_a_ledger_records_each_claims_margin_and_its_drawn_seeds(tmp_path):
         "kept 0.1 on 1 of 2, smallest 0.07407"
 
 
+def test_a_seed_run_names_the_claims_that_fell_inside_their_margin(tmp_path):
+    _toy_ledger(tmp_path, [0.2, 0.46])
+    ledger = SeedLedger("toy_seeds", title="t", folder=tmp_path)
+    ledger.keep_earlier([])
+    assert ledger.short_of_margin() == ["Delta ratio below 0.5: seed 2 margin 0.0741 < 0.1"]
+
+
 def test_drawn_seeds_are_reproducible_from_their_recorded_generator():
     from _chapter_seeds import draw_seeds
 
