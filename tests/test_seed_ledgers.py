@@ -189,10 +189,22 @@ CHAPTER_LEDGERS = ("dp_definitions_seeds", "vector_weighted_seeds", "reweighting
                    "asymptotic_dp_seeds", "privacy_audit_seeds", "real_wages_seeds")
 """The ledgers of the chapters at their defaults (the lower-tail runs are runs of another setting)."""
 
-NOT_RUN = "its ledger predates margins and drawn seeds: not yet rerun on its 4 seeds plus 4 drawn at random"
-PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS}
+NOT_RUN = "its ledger predates margins and drawn seeds: not yet rerun on its seeds plus 4 drawn at random"
+PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS} | {
+    "ce_income_seeds": NOT_RUN + " (about 37 minutes a seed; the ledger has one seed)",
+    "reweighting_seeds": NOT_RUN + " (about 3 to 4 minutes a seed, 8 seeds)",
+    "salary_seeds": NOT_RUN + " (about 4 to 5 minutes a seed, 8 seeds)",
+    "against_alternatives_seeds": NOT_RUN + " (about 6 to 9 minutes a seed, 8 seeds)",
+    "asymptotic_dp_seeds": NOT_RUN + " (about 10 minutes a seed, 8 seeds)",
+}
 """Ledgers not yet run on the rule's seeds (with margins, four of them drawn at random), and why.
 The test asks each to fail the rule still, so a ledger leaves this list when it is rerun."""
+
+SHORT = {
+}
+"""Per ledger, the asserted claims that break the rule on its seeds, and why: their chapters must
+report them (``checked=False`` with the reason) or state a margin they keep. The test asks each to
+break it still."""
 
 
 def margin_rule(result: dict) -> list[str]:
@@ -284,4 +296,7 @@ def test_every_asserted_claim_keeps_its_margin_on_eight_seeds(name):
     if name in PENDING:
         assert problems, f"{name} keeps the rule now: take it off PENDING"
         pytest.skip(f"{name}: {PENDING[name]}")
-    assert problems == []
+    short = SHORT.get(name, {})
+    for claim in short:
+        assert any(problem.startswith(repr(claim)) for problem in problems), f"{claim!r} keeps the rule now"
+    assert [problem for problem in problems if not any(problem.startswith(repr(c)) for c in short)] == []
