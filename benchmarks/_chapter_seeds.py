@@ -151,6 +151,29 @@ def seeds_to_run(parser, args, ledger: "SeedLedger") -> list[int]:
     return seeds
 
 
+def margin_verdicts(rows: list[dict]) -> dict[str, dict]:
+    """For each claim asserted on some seed of a ledger's ``rows``: ``kept``, the seeds where it was
+    asserted, held and kept its stated margin, and ``short``, what happened on the other seeds
+    where it was asserted ("seed 3 failed", "seed 5 margin 0.04 < 0.1", ...)."""
+    margins = {(row["seed"], row["quantity"].removesuffix(f": {MARGIN_SUFFIX}")): row for row in rows
+               if "stated margin" in row}
+    verdicts: dict[str, dict] = {}
+    for row in rows:
+        if not row["asserted"]:
+            continue
+        verdict = verdicts.setdefault(row["quantity"], {"kept": [], "short": []})
+        margin = margins.get((row["seed"], row["quantity"]))
+        if not row["held"]:
+            verdict["short"].append(f"seed {row['seed']} failed")
+        elif margin is None or margin["value"] is None:
+            verdict["short"].append(f"seed {row['seed']} no margin")
+        elif not margin["kept margin"]:
+            verdict["short"].append(f"seed {row['seed']} margin {margin['value']:.3g} < {margin['stated margin']:g}")
+        else:
+            verdict["kept"].append(row["seed"])
+    return verdicts
+
+
 class SeedLedger:
     """One row per seed per quantity, written to ``benchmarks/results/<name>.json`` after every seed.
 
@@ -210,21 +233,8 @@ class SeedLedger:
 
     def short_of_margin(self) -> list[str]:
         """Each asserted claim that failed, or kept less than its stated margin, and on which seeds."""
-        margins = {(row["seed"], row["quantity"].removesuffix(f": {MARGIN_SUFFIX}")): row for row in self.rows
-                   if "stated margin" in row}
-        short: dict[str, list[str]] = {}
-        for row in self.rows:
-            if not row["asserted"]:
-                continue
-            margin = margins.get((row["seed"], row["quantity"]))
-            if not row["held"]:
-                short.setdefault(row["quantity"], []).append(f"seed {row['seed']} failed")
-            elif margin is None or margin["value"] is None:
-                short.setdefault(row["quantity"], []).append(f"seed {row['seed']} no margin (not a number)")
-            elif not margin["kept margin"]:
-                short.setdefault(row["quantity"], []).append(
-                    f"seed {row['seed']} margin {margin['value']:.3g} < {margin['stated margin']:g}")
-        return [f"{claim}: {', '.join(where)}" for claim, where in short.items()]
+        return [f"{claim}: {', '.join(verdict['short'])}" for claim, verdict in margin_verdicts(self.rows).items()
+                if verdict["short"]]
 
     def write(self):
         """Write the rows so far (nothing when no seed finished); the file's path or None."""

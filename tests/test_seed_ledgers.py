@@ -211,27 +211,17 @@ def margin_rule(result: dict) -> list[str]:
     """What breaks the rule in one ledger (a ``results.read``): for each claim asserted on some seed,
     the seeds where it was asserted and failed or came closer to its threshold than its stated margin,
     and too few seeds (or too few drawn at random) where it held with that margin."""
-    from _chapter_seeds import MARGIN_SUFFIX
+    from _chapter_seeds import margin_verdicts
 
-    rows = result["rows"]
     drawn = {seed for d in result.get("drawn", []) for seed in d["seeds"]}
-    margins = {(row["seed"], row["quantity"].removesuffix(f": {MARGIN_SUFFIX}")): row for row in rows
-               if row["quantity"].endswith(f": {MARGIN_SUFFIX}")}
-    asserted = dict.fromkeys(row["quantity"] for row in rows if row["asserted"])
     problems = []
-    for claim in asserted:
-        good, bad = [], []
-        for row in rows:
-            if row["quantity"] != claim or not row["asserted"]:
-                continue
-            margin = margins.get((row["seed"], claim))
-            kept = margin is not None and bool(margin.get("kept margin"))
-            (good if row["held"] and kept else bad).append(row["seed"])
-        if bad:
-            problems.append(f"{claim!r}: asserted and failed or inside its margin on seeds {bad}")
-        if len(good) < MIN_SEEDS or len(set(good) & drawn) < MIN_DRAWN:
-            problems.append(f"{claim!r}: kept its margin on {len(good)} seeds, {len(set(good) & drawn)} drawn at "
-                            f"random (the rule: {MIN_SEEDS}, {MIN_DRAWN})")
+    for claim, verdict in margin_verdicts(result["rows"]).items():
+        if verdict["short"]:
+            problems.append(f"{claim!r}: asserted and failed or inside its margin: {', '.join(verdict['short'])}")
+        kept, kept_drawn = len(verdict["kept"]), len(set(verdict["kept"]) & drawn)
+        if kept < MIN_SEEDS or kept_drawn < MIN_DRAWN:
+            problems.append(f"{claim!r}: kept its margin on {kept} seeds, {kept_drawn} drawn at random "
+                            f"(the rule: {MIN_SEEDS}, {MIN_DRAWN})")
     return problems
 
 
@@ -255,7 +245,7 @@ def test_the_margin_rule_asks_eight_seeds_four_drawn_each_with_the_stated_margin
     assert margin_rule(_toy_ledger(tmp_path, [0.2] * 8, drawn=3))[0].endswith("3 drawn at random (the rule: 8, 4)")
     # 0.46 holds, but sits 0.04 / 0.54 = 0.074 of the way to its null: inside the stated 0.1
     assert margin_rule(_toy_ledger(tmp_path, [0.2] * 7 + [0.46]))[0] == \
-        "'Delta ratio below 0.5': asserted and failed or inside its margin on seeds [8]"
+        "'Delta ratio below 0.5': asserted and failed or inside its margin: seed 8 margin 0.0741 < 0.1"
 
 
 def test_a_ledger_records_each_claims_margin_and_its_drawn_seeds(tmp_path):
