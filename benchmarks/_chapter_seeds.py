@@ -16,6 +16,7 @@ from pathlib import Path
 import jupytext
 import numpy as np
 
+from ppmlib.errors import BackendUnavailable
 from ppmlib.inference import backends
 
 try:   # run as a script from benchmarks/ or imported by a test with benchmarks/ on the path
@@ -124,6 +125,14 @@ def _null_value(null):
         return float(null)
     except (TypeError, ValueError):
         return str(null)
+
+
+def _backend_note() -> str:
+    """Which Stan backend fitted the seeds ("" where none is available, e.g. a test without Stan)."""
+    try:
+        return f"Stan backend: {backends.backend()}."
+    except BackendUnavailable:
+        return ""
 
 
 def add_seed_options(parser) -> None:
@@ -245,7 +254,8 @@ class SeedLedger:
         failed = "; ".join(f"seed {s} failed: {why}" for s, why in self.failed.items())
         drawn = " ".join(f"Seeds {', '.join(map(str, d['seeds']))} were drawn at random by {d['generator']}."
                          for d in self.drawn)
-        notes = " ".join(part for part in (self.notes, drawn, f"Wall time per seed: {timing}." if timing else "",
+        notes = " ".join(part for part in (self.notes, _backend_note(), drawn,
+                                           f"Wall time per seed: {timing}." if timing else "",
                                            f"The chapter {failed}." if failed else "", self.earlier) if part)
         return record(self.name, title=self.title, rows=self.rows, notes=notes, folder=self.folder,
                       extra={"drawn": self.drawn} if self.drawn else None)
