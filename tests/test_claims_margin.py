@@ -14,6 +14,20 @@ def test_the_margin_is_the_share_of_the_way_to_the_null_where_the_claim_stops_ho
     assert margin_of(lambda d: d < 0.5 or 0.6 < d < 0.7, 0.3, 1.0) == pytest.approx(0.2 / 0.7, abs=1e-6)
 
 
+def test_on_the_log_scale_the_margin_counts_orders_of_magnitude():
+    # a numerical gap of 4e-11 against a limit of 1e-6 and a null of 43: linearly a hair inside its limit,
+    # logarithmically 4.4 of the 12 orders of magnitude to the null
+    assert margin_of(lambda gap: gap < 1e-6, 3.8e-11, 43.0) == pytest.approx(1e-6 / 43, rel=1e-3)
+    assert margin_of(lambda gap: gap < 1e-6, 3.8e-11, 43.0, scale="log") == pytest.approx(
+        (-6 + 10.42) / (1.633 + 10.42), abs=1e-3)
+    assert margin_of(lambda gap: gap < 1e-6, 0.0, 43.0, scale="log") is None     # 0 has no logarithm
+    claims = Claims()
+    claims.add("EM is SW", "p", "o", lambda gap: gap < 1e-6, value=3.8e-11, null=43.0, margin_scale="log")
+    assert claims.rows[0]["margin"] == pytest.approx(0.367, abs=1e-3)
+    with pytest.raises(ValueError, match="scale must be 'linear' or 'log', got 'ln'"):
+        margin_of(lambda gap: gap < 1e-6, 3.8e-11, 43.0, scale="ln")
+
+
 def test_no_margin_where_it_is_undefined():
     assert margin_of(lambda r: r < 0.5, 0.7, 1.0) is None            # does not hold
     assert margin_of(lambda r: r < 0.5, 0.3, 0.4) is None            # holds on its null: no power
