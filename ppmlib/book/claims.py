@@ -11,11 +11,11 @@ fail on ``null``; a claim that also holds on ``null`` "survives its own negation
 reported, never asserted.
 
 A claim given with its effect also gets a *margin*: the share of the straight way from its value
-to its null that the value can travel and the claim still holds (:func:`margin_of`): 0 is a value
-on its threshold, 0.25 a threshold a quarter of the way from the value to the null. Each claim states the margin it should keep (``margin=``, default
-:data:`STATED_MARGIN`); the seed ledgers record both on every seed, and a test over the ledgers
-asks every asserted claim to keep its stated margin on at least eight seeds, four of them drawn at
-random.
+to its null that the value can travel and the claim still holds (:func:`margin_of`). 0 is a value
+on its threshold, 0.25 a threshold a quarter of the way from the value to the null. Each claim
+states the margin it should keep (``margin=``, default :data:`STATED_MARGIN`); the seed ledgers
+record both on every seed, and a test over the ledgers asks every asserted claim to keep its
+stated margin on at least eight seeds, four of them drawn at random.
 """
 from __future__ import annotations
 
