@@ -190,7 +190,7 @@ CHAPTER_LEDGERS = ("dp_definitions_seeds", "vector_weighted_seeds", "reweighting
 """The ledgers of the chapters at their defaults (the lower-tail runs are runs of another setting)."""
 
 NOT_RUN = "its ledger predates margins and drawn seeds: not yet rerun on its seeds plus 4 drawn at random"
-DONE = ("attribute_risk_seeds",)
+DONE = ("attribute_risk_seeds", "dp_definitions_seeds")
 """The ledgers rerun on their seeds plus 4 drawn at random, margins recorded."""
 PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS if name not in DONE} | {
     "ce_income_seeds": NOT_RUN + " (about 37 minutes a seed; the ledger has one seed)",
@@ -203,6 +203,13 @@ PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS if name not in DONE} | {
 The test asks each to fail the rule still, so a ledger leaves this list when it is rerun."""
 
 SHORT = {
+    "dp_definitions_seeds": {
+        "Stan's SW draws follow the exact Gamma":
+            "on the random seed 51701 its sd ratio 1.034 sits 0.0996 of the way to its null (1.70) inside the "
+            "limit 1.1: a hair short of 0.1. The tolerance is fixed in sd-ratio units, not in Monte Carlo errors "
+            "(asymptotic_dp's version of this check uses the sd z-score); the chapter's owner should restate it "
+            "so, or report it",
+    },
 }
 """Per ledger, the asserted claims that break the rule on its seeds, and why: their chapters must
 report them (``checked=False`` with the reason) or state a margin they keep. The test asks each to
