@@ -190,7 +190,7 @@ CHAPTER_LEDGERS = ("dp_definitions_seeds", "vector_weighted_seeds", "reweighting
 """The ledgers of the chapters at their defaults (the lower-tail runs are runs of another setting)."""
 
 NOT_RUN = "its ledger predates margins and drawn seeds: not yet rerun on its seeds plus 4 drawn at random"
-DONE = ("attribute_risk_seeds", "dp_definitions_seeds")
+DONE = ("attribute_risk_seeds", "dp_definitions_seeds", "multivariate_seeds")
 """The ledgers rerun on their seeds plus 4 drawn at random, margins recorded."""
 PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS if name not in DONE} | {
     "ce_income_seeds": NOT_RUN + " (about 37 minutes a seed; the ledger has one seed)",
@@ -202,7 +202,19 @@ PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS if name not in DONE} | {
 """Ledgers not yet run on the rule's seeds (with margins, four of them drawn at random), and why.
 The test asks each to fail the rule still, so a ledger leaves this list when it is rerun."""
 
+GATE = ("asserted only where the fits pass the diagnostics gate, which some fit missed on 5 of the 11 seeds run "
+        "(1 and four drawn at random, R-hat up to 1.013): it kept its margin on the other 6, 3 of them drawn at "
+        "random. The chapter needs fits that pass the gate on more seeds (more draws), or more seeds")
 SHORT = {
+    "multivariate_seeds": {
+        "LW joint's Delta far below Unweighted's": GATE,
+        "at equal protection of the record, composing per-variable epsilons overstates the cost": GATE,
+        "stating LW joint's epsilon by composition costs weight": GATE,
+        "LW joint keeps the income-expenditure correlation":
+            "a closeness claim (the gap to the data's correlation at most 0.05) against a distant null (a gap of "
+            "0.61): its margin cannot exceed 0.05 / 0.61 = 0.08, and was 0.047 to 0.08 where the gate passed. "
+            "The chapter should state the margin it means (e.g. margin=0.02, a gap of at most 0.038), or report it",
+    },
     "dp_definitions_seeds": {
         "Stan's SW draws follow the exact Gamma":
             "on the random seed 51701 its sd ratio 1.034 sits 0.0996 of the way to its null (1.70) inside the "
