@@ -191,7 +191,7 @@ CHAPTER_LEDGERS = ("dp_definitions_seeds", "vector_weighted_seeds", "reweighting
 
 NOT_RUN = "its ledger predates margins and drawn seeds: not yet rerun on its seeds plus 4 drawn at random"
 DONE = ("attribute_risk_seeds", "dp_definitions_seeds", "multivariate_seeds", "vector_weighted_seeds",
-        "privacy_audit_seeds")
+        "privacy_audit_seeds", "real_wages_seeds")
 """The ledgers rerun on their seeds plus 4 drawn at random, margins recorded."""
 PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS if name not in DONE} | {
     "ce_income_seeds": NOT_RUN + " (about 37 minutes a seed; the ledger has one seed)",
