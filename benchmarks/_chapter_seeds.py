@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 
 import jupytext
+import numpy as np
 
+from ppmlib.errors import BackendUnavailable
 from ppmlib.inference import backends
 
 try:   # run as a script from benchmarks/ or imported by a test with benchmarks/ on the path
@@ -88,6 +90,31 @@ def run_seed(ledger: "SeedLedger", chapter: str, overrides: dict, seed: int, lab
 NULL_SUFFIX = "without the effect (null)"
 """The ending of a claim's null row in a ledger."""
 
+MARGIN_SUFFIX = "margin (share of the way to its null)"
+"""The ending of a claim's margin row in a ledger (``ppmlib.book.claims.margin_of``)."""
+
+SEED_RANGE = (1, 100_000)
+"""Seeds drawn at random come from this range (low inclusive, high exclusive)."""
+
+
+def draw_seeds(k: int, entropy: int | None = None, avoid=()) -> dict:
+    """``k`` distinct seeds drawn at random, not in ``avoid``, and how they were drawn.
+
+    ``entropy`` seeds the generator, ``numpy.random.default_rng(entropy)``; None draws a fresh one
+    (from the operating system), so that nobody chooses the seeds, and records it, so that anyone
+    can draw them again. Returns ``{"generator": ..., "entropy": ..., "seeds": [...]}``."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    entropy = int(np.random.SeedSequence().entropy) if entropy is None else int(entropy)
+    rng = np.random.default_rng(entropy)
+    seeds: list[int] = []
+    while len(seeds) < k:
+        seed = int(rng.integers(*SEED_RANGE))
+        if seed not in seeds and seed not in set(avoid):
+            seeds.append(seed)
+    return {"generator": f"numpy.random.default_rng({entropy}).integers{SEED_RANGE}, repeats skipped",
+            "entropy": entropy, "seeds": seeds}
+
 
 def _null_value(null):
     """A claim's null for a ledger row: a number as a float (so the ledger shows its range over seeds),
@@ -100,12 +127,70 @@ def _null_value(null):
         return str(null)
 
 
+def _backend_note() -> str:
+    """Which Stan backend fitted the seeds ("" where none is available, e.g. a test without Stan)."""
+    try:
+        return f"Stan backend: {backends.backend()}."
+    except BackendUnavailable:
+        return ""
+
+
+def add_seed_options(parser) -> None:
+    """A seed script's options for which seeds run: ``--add``, ``--random K``, ``--entropy E``."""
+    parser.add_argument("--add", action="store_true", help="keep the file's rows of other seeds (add these seeds)")
+    parser.add_argument("--random", type=int, default=0, metavar="K", help="add K seeds drawn at random (recorded)")
+    parser.add_argument("--entropy", type=int, help="the seed of the generator that draws them (default: a fresh one)")
+
+
+def seeds_to_run(parser, args, ledger: "SeedLedger") -> list[int]:
+    """The seeds given, then ``args.random`` drawn at random (none of them a seed given or, with
+    ``--add``, one the ledger keeps); the draw is recorded in ``ledger.drawn``."""
+    if args.random < 0:
+        parser.error(f"--random must be at least 0, got {args.random}")
+    if not args.seeds and not args.random:
+        parser.error("give seeds, or --random K")
+    seeds = list(args.seeds)
+    if args.add:
+        ledger.keep_earlier(seeds)
+    if args.random:
+        drawn = draw_seeds(args.random, args.entropy, avoid={*seeds, *(row["seed"] for row in ledger.rows)})
+        print(f"drawn at random: seeds {drawn['seeds']} ({drawn['generator']})", flush=True)
+        ledger.drawn.append(drawn)
+        seeds += drawn["seeds"]
+    return seeds
+
+
+def margin_verdicts(rows: list[dict]) -> dict[str, dict]:
+    """For each claim asserted on some seed of a ledger's ``rows``: ``kept``, the seeds where it was
+    asserted, held and kept its stated margin, and ``short``, what happened on the other seeds
+    where it was asserted ("seed 3 failed", "seed 5 margin 0.04 < 0.1", ...)."""
+    margins = {(row["seed"], row["quantity"].removesuffix(f": {MARGIN_SUFFIX}")): row for row in rows
+               if "stated margin" in row}
+    verdicts: dict[str, dict] = {}
+    for row in rows:
+        if not row["asserted"]:
+            continue
+        verdict = verdicts.setdefault(row["quantity"], {"kept": [], "short": []})
+        margin = margins.get((row["seed"], row["quantity"]))
+        if not row["held"]:
+            verdict["short"].append(f"seed {row['seed']} failed")
+        elif margin is None or margin["value"] is None:
+            verdict["short"].append(f"seed {row['seed']} no margin")
+        elif not margin["kept margin"]:
+            verdict["short"].append(f"seed {row['seed']} margin {margin['value']:.3g} < {margin['stated margin']:g}")
+        else:
+            verdict["kept"].append(row["seed"])
+    return verdicts
+
+
 class SeedLedger:
     """One row per seed per quantity, written to ``benchmarks/results/<name>.json`` after every seed.
 
     A row is ``{"seed", "quantity", "value", "held", "asserted"}``: ``held`` and ``asserted`` are
     None for a measured quantity, booleans for a claim of the chapter (asserted: the chapter's
-    check would fail the build if it did not hold).
+    check would fail the build if it did not hold). A claim's margin row adds ``stated margin``
+    and ``kept margin`` (its margin at least the stated one). ``drawn`` lists the seeds drawn at
+    random and the generator that drew them (:func:`draw_seeds`).
     """
 
     def __init__(self, name: str, *, title: str, notes: str = "", folder=None):
@@ -114,6 +199,7 @@ class SeedLedger:
         self.seconds: dict[int, float] = {}
         self.failed: dict[int, str] = {}
         self.earlier = ""
+        self.drawn: list[dict] = []
 
     def keep_earlier(self, seeds) -> None:
         """Start from the file's rows of the seeds not in ``seeds`` (a run that adds seeds to a ledger).
@@ -124,6 +210,9 @@ class SeedLedger:
             return
         earlier = json.loads(path.read_text())
         kept = [row for row in earlier["rows"] if row["seed"] not in set(seeds)]
+        kept_seeds = {row["seed"] for row in kept}
+        self.drawn = [{**d, "seeds": [s for s in d["seeds"] if s in kept_seeds]} for d in earlier.get("drawn", [])
+                      if any(s in kept_seeds for s in d["seeds"])] + self.drawn
         if kept:
             done = ", ".join(str(s) for s in dict.fromkeys(row["seed"] for row in kept))
             self.rows = kept + self.rows
@@ -139,11 +228,22 @@ class SeedLedger:
 
     def add_claims(self, seed: int, claims) -> None:
         """Every row of a chapter's ``ppmlib.book.claims.Claims``: its value as the chapter states it and,
-        for a claim given with its null (the quantity without the effect), that null in the next row."""
+        for a claim given with its null (the quantity without the effect), that null in the next row
+        and its margin (None where undefined) against the margin it states in the row after."""
         for row in claims.rows:
             self.add(seed, row["claim"], row["ours"], held=bool(row["holds"]), asserted=bool(row["checked"]))
             if row.get("null") is not None:
                 self.add(seed, f"{row['claim']}: {NULL_SUFFIX}", _null_value(row["null"]))
+            if row.get("power") is not None:
+                self.add(seed, f"{row['claim']}: {MARGIN_SUFFIX}", row.get("margin"))
+                stated = row.get("stated margin")
+                self.rows[-1].update({"stated margin": stated, "kept margin": row.get("margin") is not None
+                                      and stated is not None and row["margin"] >= stated})
+
+    def short_of_margin(self) -> list[str]:
+        """Each asserted claim that failed, or kept less than its stated margin, and on which seeds."""
+        return [f"{claim}: {', '.join(verdict['short'])}" for claim, verdict in margin_verdicts(self.rows).items()
+                if verdict["short"]]
 
     def write(self):
         """Write the rows so far (nothing when no seed finished); the file's path or None."""
@@ -152,6 +252,10 @@ class SeedLedger:
         done = sorted({row["seed"] for row in self.rows}, key=[row["seed"] for row in self.rows].index)
         timing = ", ".join(f"seed {s} {self.seconds[s]:.0f} s" for s in done if s in self.seconds)
         failed = "; ".join(f"seed {s} failed: {why}" for s, why in self.failed.items())
-        notes = " ".join(part for part in (self.notes, f"Wall time per seed: {timing}." if timing else "",
+        drawn = " ".join(f"Seeds {', '.join(map(str, d['seeds']))} were drawn at random by {d['generator']}."
+                         for d in self.drawn)
+        notes = " ".join(part for part in (self.notes, _backend_note(), drawn,
+                                           f"Wall time per seed: {timing}." if timing else "",
                                            f"The chapter {failed}." if failed else "", self.earlier) if part)
-        return record(self.name, title=self.title, rows=self.rows, notes=notes, folder=self.folder)
+        return record(self.name, title=self.title, rows=self.rows, notes=notes, folder=self.folder,
+                      extra={"drawn": self.drawn} if self.drawn else None)

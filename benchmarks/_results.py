@@ -33,7 +33,7 @@ def _script() -> str:
     return str(script.relative_to(ROOT)) if script.is_relative_to(ROOT) else os.path.relpath(sys.argv[0])
 
 
-def record(name: str, *, title: str, rows: list[dict], notes: str = "", folder=None) -> Path:
+def record(name: str, *, title: str, rows: list[dict], notes: str = "", folder=None, extra: dict | None = None) -> Path:
     """Write one benchmark's result file and return its path.
 
     Parameters
@@ -48,6 +48,8 @@ def record(name: str, *, title: str, rows: list[dict], notes: str = "", folder=N
         What a reader needs to read the numbers (targets, settings not in the rows).
     folder : PathLike, optional
         Default ``benchmarks/results``.
+    extra : dict, optional
+        More keys of the file (a seed ledger's ``drawn``: the seeds it drew at random and how).
     """
     if not rows:
         raise ValueError(f"{name}: nothing measured (no rows)")
@@ -61,6 +63,7 @@ def record(name: str, *, title: str, rows: list[dict], notes: str = "", folder=N
         "load": {"start": list(_LOAD_AT_START), "end": list(os.getloadavg())},
         "recorded_by": "the benchmark script",
         "notes": notes,
+        **(extra or {}),
         "rows": rows,
     }
     target = folder / f"{name}.json"

@@ -24,7 +24,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from _chapter_seeds import FitClock, SeedLedger, run_chapter
+from _chapter_seeds import FitClock, SeedLedger, add_seed_options, run_chapter, seeds_to_run
 from ppmlib.book.rerun import parse_assignment
 
 
@@ -73,11 +73,11 @@ def measure(ledger: SeedLedger, seed: int, ns: dict, clock: FitClock) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("seeds", nargs="+", type=int)
+    parser.add_argument("seeds", nargs="*", type=int)
     parser.add_argument("-p", "--param", action="append", default=[], help="NAME=VALUE, as for ppmlib.book.rerun")
     parser.add_argument("--times", action="store_true", help="print every cell's time")
     parser.add_argument("--name", default="ce_income_seeds", help="the results file's stem")
-    parser.add_argument("--add", action="store_true", help="keep the file's rows of other seeds (add these seeds)")
+    add_seed_options(parser)
     args = parser.parse_args(argv)
     overrides = dict(parse_assignment(p) for p in args.param)
     ledger = SeedLedger(args.name, title="CE income chapter at its defaults"
@@ -85,10 +85,8 @@ def main(argv=None) -> None:
                         notes="Each seed runs the chapter's own cells (seed set, claims not asserted). A claim's "
                               "'asserted' is the chapter's verdict: asserted only when the fits it uses pass the "
                               "diagnostics gate (R-hat < 1.01, ESS >= 400, no divergences).")
-    if args.add:
-        ledger.keep_earlier(args.seeds)
     held, asserted, runs = defaultdict(int), defaultdict(int), 0
-    for seed in args.seeds:
+    for seed in seeds_to_run(parser, args, ledger):
         start = time.perf_counter()
         try:
             with FitClock() as clock:
@@ -111,6 +109,8 @@ def main(argv=None) -> None:
     print(f"=== over {runs} seeds; the chapter failed on {sorted(ledger.failed) or 'none'}")
     for claim in held:
         print(f"  held on {held[claim]}, asserted on {asserted[claim]}: {claim}")
+    for line in ledger.short_of_margin():
+        print(f"INSIDE ITS MARGIN (or failed): {line}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Run any chapter on many seeds and keep its claims per seed: the seed ledger of a chapter without a script of its own.
 
     python benchmarks/chapter_seeds.py multivariate 2017 1 2 3 [-p draws=500 ...] [--name multivariate_seeds] [--add]
+    python benchmarks/chapter_seeds.py multivariate --add --random 4 [--entropy E]
 
 Each seed executes the chapter's own code cells (``benchmarks/_chapter_seeds.py``) with ``seed``
 set and ``check_claims=False``, and records every row of its claims table (the chapter's
@@ -9,6 +10,12 @@ set and ``check_claims=False``, and records every row of its claims table (the c
 seeds), each claim's null (the quantity without its effect) in the row after it. Where a chapter's prose quotes
 quantities that are not claims, :data:`EXTRAS` records them too (before the claims).
 ``ce_income_seeds.py`` and ``reweighting_seeds.py`` record more (Deltas, k, refits) for their chapters.
+
+``--random K`` adds K seeds drawn at random (``_chapter_seeds.draw_seeds``: from
+``numpy.random.default_rng(E)``, E given by ``--entropy`` or drawn fresh), recorded in the ledger
+with the generator. Every claim given with its effect also gets its margin (how far inside its
+threshold its value sits, ``ppmlib.book.claims.margin_of``); the run ends by naming each asserted
+claim that failed or came closer to its threshold than the margin it states.
 """
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ import numpy as np
 
 matplotlib.use("Agg")   # the chapters draw figures; nothing is shown
 
-from _chapter_seeds import BOOK, SeedLedger, run_seed  # noqa: E402
+from _chapter_seeds import BOOK, SeedLedger, add_seed_options, run_seed, seeds_to_run  # noqa: E402
 from ppmlib.book.rerun import parse_assignment  # noqa: E402
 
 
@@ -101,6 +108,9 @@ def _attribute_risk(ledger: SeedLedger, seed: int, ns: dict) -> None:
     by_H, gap_column, H_values = ns["by_H"], ns["gap_column"], ns["H_values"]
     H_check = sorted(H_values)[-2] if len(H_values) > 1 else int(by_H.index.max())
     ledger.add(seed, f"H = {H_check}: error / effect", float(by_H.loc[H_check, gap_column]) / effect)
+    ledger.add(seed, "effect: median over releases of |median P(true) - 1/G|", effect)
+    for h, error in ns["mc_error"].items():
+        ledger.add(seed, f"H = {h}: Monte Carlo standard error (RMS over records) / effect", error / effect)
     for k in sorted({min(ns["m_values"]), max(ns["m_values"])}):
         ledger.add(seed, f"max P(true), m = {k}", float(ns["by_m"][k].prob_true.max()))
     ledger.add(seed, "slides' data: unit 8's rank in this release", int(ns["course_risk"][1].rank_true[7]))
@@ -194,10 +204,10 @@ LOWER_TAIL_EXTRAS = {"against_alternatives": _against_alternatives_lower_tail, "
 def main(argv=None) -> bool:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapter", help="a chapter's name, e.g. multivariate (book/multivariate.md)")
-    parser.add_argument("seeds", nargs="+", type=int)
+    parser.add_argument("seeds", nargs="*", type=int)
     parser.add_argument("-p", "--param", action="append", default=[], help="NAME=VALUE, as for ppmlib.book.rerun")
     parser.add_argument("--name", help="the results file's stem (default <chapter>_seeds)")
-    parser.add_argument("--add", action="store_true", help="keep the file's rows of other seeds (add these seeds)")
+    add_seed_options(parser)
     args = parser.parse_args(argv)
     if not (BOOK / f"{args.chapter}.md").exists():
         parser.error(f"no chapter book/{args.chapter}.md")
@@ -208,10 +218,8 @@ def main(argv=None) -> bool:
                         + ": its claims on each seed",
                         notes="Each seed runs the chapter's own cells (seed set, claims not asserted); a claim's "
                               "'asserted' is the chapter's own verdict.")
-    if args.add:
-        ledger.keep_earlier(args.seeds)
     ok = True
-    for seed in args.seeds:
+    for seed in seeds_to_run(parser, args, ledger):
         ns = run_seed(ledger, args.chapter, overrides, seed)
         if ns is None:
             ok = False
@@ -227,6 +235,8 @@ def main(argv=None) -> bool:
         ledger.write()
         ok &= all(row["holds"] for row in ns["claims"].rows if row["checked"])
     print("ALL CHECKED CLAIMS HELD ON EVERY SEED" if ok else "SOME CHECKED CLAIM FAILED")
+    for line in ledger.short_of_margin():
+        print(f"INSIDE ITS MARGIN (or failed): {line}")
     return ok
 
 

@@ -21,7 +21,7 @@ matplotlib.use("Agg")   # the chapters draw figures; nothing is shown
 
 import numpy as np  # noqa: E402
 
-from _chapter_seeds import SeedLedger, run_seed  # noqa: E402
+from _chapter_seeds import SeedLedger, add_seed_options, run_seed, seeds_to_run  # noqa: E402
 from ppmlib.book.rerun import parse_assignment  # noqa: E402
 
 CHAPTERS = {"mixture": "reweighting", "salary": "salary"}
@@ -45,9 +45,10 @@ def measure(ledger: SeedLedger, seed: int, ns: dict) -> None:
 def main(argv=None) -> bool:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("design", choices=sorted(CHAPTERS))
-    parser.add_argument("seeds", nargs="+", type=int)
+    parser.add_argument("seeds", nargs="*", type=int)
     parser.add_argument("-p", "--param", action="append", default=[], help="NAME=VALUE, as for ppmlib.book.rerun")
     parser.add_argument("--name", help="the results file's stem (default <chapter>_seeds)")
+    add_seed_options(parser)
     args = parser.parse_args(argv)
     chapter = CHAPTERS[args.design]
     overrides = dict(parse_assignment(p) for p in args.param)
@@ -57,7 +58,7 @@ def main(argv=None) -> bool:
                         notes="Each seed runs the chapter's own cells (seed set, claims not asserted); a claim's "
                               "'asserted' is the chapter's own verdict.")
     ok = True
-    for seed in args.seeds:
+    for seed in seeds_to_run(parser, args, ledger):
         ns = run_seed(ledger, chapter, overrides, seed, label=f"{args.design}, ")
         if ns is None:
             ok = False
@@ -68,6 +69,8 @@ def main(argv=None) -> bool:
         ledger.write()
         ok &= all(row["holds"] for row in ns["claims"].rows if row["checked"])  # reported-only rows do not count
     print("ALL CHECKED CLAIMS HELD ON EVERY SEED" if ok else "SOME CHECKED CLAIM FAILED")
+    for line in ledger.short_of_margin():
+        print(f"INSIDE ITS MARGIN (or failed): {line}")
     return ok
 
 

@@ -58,7 +58,9 @@ def test_a_ledger_keeps_each_claims_null_in_the_row_after_it(tmp_path):
     frame = results.seed_ledger("null_seeds", tmp_path).frame
     assert list(frame.index) == ["LW's Delta below half the Unweighted",
                                  "LW's Delta below half the Unweighted: without the effect (null)",
+                                 "LW's Delta below half the Unweighted: margin (share of the way to its null)",
                                  "SW draws follow the Gamma", "SW draws follow the Gamma: without the effect (null)",
+                                 "SW draws follow the Gamma: margin (share of the way to its null)",
                                  "a reported row"]
     assert frame.loc["LW's Delta below half the Unweighted: without the effect (null)"].tolist() == ["1", "1", "1"]
     assert frame.loc["SW draws follow the Gamma: without the effect (null)", "seed 1"] == "(9.07, 1.06)"
@@ -177,3 +179,154 @@ def test_the_typed_range_finder_flags_ranges_over_seeds_and_not_lists_of_seeds_o
 def test_no_chapter_types_a_range_over_seeds(path):
     """Ranges over seeds come from a seed ledger shown in the chapter, not from the prose."""
     assert typed_seed_ranges(path.read_text()) == []
+
+
+# --- The margin rule: every asserted claim keeps its stated margin on at least 8 seeds, 4 drawn at random ---
+
+MIN_SEEDS, MIN_DRAWN = 8, 4
+CHAPTER_LEDGERS = ("dp_definitions_seeds", "vector_weighted_seeds", "reweighting_seeds", "salary_seeds",
+                   "ce_income_seeds", "against_alternatives_seeds", "attribute_risk_seeds", "multivariate_seeds",
+                   "asymptotic_dp_seeds", "privacy_audit_seeds", "real_wages_seeds")
+"""The ledgers of the chapters at their defaults (the lower-tail runs are runs of another setting)."""
+
+NOT_RUN = "its ledger predates margins and drawn seeds: not yet rerun on its seeds plus 4 drawn at random"
+DONE = ("attribute_risk_seeds", "dp_definitions_seeds", "multivariate_seeds", "vector_weighted_seeds",
+        "privacy_audit_seeds", "real_wages_seeds")
+"""The ledgers rerun on their seeds plus 4 drawn at random, margins recorded."""
+PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS if name not in DONE} | {
+    "ce_income_seeds": NOT_RUN + " (about 37 minutes a seed; the ledger has one seed)",
+    "reweighting_seeds": NOT_RUN + " (about 3 to 4 minutes a seed, 8 seeds)",
+    "salary_seeds": NOT_RUN + " (about 4 to 5 minutes a seed, 8 seeds)",
+    "against_alternatives_seeds": NOT_RUN + " (about 6 to 9 minutes a seed, 8 seeds)",
+    "asymptotic_dp_seeds": NOT_RUN + " (about 10 minutes a seed, 8 seeds)",
+}
+"""Ledgers not yet run on the rule's seeds (with margins, four of them drawn at random), and why.
+The test asks each to fail the rule still, so a ledger leaves this list when it is rerun."""
+
+GATE = ("asserted only where the fits pass the diagnostics gate, which some fit missed on 5 of the 11 seeds run "
+        "(1 and four drawn at random, R-hat up to 1.013): it kept its margin on the other 6, 3 of them drawn at "
+        "random. The chapter needs fits that pass the gate on more seeds (more draws), or more seeds")
+EXACT = ("an exact inequality (or equality) whose null is set just past its bound to show power: its margin is 0 "
+         "or 0.001 by construction on every seed. The chapter should state margin=0 for it (a theorem checked "
+         "to rounding, not an estimate)")
+SHORT = {
+    "privacy_audit_seeds": {
+        "the audit never proves more than the exact loss on the central region": EXACT,
+        "post-processing: one synthetic dataset never leaks more than its draw (exact loss)": EXACT,
+        "a record with LW weight 0 is invisible with fixed weights, visible with recomputed weights": EXACT,
+        "CM's audit stays below its epsilon for every target (every database, no Delta estimated)":
+            "the largest exact loss came within 0.024 of the way to its null (2 epsilon) below epsilon on seed 4, "
+            "0.082 on seed 2: if it is a theorem (exact loss <= epsilon), it should state margin=0; if not, it is "
+            "close to failing",
+        "the guarantee is far from tight: eps_lb / bound < 0.1 (theta, one dataset), < 0.02 (m datasets)":
+            "a ratio 4 to 5 times below its limit 0.02 (m datasets), but its null is 1: on the linear scale its "
+            "margin cannot exceed 0.02. The chapter should use margin_scale='log' (about 0.28 on seed 2020)",
+        "the audit recovers a known epsilon (randomized response, eps = 1)":
+            "eps_lb from 10,000 trials sits 0.070 (seed 1) and 0.098 (random seed 4652) of the way from 0.8 to its "
+            "null 0: a statistical estimate that comes near its lower limit; more trials, or report it",
+    },
+    "multivariate_seeds": {
+        "LW joint's Delta far below Unweighted's": GATE,
+        "at equal protection of the record, composing per-variable epsilons overstates the cost": GATE,
+        "stating LW joint's epsilon by composition costs weight": GATE,
+        "LW joint keeps the income-expenditure correlation":
+            "a closeness claim (the gap to the data's correlation at most 0.05) against a distant null (a gap of "
+            "0.61): its margin cannot exceed 0.05 / 0.61 = 0.08, and was 0.047 to 0.08 where the gate passed. "
+            "The chapter should state the margin it means (e.g. margin=0.02, a gap of at most 0.038), or report it",
+    },
+    "dp_definitions_seeds": {
+        "Stan's SW draws follow the exact Gamma":
+            "on the random seed 51701 its sd ratio 1.034 sits 0.0996 of the way to its null (1.70) inside the "
+            "limit 1.1: a hair short of 0.1. The tolerance is fixed in sd-ratio units, not in Monte Carlo errors "
+            "(asymptotic_dp's version of this check uses the sd z-score); the chapter's owner should restate it "
+            "so, or report it",
+    },
+}
+"""Per ledger, the asserted claims that break the rule on its seeds, and why: their chapters must
+report them (``checked=False`` with the reason) or state a margin they keep. The test asks each to
+break it still."""
+
+
+def margin_rule(result: dict) -> list[str]:
+    """What breaks the rule in one ledger (a ``results.read``): for each claim asserted on some seed,
+    the seeds where it was asserted and failed or came closer to its threshold than its stated margin,
+    and too few seeds (or too few drawn at random) where it held with that margin."""
+    from _chapter_seeds import margin_verdicts
+
+    drawn = {seed for d in result.get("drawn", []) for seed in d["seeds"]}
+    problems = []
+    for claim, verdict in margin_verdicts(result["rows"]).items():
+        if verdict["short"]:
+            problems.append(f"{claim!r}: asserted and failed or inside its margin: {', '.join(verdict['short'])}")
+        kept, kept_drawn = len(verdict["kept"]), len(set(verdict["kept"]) & drawn)
+        if kept < MIN_SEEDS or kept_drawn < MIN_DRAWN:
+            problems.append(f"{claim!r}: kept its margin on {kept} seeds, {kept_drawn} drawn at random "
+                            f"(the rule: {MIN_SEEDS}, {MIN_DRAWN})")
+    return problems
+
+
+def _toy_ledger(tmp_path, margins: list, drawn: int = 4):
+    from ppmlib.book.claims import Claims
+
+    ledger = SeedLedger("toy_seeds", title="t", folder=tmp_path)
+    for seed, value in enumerate(margins, start=1):
+        claims = Claims()
+        claims.add("Delta ratio below 0.5", "(ours)", f"{value}", lambda r: r < 0.5, value=value, null=1.0)
+        ledger.add_claims(seed, claims)
+    ledger.drawn = [{"generator": "toy", "entropy": 0, "seeds": list(range(1, drawn + 1))}]
+    ledger.write()
+    return results.read(tmp_path / "toy_seeds.json")
+
+
+def test_the_margin_rule_asks_eight_seeds_four_drawn_each_with_the_stated_margin(tmp_path):
+    assert margin_rule(_toy_ledger(tmp_path, [0.2] * 8)) == []               # margin 0.375 on every seed
+    assert margin_rule(_toy_ledger(tmp_path, [0.2] * 7)) == [
+        "'Delta ratio below 0.5': kept its margin on 7 seeds, 4 drawn at random (the rule: 8, 4)"]
+    assert margin_rule(_toy_ledger(tmp_path, [0.2] * 8, drawn=3))[0].endswith("3 drawn at random (the rule: 8, 4)")
+    # 0.46 holds, but sits 0.04 / 0.54 = 0.074 of the way to its null: inside the stated 0.1
+    assert margin_rule(_toy_ledger(tmp_path, [0.2] * 7 + [0.46]))[0] == \
+        "'Delta ratio below 0.5': asserted and failed or inside its margin: seed 8 margin 0.0741 < 0.1"
+
+
+def test_a_ledger_records_each_claims_margin_and_its_drawn_seeds(tmp_path):
+    result = _toy_ledger(tmp_path, [0.2, 0.46])
+    margin_rows = [row for row in result["rows"] if "margin" in row["quantity"]]
+    assert [(row["value"], row["stated margin"], row["kept margin"]) for row in margin_rows] == [
+        (0.375, 0.1, True), (0.07407, 0.1, False)]
+    assert result["drawn"][0]["seeds"] == [1, 2, 3, 4] and "drawn at random by toy" in result["notes"]
+    frame = results.seed_ledger("toy_seeds", tmp_path).frame
+    assert list(frame.columns) == ["seed 1 (random)", "seed 2 (random)", "over seeds"]
+    assert frame.loc["Delta ratio below 0.5: margin (share of the way to its null)", "over seeds"] == \
+        "kept 0.1 on 1 of 2, smallest 0.07407"
+
+
+def test_a_seed_run_names_the_claims_that_fell_inside_their_margin(tmp_path):
+    _toy_ledger(tmp_path, [0.2, 0.46])
+    ledger = SeedLedger("toy_seeds", title="t", folder=tmp_path)
+    ledger.keep_earlier([])
+    assert ledger.short_of_margin() == ["Delta ratio below 0.5: seed 2 margin 0.0741 < 0.1"]
+
+
+def test_drawn_seeds_are_reproducible_from_their_recorded_generator():
+    from _chapter_seeds import draw_seeds
+
+    first = draw_seeds(4, avoid={8, 1, 2, 3})
+    again = draw_seeds(4, first["entropy"], avoid={8, 1, 2, 3})
+    assert again == first and len(set(first["seeds"])) == 4 and not set(first["seeds"]) & {8, 1, 2, 3}
+    assert draw_seeds(4, 1)["seeds"] != draw_seeds(4, 2)["seeds"]
+    # a seed to avoid (one the ledger has) is skipped and the next draw taken
+    one = draw_seeds(4, 1)["seeds"]
+    assert draw_seeds(4, 1, avoid={one[0]})["seeds"][:3] == one[1:]
+
+
+@pytest.mark.parametrize("name", CHAPTER_LEDGERS)
+def test_every_asserted_claim_keeps_its_margin_on_eight_seeds(name):
+    """The rule, over the committed ledgers; a ledger not yet run on its seeds is in PENDING, with why."""
+    problems = margin_rule(results.read(results.RESULTS / f"{name}.json"))
+    if name in PENDING:
+        assert problems, f"{name} keeps the rule now: take it off PENDING"
+        pytest.skip(f"{name}: {PENDING[name]}")
+    short = SHORT.get(name, {})
+    for claim in short:
+        assert any(problem.startswith(repr(claim)) for problem in problems), f"{claim!r} keeps the rule now"
+    assert [problem for problem in problems if not any(problem.startswith(repr(c)) for c in short)] == []

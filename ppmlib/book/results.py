@@ -170,7 +170,14 @@ def _shown(value) -> str:
 
 
 def _summary(rows: list[dict]) -> str:
-    """Over seeds: a claim's "held on k of n, asserted on j"; a number's range; otherwise nothing."""
+    """Over seeds: a claim's "held on k of n, asserted on j"; its margin's "kept 0.1 on k of n,
+    smallest 0.23"; a number's range; otherwise nothing."""
+    if any("stated margin" in row for row in rows):
+        kept = sum(bool(row.get("kept margin")) for row in rows)
+        margins = [row["value"] for row in rows if row["value"] is not None]
+        stated = sorted({row["stated margin"] for row in rows if row.get("stated margin") is not None})
+        smallest = f", smallest {_shown(min(margins))}" if margins else ""
+        return f"kept {'/'.join(f'{m:g}' for m in stated)} on {kept} of {len(rows)}{smallest}"
     if any(row["held"] is not None for row in rows):
         held = sum(bool(row["held"]) for row in rows)
         asserted = sum(bool(row["asserted"]) for row in rows)
@@ -196,7 +203,7 @@ def seed_ledger(name: str, folder=None) -> LedgerTable:
     -------
     LedgerTable
         Its ``frame`` has one row per quantity (in the order first recorded), one column per seed
-        (``"seed 2017"``, ...) and ``"over seeds"``. A missing file gives a ``LedgerTable`` with
+        (``"seed 2017"``, ...; ``"seed 48213 (random)"`` for a seed drawn at random) and ``"over seeds"``. A missing file gives a ``LedgerTable`` with
         no frame and a note saying which file and how it is written, so a chapter still builds.
 
     Raises
@@ -216,12 +223,13 @@ def seed_ledger(name: str, folder=None) -> LedgerTable:
     if any({"seed", "quantity", "value"} - set(row) for row in result["rows"]):
         raise ValueError(f"{path.name} is not a seed ledger: every row needs seed, quantity and value")
     seeds = list(dict.fromkeys(row["seed"] for row in result["rows"]))
+    drawn = {seed for d in result.get("drawn", []) for seed in d["seeds"]}
     quantities = list(dict.fromkeys(row["quantity"] for row in result["rows"]))
     cells = {(row["quantity"], row["seed"]): row for row in result["rows"]}
     frame = pd.DataFrame(
         [[_shown(cells[(q, s)]["value"]) if (q, s) in cells else "" for s in seeds]
          + [_summary([cells[(q, s)] for s in seeds if (q, s) in cells])] for q in quantities],
-        index=pd.Index(quantities, name="quantity"), columns=[f"seed {s}" for s in seeds] + ["over seeds"])
+        index=pd.Index(quantities, name="quantity"), columns=[f"seed {s}" + (" (random)" if s in drawn else "") for s in seeds] + ["over seeds"])
     caption = (f"Recorded on {result['machine']}, {result['date']}, load average {_load_text(result['load'])}; "
                f"regenerate with `{result['command']}`. {result.get('notes', '')}").strip()
     return LedgerTable(title=result["title"], caption=caption, frame=frame)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 __all__ = ["most_exposed", "release_agreement", "rank_diagnosis", "risk_by_draws_and_m",
            "risk_of_every_record", "risk_lw_against_unweighted", "SLIDES_TABLES", "records_over_releases",
-           "slides_units", "slides_against_ours"]
+           "slides_units", "slides_against_ours", "monte_carlo_error"]
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -199,6 +199,51 @@ def records_over_releases(fit, y, H, K, seed, records, offsets=None, decimals=1)
             row[f"rank, row {i + 1}"] = int(risk.rank_true[i])
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def monte_carlo_error(fit, y, z, H, batches=None, offsets=None) -> np.ndarray:
+    """The Monte Carlo standard error of every record's P(true) at H draws, measured: the sd of the
+    estimate over ``batches`` disjoint sets of H evenly spaced draws (the k-th set shifted k draws).
+
+    The sets share no draw, so their estimates differ only by which draws the sampler used
+    (and the little autocorrelation of draws a few apart).
+
+    Parameters
+    ----------
+    fit : Fit
+        A normal-model fit with at least ``H * batches`` draws.
+    y : ndarray, shape (n,)
+        The confidential values.
+    z : ndarray, shape (m, n)
+        The released datasets.
+    H : int
+        Draws per estimate.
+    batches : int, optional
+        Disjoint sets of draws (at least 2); default as many as the fit has draws for.
+    offsets : array_like, shape (G,), optional
+        The guesses' offsets.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Each record's standard error (sd over the sets, ``ddof=1``).
+
+    Raises
+    ------
+    BadArgument
+        Fewer than ``H * batches`` draws.
+    """
+    H = _checks.integer(H, "H", low=1)
+    batches = _checks.integer(fit.n_draws // H if batches is None else batches, "batches", low=2)
+    if H * batches > fit.n_draws:
+        raise BadArgument(f"{batches} disjoint sets of H = {H} draws need {H * batches} draws; the fit has {fit.n_draws}")
+    first = np.linspace(0, fit.n_draws - batches, H).round().astype(int)
+    estimates = []
+    for k in range(batches):
+        one = fit.subset(np.isin(np.arange(fit.n_draws), first + k))
+        mu, sigma = one.model.mean(one.draws, one.X), one.draws["sigma"]
+        estimates.append(attribute_risk(y, z, mu, sigma, offsets).prob_true)
+    return np.std(estimates, axis=0, ddof=1)
 
 
 def slides_units(risks: dict, y, x, units=(8, 10)):
