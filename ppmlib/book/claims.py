@@ -11,7 +11,7 @@ fail on ``null``; a claim that also holds on ``null`` "survives its own negation
 reported, never asserted.
 
 A claim given with its effect also gets a *margin*: the share of the straight way from its value
-to its null that the value can travel and the claim still holds (:func:`margin_of`). 0 is a value
+to its null that the value can travel and the claim still holds (:func:`ppmlib.book.claims.margin_of`). 0 is a value
 on its threshold, 0.25 a threshold a quarter of the way from the value to the null. Each claim
 states the margin it should keep (``margin=``, default :data:`STATED_MARGIN`); the seed ledgers
 record both on every seed, and a test over the ledgers asks every asserted claim to keep its
@@ -179,7 +179,7 @@ class Claims:
         ``holds(value)``; it has power if ``holds(null)`` is false. A claim without power is
         recorded as reported, not asserted, whatever ``checked`` says. A plain bool ``holds``
         declares no effect (use it for reported rows). The row records the claim's
-        :func:`margin_of` (None where it is undefined) and the ``margin`` it states.
+        :func:`ppmlib.book.claims.margin_of` (None where it is undefined) and the ``margin`` it states.
 
         Parameters
         ----------
@@ -202,7 +202,7 @@ class Claims:
             The margin the claim states (a share of the way from its value to its null, between
             0 and 1): the ledgers' test asks an asserted claim to keep it on every seed.
         margin_scale : {"linear", "log"}
-            The scale of :func:`margin_of`'s way from value to null (``"log"`` for a quantity that
+            The scale of :func:`ppmlib.book.claims.margin_of`'s way from value to null (``"log"`` for a quantity that
             spans orders of magnitude, such as a numerical error against its limit).
 
         Returns
@@ -235,7 +235,7 @@ class Claims:
 
     def table(self) -> pd.DataFrame:
         """The claims as a DataFrame: claim, paper, ours, without the effect (the null quantity and
-        whether the claim then fails), margin (the claim's :func:`margin_of` and the margin it
+        whether the claim then fails), margin (the claim's :func:`ppmlib.book.claims.margin_of` and the margin it
         states; empty where undefined), reproduced? ("yes", "NO", or a note that the row was
         reported and not asserted, and why).
 

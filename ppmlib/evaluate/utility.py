@@ -435,7 +435,7 @@ def pmse(confidential: pd.DataFrame, synthetic, *, method: str = "logit", intera
 
 
 def ks_distance(a, b) -> float:
-    """The two-sample Kolmogorov-Smirnov distance sup_t |F_a(t) - F_b(t)| of two samples' empirical
+    """The two-sample Kolmogorov-Smirnov distance ``sup_t |F_a(t) - F_b(t)|`` of two samples' empirical
     distribution functions (scipy's ``ks_2samp`` statistic).
 
     Parameters

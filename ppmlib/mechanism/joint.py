@@ -328,12 +328,12 @@ class JointSynthesis:
     def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False):
         """Write the m joint synthetic datasets and their budget (the joint epsilon), atomically.
 
-        Never writes the weights, bounds, draws or confidential values. See :func:`ppmlib.release`.
+        Never writes the weights, bounds, draws or confidential values. See :func:`ppmlib.release.release`.
 
         Parameters
         ----------
         path, max_epsilon, overwrite
-            As for :func:`ppmlib.release`; the budget checked is m times the joint epsilon, and the CSV
+            As for :func:`ppmlib.release.release`; the budget checked is m times the joint epsilon, and the CSV
             has one column per dataset and variable (``dataset_1_<variable>``, ...).
 
         Returns

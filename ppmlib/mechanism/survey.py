@@ -381,7 +381,7 @@ class SurveySynthesis:
         Parameters
         ----------
         path : str or PathLike
-            ``<path>.csv`` and ``<path>.json``, as for :func:`ppmlib.release`.
+            ``<path>.csv`` and ``<path>.json``, as for :func:`ppmlib.release.release`.
         max_epsilon : float, optional
             Refuse (nothing written) a release whose m * epsilon exceeds it.
         overwrite : bool

@@ -96,7 +96,7 @@ class Synthesis:
         """Write the m synthetic datasets (CSV) and their privacy budget (JSON), both or neither.
 
         Never writes the weights, bounds, draws or confidential data; refuses (ValueError,
-        nothing written) when m * epsilon exceeds ``max_epsilon``. See :func:`ppmlib.release`.
+        nothing written) when m * epsilon exceeds ``max_epsilon``. See :func:`ppmlib.release.release`.
 
         Parameters
         ----------
@@ -110,7 +110,7 @@ class Synthesis:
             The delta of the manifest's ledger.
         **as_table
             ``table``, ``column``, ``public``, ``keep``, ``format``: the release as the user's
-            table, in the folder ``path`` (see :func:`ppmlib.release`).
+            table, in the folder ``path`` (see :func:`ppmlib.release.release`).
 
         Returns
         -------

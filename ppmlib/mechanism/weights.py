@@ -56,7 +56,7 @@ def risk_to_weight(risk, c: float = 1.0, g: float = 0.0) -> np.ndarray:
 
 
 def scaled_weight(risk: np.ndarray, c, g: float) -> np.ndarray:
-    """The map of :func:`risk_to_weight` without its checks, broadcasting ``c`` against ``risk``.
+    """The map of :func:`ppmlib.risk_to_weight` without its checks, broadcasting ``c`` against ``risk``.
 
     For callers that hold checked arrays already, e.g. the partitioned LW, which evaluates a column
     of candidate scales, shape (C, 1), against every record's risk, shape (n,), at once.

@@ -1059,7 +1059,7 @@ class Binned(Family):
     shift of the logits would rest on those few records alone.
 
     Draws: ``beta`` (S, P, J), ``sigma_shape`` (S,), ``tau`` (S,) and ``edges`` (S, J + 1), the
-    public bins repeated in every draw (so that :meth:`log_lik` and :meth:`predict` know them).
+    public bins repeated in every draw (so that ``log_lik`` and ``predict`` know them).
     """
     name = "binned"
     params = ("beta", "sigma_shape", "tau", "edges")

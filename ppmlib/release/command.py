@@ -13,7 +13,7 @@ in their order (:mod:`ppmlib.release.tables`): ``synthetic_1.csv`` ... ``synthet
 ``--format parquet`` one ``synthetic.parquet`` with a ``dataset`` column. Only public columns go in
 with it, the predictors and the columns named by ``--keep``; the others are dropped. Beside them,
 ``synthetic.json``, the manifest (each file's SHA-256, the synthesized, kept and dropped columns,
-epsilon per dataset and m * epsilon, the diagnostics gate's verdict; :func:`ppmlib.release` writes
+epsilon per dataset and m * epsilon, the diagnostics gate's verdict; :func:`ppmlib.release.release` writes
 it and refuses a release over ``--budget``). The report, for the data holder and not for publication, goes beside ``--out``
 as ``<out>.report-confidential.html`` (or to ``--report``), never inside it.
 

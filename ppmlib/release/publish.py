@@ -1,6 +1,6 @@
 """Release synthetic data: the m datasets and their privacy budget, and nothing else.
 
-:func:`ppmlib.release` writes two files side by side, ``<path>.csv`` (one column per synthetic dataset)
+:func:`ppmlib.release.release` writes two files side by side, ``<path>.csv`` (one column per synthetic dataset)
 and ``<path>.json``, the manifest (epsilon per dataset, the total m * epsilon, the neighbour relation,
 what the guarantee does not cover, and the SHA-256 of the CSV). Both are written to temporary files,
 fsynced, and renamed into place, the manifest last: if any step fails, the previous release (or
@@ -343,7 +343,7 @@ def load(path) -> tuple["pd.DataFrame", dict]:
     Parameters
     ----------
     path : str or PathLike
-        As given to :func:`ppmlib.release`: ``<path>.csv`` and ``<path>.json``, or a release
+        As given to :func:`ppmlib.release.release`: ``<path>.csv`` and ``<path>.json``, or a release
         folder (the command's ``--out``; ``ppmlib.release(..., table=...)``).
 
     Returns

@@ -6,7 +6,7 @@ With ``--weights`` the command synthesizes the pair (outcome, weight) with
 :func:`ppmlib.mechanism.survey.survey_synthesizer`: the ``--predictors`` are the public cells of the
 table (categorical columns, at most ``--max-levels`` levels each, kept as they are), ``--strata``
 and ``--psu`` the public design columns (kept for the standard errors). Everything else is the
-main path's (:mod:`ppmlib.release.command`): the same checks of ``--out`` and ``--report`` before
+main path's (``ppmlib.release.command``): the same checks of ``--out`` and ``--report`` before
 any work, the lock, the staging folder and the one-rename publication, the signal handlers and
 the sweep of what killed runs left; the same release (``synthetic_1.csv`` ... or one
 ``synthetic.parquet`` with a ``dataset`` column, each the user's table with the outcome and the
@@ -283,7 +283,7 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
         Public design columns.
     epsilon : float, optional
         Target epsilon per dataset (LW weights calibrated to it); None: ``total_epsilon``'s share,
-        else the command's default :data:`ppmlib.release.command.STRICT_EPSILON`.
+        else the command's default ``ppmlib.release.command.STRICT_EPSILON``.
     m : int
         Synthetic datasets (they cost m * epsilon).
     budget : float, optional

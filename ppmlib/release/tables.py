@@ -335,7 +335,7 @@ def write_folder(values: np.ndarray, table: "pd.DataFrame", columns: Columns, fo
     folder : str or PathLike
         An existing empty folder (a staging folder: publish it by one rename).
     meta : dict
-        The manifest's entries about the privacy budget (:func:`ppmlib.release` builds them);
+        The manifest's entries about the privacy budget (:func:`ppmlib.release.release` builds them);
         ``files``, ``format`` and ``columns`` are added here.
     fmt : str
         "csv" (one file per dataset) or "parquet" (one file, a ``dataset`` column).
