@@ -324,7 +324,7 @@ def check_draws(k: int, m: int) -> int:
     return k
 
 
-def of_release(synthesis, delta: float = 1e-6) -> Ledger:
+def of_release(synthesis, delta: float = 1e-6, *, m: int | None = None) -> Ledger:
     """The ledger of a released synthesis: the one privacy statement its manifest, the command's
     summary and its report all render.
 
@@ -335,6 +335,9 @@ def of_release(synthesis, delta: float = 1e-6) -> Ledger:
         (a key of :data:`SCOPES`; "local" when absent, the pseudo posterior mechanism's).
     delta : float
         In (0, 1): the delta of the zCDP conversion.
+    m : int, optional
+        Datasets released (default: ``synthetic``'s first axis; given where the synthetic values are
+        not held, as for a release written by a cluster's workers).
 
     Returns
     -------
@@ -347,8 +350,9 @@ def of_release(synthesis, delta: float = 1e-6) -> Ledger:
     >>> of_release(SimpleNamespace(epsilon=2.0, synthetic=np.zeros((5, 3)), guarantee="strict")).basic_total
     10.0
     """
-    return ledger(float(synthesis.epsilon), int(synthesis.synthetic.shape[0]), delta=delta,
-                  guarantee=getattr(synthesis, "guarantee", "local"), draws=getattr(synthesis, "k_draws", None))
+    m = int(synthesis.synthetic.shape[0]) if m is None else m
+    return ledger(float(synthesis.epsilon), m, delta=delta, guarantee=getattr(synthesis, "guarantee", "local"),
+                  draws=getattr(synthesis, "k_draws", None))
 
 
 def solve_per_dataset_epsilon(total_epsilon: float, delta: float, m: int) -> float:

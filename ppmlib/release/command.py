@@ -1196,11 +1196,11 @@ RELEASE_HELP = (
 
 
 def _summary_columns(columns) -> str:
-    """The summary's line on what the release carries (names only)."""
+    """The summary's line on what the release carries (names only; a survey pair names both columns)."""
     kept = list(columns.public_by_model) + list(columns.declared_public)
     dropped = ", ".join(columns.dropped) if columns.dropped else "none"
-    return (f"columns: {columns.synthesized!r} synthesized; kept as they are: {', '.join(kept) or 'none'}; "
-            f"dropped (not released): {dropped}")
+    return (f"columns: {', '.join(map(repr, columns.all_synthesized))} synthesized; kept as they are: "
+            f"{', '.join(kept) or 'none'}; dropped (not released): {dropped}")
 
 
 def _sampler_arguments(parser) -> None:
@@ -1286,8 +1286,8 @@ def _privacy_lines(chosen, m: int, delta: float) -> str:
     """The privacy statement the command prints: the ledger's lines, word for word as the manifest
     and the report state them (:func:`ppmlib.mechanism.ledger.of_release`; m given, as a run over a
     cluster holds no synthetic values here)."""
-    from ppmlib.mechanism.ledger import ledger
-    return "\n".join(ledger(chosen.epsilon, m, delta=delta, guarantee=getattr(chosen, "guarantee", "local")).statement())
+    from ppmlib.mechanism.ledger import of_release
+    return "\n".join(of_release(chosen, delta, m=m).statement())
 
 
 def _stop_now(signum, frame) -> None:

@@ -495,14 +495,12 @@ def summary(done: SurveyRun) -> str:
     -------
     str
     """
-    from ppmlib.release.command import _privacy_lines
-    s, columns = done.synthesis, done.columns
+    from ppmlib.release.command import _privacy_lines, _summary_columns
+    s = done.synthesis
     after = f", {done.dropped} dropped with missing values" if done.dropped else ""
     lines = [f"released {s.m} synthetic datasets of ({s.outcome!r}, {s.weight!r}) ({done.n} records{after}, survey "
              f"model, {s.scheme.upper()}) to {done.out}",
-             f"columns: {', '.join(map(repr, columns.all_synthesized))} synthesized; kept as they are: "
-             f"{', '.join(columns.public_by_model + columns.declared_public) or 'none'}; dropped (not released): "
-             f"{', '.join(columns.dropped) or 'none'}",
+             _summary_columns(done.columns),
              f"epsilon covers {s.model_entry()['epsilon_covers']}",
              _privacy_lines(s, s.m, done.delta),
              f"diagnostics: {done.verdict['gate']}"]
