@@ -17,7 +17,8 @@ and :func:`claims` make the chapter's tables and checks; :func:`accuracy_plot` i
 """
 from __future__ import annotations
 
-__all__ = ["CELLS", "METHODS", "nhis", "confidential_table", "run", "summary", "ledger", "claims", "accuracy_plot"]
+__all__ = ["CELLS", "METHODS", "nhis", "confidential_table", "run", "summary", "ledger", "claims", "accuracy_plot",
+           "crossover", "winning_totals", "crossover_plot"]
 
 import numpy as np
 import pandas as pd
@@ -83,7 +84,7 @@ def _ppm_rows(data, confidential, epsilon, m, seed, draws, keep, settings) -> tu
 
 def run(data: pd.DataFrame, epsilons, *, m: int = 5, seeds=(1, 2, 3, 4), draws: int = 500,
         weight_bound: float | None = None, outcome_bound: float = 18.0, centre: float = 12.0,
-        weight_centre: float = 8.0) -> tuple[pd.DataFrame, pd.DataFrame]:
+        weight_centre: float = 8.0, methods=METHODS) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The three publishers at each total epsilon and seed, cell by cell, against the confidential table.
 
     Parameters
@@ -102,6 +103,8 @@ def run(data: pd.DataFrame, epsilons, *, m: int = 5, seeds=(1, 2, 3, 4), draws: 
         Laplace's public bounds W and Y (W None: the data's largest weight, a convenience that reads the data).
     centre, weight_centre : float
         Public centres of y and of log w as regressors.
+    methods : sequence of str
+        The publishers to run, among :data:`METHODS` (default all three).
 
     Returns
     -------
@@ -112,6 +115,9 @@ def run(data: pd.DataFrame, epsilons, *, m: int = 5, seeds=(1, 2, 3, 4), draws: 
         One row per seed, epsilon and PPM method: epsilon per dataset, release epsilon, effective
         records (sum of alpha), c.
     """
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        raise ValueError(f"methods: {unknown} are not among {list(METHODS)}")
     confidential = confidential_table(data)
     W = float(data["perweight"].max()) if weight_bound is None else float(weight_bound)
     settings = {"centre": centre, "weight_centre": weight_centre}
@@ -119,9 +125,13 @@ def run(data: pd.DataFrame, epsilons, *, m: int = 5, seeds=(1, 2, 3, 4), draws: 
     for seed in seeds:
         for eps in epsilons:
             for method, keep in ((METHODS[0], False), (METHODS[1], True)):
+                if method not in methods:
+                    continue
                 table, account = _ppm_rows(data, confidential, eps, m, seed, draws, keep, settings)
                 frames.append(_rows(table, confidential, seed, eps, method))
                 accounts.append({"seed": seed, "epsilon": eps, "method": method, **account})
+            if METHODS[2] not in methods:
+                continue
             lap = laplace_table(data["yedu"], data["perweight"], data[list(CELLS)], eps, W, outcome_bound,
                                 seed=np.random.SeedSequence([seed, int(eps * 1000)]))
             frames.append(_rows(lap.assign(mean_se=np.nan).reindex(confidential.index), confidential, seed, eps,
@@ -182,8 +192,8 @@ def ledger(cells: pd.DataFrame) -> pd.DataFrame:
     return wide
 
 
-def claims(seed_ledger: pd.DataFrame, accounts: pd.DataFrame, epsilons, asserted=(5.0, 10.0, 20.0),
-           claims_table: Claims | None = None) -> Claims:
+def claims(seed_ledger: pd.DataFrame, accounts: pd.DataFrame, epsilons, asserted=(10.0, 20.0),
+           claims_table: Claims | None = None, experiment: pd.DataFrame | None = None) -> Claims:
     """The paper's two claims, checked on every seed, and what the weights' synthesis costs (reported).
 
     Parameters
@@ -198,6 +208,9 @@ def claims(seed_ledger: pd.DataFrame, accounts: pd.DataFrame, epsilons, asserted
         The budgets at which "better than Laplace" is asserted; at the others it is reported.
     claims_table : Claims, optional
         Rows are added to it (a new one by default).
+    experiment : pandas.DataFrame, optional
+        :func:`crossover` of the committed experiment: each claim then says on how many of its seeds the
+        synthetic table won at that total, and where it wins on every seed is asserted from it.
 
     Returns
     -------
@@ -208,9 +221,12 @@ def claims(seed_ledger: pd.DataFrame, accounts: pd.DataFrame, epsilons, asserted
     for eps in epsilons:
         ratios = seed_ledger.loc[eps, "PPM / Laplace"]
         out.add(f"at total epsilon {eps:g}, the table from synthetic (y, w) microdata beats the Laplace table "
-                f"(RMSE ratio < 1 on all {seeds} seeds)", "Hu, Savitsky, Williams 2021, abstract",
+                f"(RMSE ratio < 1 on all {seeds} seeds){_experiment_says(experiment, eps)}",
+                "Hu, Savitsky, Williams 2021, abstract",
                 f"RMSE ratio {ratios.min():.2f}-{ratios.max():.2f}", lambda r: r < 1, checked=eps in asserted,
                 value=float(ratios.max()), null=1.0)
+    if experiment is not None:
+        _window_claims(out, experiment, asserted)
     spent = accounts["release epsilon"] / accounts["epsilon"]
     out.add("the microdata come at no extra cost: the release, whose tables are post-processing, spends at most "
             "the Laplace table's epsilon", "Hu, Savitsky, Williams 2021, abstract",
@@ -228,6 +244,30 @@ def claims(seed_ledger: pd.DataFrame, accounts: pd.DataFrame, epsilons, asserted
                 "(which keeps the noise of redrawn data)", "(ours)",
                 f"RMSE divided by {lap:.2f} (Laplace) and {ppm:.2f} (PPM)", bool(lap > ppm), checked=False)
     return out
+
+
+def _experiment_says(experiment: pd.DataFrame | None, eps: float) -> str:
+    """The condition a claim at one total carries: how the crossover experiment fared there."""
+    if experiment is None or eps not in experiment.index:
+        return ""
+    row = experiment.loc[eps]
+    return f"; the crossover experiment: ahead on {row['PPM wins']} of {row['seeds']} seeds at this total"
+
+
+def _window_claims(out: Claims, experiment: pd.DataFrame, asserted) -> None:
+    """Two claims read from the crossover experiment: the asserted totals win on all its seeds; the top loses."""
+    shares = experiment["PPM wins"] / experiment["seeds"]
+    inside = shares.reindex([float(e) for e in asserted])
+    out.add(f"inside the window (totals {', '.join(f'{e:g}' for e in asserted)}) the synthetic table beats "
+            f"Laplace on every one of the experiment's {int(experiment['seeds'].min())} seeds",
+            "(ours, benchmarks/results/survey_crossover.json)", f"share of seeds won {inside.min():.2f}",
+            lambda share: share == 1.0, value=float(inside.min()), null=0.5, margin=0.0)
+    top = experiment.index.max()
+    out.add(f"above the window Laplace wins: at the experiment's largest total ({top:g}) Laplace's error is below "
+            "the synthetic table's on most seeds, its noise smaller than that of redrawn data",
+            "(ours, benchmarks/results/survey_crossover.json)", f"share of seeds the synthetic table won "
+            f"{shares.loc[top]:.2f}", lambda share: share < 0.5, value=float(shares.loc[top]), null=1.0,
+            checked=False)
 
 
 def accuracy_plot(table: pd.DataFrame, title: str = "Weighted cell means of years of education"):
@@ -257,5 +297,71 @@ def accuracy_plot(table: pd.DataFrame, title: str = "Weighted cell means of year
                 title="95% intervals holding the confidential estimate")
     axes[0].legend(frameon=False)
     fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def crossover(rows) -> pd.DataFrame:
+    """The crossover experiment's rows summarised per total epsilon (``benchmarks/bench_survey_crossover.py``).
+
+    Parameters
+    ----------
+    rows : list of dict or pandas.DataFrame
+        One row per (total epsilon, seed): "PPM (y, w) RMSE" (None where a synthetic weight overflowed),
+        "Laplace RMSE", "no-privacy RMSE".
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by the total epsilon: the seeds run, how many of them the synthetic table beats Laplace
+        on (a failed synthesis counts as a loss), how many failed, and the median RMSE of each publisher
+        and of the synthesizer without privacy (its floor).
+    """
+    frame = pd.DataFrame(rows)
+    ppm = frame["PPM (y, w) RMSE"].astype(float)
+    frame = frame.assign(ppm=ppm, wins=ppm < frame["Laplace RMSE"], failed=ppm.isna())
+    grouped = frame.groupby("total epsilon")
+    return pd.DataFrame({"seeds": grouped["seed"].nunique(), "PPM wins": grouped["wins"].sum().astype(int),
+                         "PPM failed": grouped["failed"].sum().astype(int),
+                         "PPM (y, w) RMSE": grouped["ppm"].median(), "Laplace RMSE": grouped["Laplace RMSE"].median(),
+                         "no-privacy RMSE": grouped["no-privacy RMSE"].median()})
+
+
+def winning_totals(summary_by_total: pd.DataFrame) -> list[float]:
+    """The totals of :func:`crossover` at which the synthetic table beats Laplace on every seed."""
+    wins = summary_by_total["PPM wins"] == summary_by_total["seeds"]
+    return [float(total) for total in summary_by_total.index[wins]]
+
+
+def crossover_plot(rows):
+    """RMSE of both publishers against the total epsilon, every seed a point, with the no-privacy floor.
+
+    Parameters
+    ----------
+    rows : list of dict or pandas.DataFrame
+        As for :func:`crossover`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    frame, by_total = pd.DataFrame(rows), crossover(rows)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for column, colour in (("PPM (y, w) RMSE", "C0"), ("Laplace RMSE", "C2")):
+        values = frame[column].astype(float)
+        ax.scatter(frame["total epsilon"], values, s=12, color=colour, alpha=0.5)
+        ax.plot(by_total.index, by_total[column], marker="o", color=colour, label=column.replace(" RMSE", ""))
+    ax.plot(by_total.index, by_total["no-privacy RMSE"], ls="--", color="grey",
+            label="synthesizer without privacy (floor)")
+    failed = by_total.index[by_total["PPM failed"] > 0]
+    for total in failed:
+        ax.axvline(total, color="C3", lw=0.8, ls=":")
+    ax.set(xscale="log", yscale="log", xlabel="total epsilon of the table", ylabel="RMSE over the 8 cells (years)",
+           title="Synthetic (y, w) table against the Laplace table, every seed")
+    ax.set_xticks(list(by_total.index), [f"{total:g}" for total in by_total.index])
+    ax.xaxis.set_minor_locator(plt.NullLocator())
+    ax.legend(frameon=False)
     fig.tight_layout()
     return fig
