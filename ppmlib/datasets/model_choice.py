@@ -12,6 +12,10 @@ Each name is a family of :mod:`ppmlib.models.families` and a design matrix:
 * ``binned``: the binned model on the main effects (``stan/binned.stan``): a distribution over
   public bins of log y per cell, smooth across bins and shrunk across cells; it needs the bins
   (:func:`bins_prior`, public bounds of log y).
+* ``cells``: the cell normal model (:class:`ppmlib.models.families.CellNormal`, exact Gibbs draws,
+  no Stan): a mean and a spread for every cell of the keys, shrunk toward the main effects and a
+  common spread, its synthetic values stratified within each cell; ``cells_iid`` the same fit with
+  independent predictive draws. No censored (strict) fit.
 
 :data:`AUTO_LOG_MODEL` was chosen by measuring every candidate on public files only (the wage
 files of ``benchmarks/bench_models.py``), never on a user's file: the choice costs no privacy. It
@@ -29,7 +33,8 @@ from ppmlib.errors import BadArgument
 
 #: Name -> (family, design): the log-scale synthesizers the command and the benchmarks offer.
 LOG_SYNTHESIZERS = {"normal": ("normal", "main"), "interactions": ("normal", "pairs"),
-                    "hetero": ("hetnormal", "pairs"), "mixture": ("mixture", "main"), "binned": ("binned", "main")}
+                    "hetero": ("hetnormal", "pairs"), "mixture": ("mixture", "main"), "binned": ("binned", "main"),
+                    "cells": ("cellnormal", "main"), "cells_iid": ("cellnormal_iid", "main")}
 
 #: The width of the binned model's bins on the log scale (the peers' histogram bins too): 0.25, a
 #: factor of about 1.28 in dollars.

@@ -114,6 +114,9 @@ class Sampler:
         --------
         ppmlib.inference.exact.ConjugateSampler : exact Gamma draws of the Poisson model, without Stan.
         """
+        if hasattr(fam, "exact_draws"):   # a family drawn without Stan (its own exact sampler): same settings
+            params = fam.exact_draws(data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed)
+            return backends.Draws(params=params, sampler={}, chains=self.chains, backend="exact")
         return backends.sample(fam.name, data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed,
                                adapt_delta=self.adapt_delta_for(fam),
                                max_treedepth=backends.STAN_MAX_TREEDEPTH if self.max_treedepth is None
