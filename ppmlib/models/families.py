@@ -1276,6 +1276,20 @@ class CellNormal(Normal):
     def stan_data(self, y, X, weights, prior, emit_log_lik, censoring=None):
         """The Gibbs sampler's data: the cells and their weighted sums (there is no Stan program).
 
+        Parameters
+        ----------
+        y, X, weights, prior
+            As for :meth:`Family.stan_data`.
+        emit_log_lik : bool
+            Must be False (no Stan program writes a log_lik).
+        censoring : ppmlib.models.censoring.Censoring, optional
+            Must be None.
+
+        Returns
+        -------
+        dict
+            ``n``, ``cell_X`` (U, P), ``W``, ``S1``, ``S2`` (U,) and the prior settings.
+
         Raises
         ------
         ppmlib.errors.BadArgument
