@@ -112,7 +112,8 @@ def write(rows: list, args) -> None:
                     "unweighted, strict (CM) and local (LW) at the benchmark's total epsilon", rows=rows,
                     notes=f"Total epsilon {args.total:g}, delta {args.delta:g}, m = {args.m}: the ledger's "
                     "per-dataset epsilon. Rows may come from several runs (cells kept from earlier runs). Public files only: the default chosen from them costs no privacy. "
-                    f"NUTS: {args.chains} chains of {args.draws} draws after {args.draws} warm-up. "
+                    f"NUTS (the Stan families) or Gibbs (the cell normal models): {args.chains} chains of {args.draws} draws after "
+                    f"{args.draws} warm-up. "
                     "Seconds per fit, programs compiled beforehand; the machine is shared (load per row).")
 
 
