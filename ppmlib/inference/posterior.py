@@ -92,7 +92,9 @@ class Sampler:
         return self.chains * self.draws
 
     def sample(self, fam: Family, data: dict, seed: int, init: dict | None = None) -> backends.Draws:
-        """Run NUTS on ``stan/<fam.name>.stan`` with these settings (a subclass may draw otherwise).
+        """Run NUTS on ``stan/<fam.name>.stan`` with these settings (a subclass may draw otherwise); a
+        family with its own exact sampler (``fam.exact_draws``) is drawn by it instead, with the same
+        chains, draws, warm-up and seed (backend ``"exact"``, no sampler statistics).
 
         Parameters
         ----------

@@ -91,6 +91,9 @@ class Family:
     * ``predict(draws, X, n, rng) -> (S, n) array``: one synthetic dataset per draw.
     * optionally ``distinct(y, X)`` (records that share their log-likelihood, for speed) and
       ``diagnostic_draws(draws, y, X)`` (what R-hat and ESS judge, when parameters are not identified).
+    * optionally ``exact_draws(data, chains=, draws=, warmup=, seed=) -> dict``: draws made without
+      Stan from ``stan_data``'s dict, which :meth:`ppmlib.Sampler.sample` then runs instead of NUTS
+      (:class:`CellNormal`'s Gibbs sampler).
 
     Examples
     --------
