@@ -54,7 +54,7 @@ def measure(design, candidate: str, args) -> list:
     rows = []
     for record, ((name, E), (result, seconds)) in zip(table.to_dict("records"), fits.items()):
         diagnostics = result.fit.diagnostics
-        rows.append({"file": design.name, "candidate": candidate, "family": design.model,
+        rows.append({"file": design.name, "seed": args.seed, "candidate": candidate, "family": design.model,
                      "columns of X": int(design.X.shape[1]), "fit": FIT_LABELS[name],
                      "per-dataset epsilon": None if E is None else round(float(result.epsilon), 4),
                      "seconds": round(float(seconds), 1),
@@ -81,10 +81,10 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--m", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1, help="the file's sample and the fits' seeds (rows are kept per seed)")
     parser.add_argument("--fits", nargs="+", choices=("unweighted", "strict", "local"), default=["unweighted", "strict"],
-                        help="the unweighted fit is always made (CM's censoring is centred with it); 'strict' adds CM, "
-                        "'local' LW calibrated to the same per-dataset epsilon")
+                        help="the unweighted fit is always made (CM's censoring is centred with it; 'unweighted' alone "
+                        "makes only it); 'strict' adds CM, 'local' LW calibrated to the same per-dataset epsilon")
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--draws", type=int, default=500, help="draws and warm-up iterations per chain")
     args = parser.parse_args()
@@ -100,15 +100,20 @@ def write(rows: list, args) -> None:
     the rows of an earlier run for the (file, candidate, fit) cells this run did not measure."""
     import json
     path = _results.RESULTS / "models.json"
-    measured = {(r["file"], r["candidate"], r["fit"]) for r in rows}
+    # a row is one (file, seed, candidate, fit); rows recorded before the seed was kept are seed 1
+    def cell(r):
+        return r["file"], r.get("seed", 1), r["candidate"], r["fit"]
+
+    measured = {cell(r) for r in rows}
     earlier = json.loads(path.read_text())["rows"] if path.exists() else []
-    rows = [r for r in earlier if (r["file"], r["candidate"], r["fit"]) not in measured] + rows
-    rows.sort(key=lambda r: (r["file"], r["candidate"], r["fit"] != "unweighted", r["fit"]))
+    rows = [{**r, "seed": r.get("seed", 1)} for r in earlier if cell(r) not in measured] + rows
+    rows.sort(key=lambda r: (r["file"], r["seed"], r["candidate"], r["fit"] != "unweighted", r["fit"]))
     _results.record("models", title="Candidate models for --model auto on public wage files (n = 3,000): "
                     "unweighted, strict (CM) and local (LW) at the benchmark's total epsilon", rows=rows,
                     notes=f"Total epsilon {args.total:g}, delta {args.delta:g}, m = {args.m}: the ledger's "
                     "per-dataset epsilon. Rows may come from several runs (cells kept from earlier runs). Public files only: the default chosen from them costs no privacy. "
-                    f"NUTS: {args.chains} chains of {args.draws} draws after {args.draws} warm-up. "
+                    f"NUTS (the Stan families) or Gibbs (the cell normal models): {args.chains} chains of {args.draws} draws after "
+                    f"{args.draws} warm-up. "
                     "Seconds per fit, programs compiled beforehand; the machine is shared (load per row).")
 
 

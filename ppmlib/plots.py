@@ -8,7 +8,7 @@ synthesizer of :data:`ppmlib.mechanism.schemes.REGISTRY`, the same in every chap
 """
 from __future__ import annotations
 
-__all__ = ["PALETTE", "violins", "bounds_and_weights", "utility_violins", "location_densities", "synthetic_violins",
+__all__ = ["PALETTE", "cell_distributions", "violins", "bounds_and_weights", "utility_violins", "location_densities", "synthetic_violins",
            "bounds_vs_weights", "local_deltas", "mc_estimands", "contraction_over_n", "exceedance_by_mu",
            "delta_against_formula",
            "ce_bounds", "ce_utility", "cg_violins", "data_and_synthetic",
@@ -410,6 +410,63 @@ def estimand_intervals(table, *, group: str = "statistic", title: str = "Estiman
         ax.grid(axis="y", alpha=0.3)
     for ax in axes.ravel()[len(names):]:
         ax.set_visible(False)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def cell_distributions(confidential, synthetic, keys, column: str, *, largest: int = 4,
+                       title: str = "The data and the synthetic data in the largest cells"):
+    """The model's fit cell by cell: the data's and the synthetic distribution function of ``column``
+    in each of the ``largest`` cells of the ``keys`` (one panel each, largest first), with the
+    cell's Kolmogorov-Smirnov distance (the mean over the m datasets, as
+    :func:`ppmlib.evaluate.utility.cell_fit` gives it) in the panel's title.
+
+    For the data holder's confidential report: it draws the data's values.
+
+    Parameters
+    ----------
+    confidential : pandas.DataFrame
+        The records, with the keys and ``column``.
+    synthetic : list of pandas.DataFrame
+        The m synthetic datasets (pooled in each panel).
+    keys : list of str
+        The categorical columns whose combinations are the cells.
+    column : str
+        The compared column.
+    largest : int
+        How many cells.
+    title : str
+        The figure's title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ppmlib.evaluate.utility import ks_distance
+
+    def groups(frame):
+        return {k if isinstance(k, tuple) else (k,): np.sort(g[column].to_numpy(float))
+                for k, g in frame.groupby([frame[c].astype(str) for c in keys], sort=True)}
+
+    data = groups(confidential)
+    per_frame = [groups(f) for f in synthetic]
+    cells = sorted(data, key=lambda k: (-data[k].size, k))[:largest]
+    fig, axes = plt.subplots(1, len(cells), figsize=(3.2 * len(cells), 3.2), sharey=True, squeeze=False)
+    for ax, cell in zip(axes[0], cells):
+        values = data[cell]
+        pooled = np.sort(np.concatenate([g[cell] for g in per_frame if cell in g] or [np.zeros(0)]))
+        ks = np.mean([ks_distance(values, g[cell]) if cell in g else 1.0 for g in per_frame])
+        ax.step(values, np.arange(1, values.size + 1) / values.size, where="post", color=PALETTE["Data"], lw=2,
+                label="Data")
+        if pooled.size:
+            ax.step(pooled, np.arange(1, pooled.size + 1) / pooled.size, where="post", color=COLOURS["LW"], lw=1.4,
+                    label="Synthetic")
+        name = ", ".join(f"{k}={v}" for k, v in zip(keys, cell))
+        ax.set_title(f"{name}\n{values.size} records, KS {ks:.2f}", fontsize=8)
+        ax.set_xlabel(column)
+    axes[0][0].set_ylabel("share of the cell's records")
+    axes[0][0].legend(loc="lower right", fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
     return fig

@@ -48,7 +48,7 @@ CORE = ["models.families", "inference.posterior", "inference.backends", "mechani
         "evaluate.disclosure", "datasets.design", "inference.diagnostics", "datasets.simulate", "seeding", "inference.parallel", "mechanism.reweighting", "mechanism.guarantee", "book.claims",
         "progress", "errors", "mechanism.lineup", "mechanism.schemes", "datasets.example", "mechanism.joint", "release.command", "release.report", "release.staging", "release.tables", "mechanism.partitioned", "evaluate.estimands", "baselines.peers",
         "mechanism.survey", "evaluate.survey", "baselines.laplace_tables", "release.survey",
-        "mechanism.censoring", "mechanism.ledger", "models.censoring", "mechanism.nss", "models.bins",
+        "mechanism.censoring", "mechanism.ledger", "models.censoring", "mechanism.nss", "models.bins", "models.cells",
         "mechanism.pairwise", "datasets.ce_course"]
 
 

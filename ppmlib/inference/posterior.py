@@ -92,7 +92,9 @@ class Sampler:
         return self.chains * self.draws
 
     def sample(self, fam: Family, data: dict, seed: int, init: dict | None = None) -> backends.Draws:
-        """Run NUTS on ``stan/<fam.name>.stan`` with these settings (a subclass may draw otherwise).
+        """Run NUTS on ``stan/<fam.name>.stan`` with these settings (a subclass may draw otherwise); a
+        family with its own exact sampler (``fam.exact_draws``) is drawn by it instead, with the same
+        chains, draws, warm-up and seed (backend ``"exact"``, no sampler statistics).
 
         Parameters
         ----------
@@ -114,6 +116,9 @@ class Sampler:
         --------
         ppmlib.inference.exact.ConjugateSampler : exact Gamma draws of the Poisson model, without Stan.
         """
+        if hasattr(fam, "exact_draws"):   # a family drawn without Stan (its own exact sampler): same settings
+            params = fam.exact_draws(data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed)
+            return backends.Draws(params=params, sampler={}, chains=self.chains, backend="exact")
         return backends.sample(fam.name, data, chains=self.chains, draws=self.draws, warmup=self.warmup, seed=seed,
                                adapt_delta=self.adapt_delta_for(fam),
                                max_treedepth=backends.STAN_MAX_TREEDEPTH if self.max_treedepth is None

@@ -7,7 +7,7 @@ and its posterior predictive sampler.
 """
 from __future__ import annotations
 
-__all__ = ["POISSON_PRIOR", "STAN_INT_LIMIT", "FAMILIES", "Family", "Poisson", "NegBin", "Normal", "Mixture", "HetNormal", "Binned",
+__all__ = ["POISSON_PRIOR", "STAN_INT_LIMIT", "FAMILIES", "Family", "Poisson", "NegBin", "Normal", "Mixture", "HetNormal", "Binned", "CellNormal", "CellNormalIID",
            "family", "negbin_draw",
            "normal_sufficient_statistics"]
 
@@ -91,6 +91,9 @@ class Family:
     * ``predict(draws, X, n, rng) -> (S, n) array``: one synthetic dataset per draw.
     * optionally ``distinct(y, X)`` (records that share their log-likelihood, for speed) and
       ``diagnostic_draws(draws, y, X)`` (what R-hat and ESS judge, when parameters are not identified).
+    * optionally ``exact_draws(data, chains=, draws=, warmup=, seed=) -> dict``: draws made without
+      Stan from ``stan_data``'s dict, which :meth:`ppmlib.Sampler.sample` then runs instead of NUTS
+      (:class:`CellNormal`'s Gibbs sampler).
 
     Examples
     --------
@@ -1209,3 +1212,184 @@ class Binned(Family):
 
 
 FAMILIES[Binned.name] = Binned()
+
+
+class CellNormal(Normal):
+    """The cell normal model: every cell of the keys has its own mean and variance, both shrunk
+    hierarchically, drawn exactly by Gibbs sampling (:mod:`ppmlib.models.cells`, no Stan program).
+
+    A cell is a distinct row x_u of a one-hot design X (every combination of the categorical keys'
+    levels found in the data): y_i ~ Normal(mu_u, sigma_u^2), mu_u ~ Normal(x_u beta, tau^2) (the
+    full interactions of the keys, shrunk toward their main effects), sigma_u^2 ~
+    Scaled-Inv-chi^2(nu, s^2) (the spreads shrunk toward a common one); the priors are in
+    :mod:`ppmlib.models.cells`. A record's log-likelihood is log Normal(y_i | mu_u, sigma_u), so LW
+    and the local guarantee's bounds use it unchanged; the censored (strict, CM) fit is refused: it
+    needs a Stan program of the same model, which this family does not have.
+
+    Synthetic values are drawn per cell by stratified sampling (:func:`ppmlib.models.cells.stratified_normal`):
+    each value is marginally Normal(mu_u, sigma_u^2) under the dataset's draw, as a posterior
+    predictive draw is, but a cell's values cover that distribution evenly. A synthetic dataset is
+    still a function of one posterior draw and randomness independent of the data, so any
+    guarantee about the draws holds for it unchanged.
+
+    Refused before any fit: a design that is not one-hot (a numeric predictor would make every
+    record its own cell), and a cell with fewer than ``min_cell_records`` records (default 1: the
+    shrinkage handles small cells), named by its position and its columns of X.
+
+    Draws: ``mu``, ``sigma`` (S, U), ``beta`` (S, P), ``tau``, ``s`` (S,), and ``cell_X`` (S, U, P),
+    the cells repeated in every draw (so that ``log_lik`` and ``predict`` know them).
+    """
+    name = "cellnormal"
+    params = ("mu", "sigma", "beta", "tau", "s", "cell_X")
+    default_prior = {"prior_beta_sd": 10.0, "prior_tau2_shape": 1.0, "prior_tau2_scale": 0.01, "prior_s2_shape": 1.0,
+                     "prior_s2_rate": 1.0, "variance_df": 4.0, "min_cell_records": 1.0}
+    positive_prior = ("prior_beta_sd", "prior_tau2_shape", "prior_tau2_scale", "prior_s2_shape", "prior_s2_rate",
+                      "variance_df")
+    #: draw the synthetic values stratified within each cell (False: independent draws)
+    stratified = True
+
+    def check_X(self, X, n):
+        X = super().check_X(X, n)
+        bad = [j for j in range(X.shape[1]) if not np.isin(X[:, j], (0.0, 1.0)).all()]
+        if bad:
+            raise BadArgument(f"the cellnormal model's cells are combinations of categorical predictors, so X must be "
+                              f"one-hot (0/1); column(s) {bad} of X are not (a numeric predictor)")
+        return X
+
+    def check_cells(self, rows, cells, prior: dict) -> None:
+        """Refuse a cell with fewer than ``min_cell_records`` records; the message names the cell by its
+        position and its columns of X, and the threshold, never a count or a value.
+
+        Parameters
+        ----------
+        rows : ndarray, shape (U, P)
+            The cells.
+        cells : ndarray of int, shape (n,)
+            Each record's cell.
+        prior : dict
+            As :meth:`Family.check_prior` returns it.
+        """
+        least = prior["min_cell_records"]
+        thin = np.flatnonzero(np.bincount(cells, minlength=rows.shape[0]) < least)
+        if thin.size:
+            named = "; ".join(f"cell {u} (ones in columns {np.flatnonzero(rows[u]).tolist()} of X)" for u in thin[:5])
+            raise BadArgument(f"{thin.size} cell(s) have fewer than {least:g} records (min_cell_records): {named}; "
+                              "merge those levels or leave a predictor out")
+
+    def stan_data(self, y, X, weights, prior, emit_log_lik, censoring=None):
+        """The Gibbs sampler's data: the cells and their weighted sums (there is no Stan program).
+
+        Parameters
+        ----------
+        y, X, weights, prior
+            As for :meth:`Family.stan_data`.
+        emit_log_lik : bool
+            Must be False (no Stan program writes a log_lik).
+        censoring : ppmlib.models.censoring.Censoring, optional
+            Must be None.
+
+        Returns
+        -------
+        dict
+            ``n``, ``cell_X`` (U, P), ``W``, ``S1``, ``S2`` (U,) and the prior settings.
+
+        Raises
+        ------
+        ppmlib.errors.BadArgument
+            ``censoring`` (the strict CM fit needs a Stan program) or ``emit_log_lik``.
+        """
+        from ppmlib.models.bins import cell_index
+        from ppmlib.models.cells import cell_sums
+        if censoring is not None:
+            raise BadArgument("the cellnormal model has no censored (strict, CM) fit: its exact Gibbs sampler draws "
+                              "the pseudo posterior only; use guarantee='local' (LW) or the normal model")
+        if emit_log_lik:
+            raise BadArgument("the cellnormal model has no Stan program, so no Stan log_lik: use Family.log_lik")
+        rows, cells = cell_index(X)
+        self.check_cells(rows, cells, prior)
+        W, S1, S2 = cell_sums(cells, y, weights, rows.shape[0])
+        return {"n": y.size, "cell_X": rows, "W": W, "S1": S1, "S2": S2, **prior}
+
+    def exact_draws(self, data: dict, *, chains: int, draws: int, warmup: int, seed: int) -> dict:
+        """The draws of the (pseudo) posterior that ``data`` describes, by Gibbs sampling
+        (:func:`ppmlib.models.cells.gibbs`): what :meth:`ppmlib.Sampler.sample` returns for this family.
+
+        Parameters
+        ----------
+        data : dict
+            From :meth:`stan_data`.
+        chains, draws, warmup : int
+            As the :class:`ppmlib.Sampler` sets them.
+        seed : int
+            The seed.
+
+        Returns
+        -------
+        dict
+            Name -> draws, S = chains * draws first.
+        """
+        from ppmlib.models.cells import gibbs
+        return gibbs(data, chains=chains, draws=draws, warmup=warmup, seed=seed)
+
+    def _cells(self, draws, X) -> np.ndarray:
+        from ppmlib.models.cells import match_cells
+        return match_cells(draws["cell_X"][0], X)
+
+    def mean(self, draws, X):
+        return draws["mu"][:, self._cells(draws, X)]
+
+    def scale(self, draws, X) -> np.ndarray:
+        """Every record's sigma_u under every draw, S x n.
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first.
+        X : ndarray, shape (n, P)
+            The design matrix.
+
+        Returns
+        -------
+        ndarray, shape (S, n)
+        """
+        return draws["sigma"][:, self._cells(draws, X)]
+
+    def log_lik(self, draws, y, X):
+        cells = self._cells(draws, X)
+        sigma = draws["sigma"][:, cells]
+        z = (np.asarray(y, float)[None, :] - draws["mu"][:, cells]) / sigma
+        return -0.5 * z**2 - np.log(sigma) - 0.5 * np.log(2 * np.pi)
+
+    def predict(self, draws, X, n, rng):
+        from ppmlib.models.cells import stratified_normal
+        cells = self._cells(draws, X)
+        S = draws["mu"].shape[0]
+        z = stratified_normal(rng, cells, S) if self.stratified else rng.normal(size=(S, cells.size))
+        return draws["mu"][:, cells] + draws["sigma"][:, cells] * z
+
+    def diagnostic_draws(self, draws, y, X) -> dict:
+        """The parameters without ``cell_X`` (the cells, the same in every draw).
+
+        Parameters
+        ----------
+        draws : dict
+            The family's ``params``, draw axis first.
+        y, X : arrays
+            The data the fit saw (unused).
+
+        Returns
+        -------
+        dict
+        """
+        return {k: v for k, v in draws.items() if k != "cell_X"}
+
+
+class CellNormalIID(CellNormal):
+    """:class:`CellNormal` with independent predictive draws (no stratification): the same fit,
+    measured beside it to show what the stratified draws change."""
+    name = "cellnormal_iid"
+    stratified = False
+
+
+FAMILIES[CellNormal.name] = CellNormal()
+FAMILIES[CellNormalIID.name] = CellNormalIID()

@@ -19,7 +19,7 @@ Records appear by rank only (rank 1 = largest bound), never with their values.
 from __future__ import annotations
 
 __all__ = ["ReportFailed", "privacy_statement", "privacy_html", "ledger_table", "overview", "drivers", "diagnostics", "diagnostics_warning",
-           "utility", "coefficients", "attribute_risk", "measures", "text", "titled", "summary", "write_state",
+           "utility", "coefficients", "attribute_risk", "measures", "cell_frames", "text", "titled", "summary", "write_state",
            "load_state", "write", "Synthesized", "StateResults", "REPORT_NOTEBOOK", "GLOSSARY"]
 
 import html
@@ -386,6 +386,32 @@ def measures(results: "Results", prepared: "Prepared", radius: float = 0.05) -> 
             rows[name].update({key: risk[key] for key in ("EMR", "TMR", "FMR")})
     return pd.DataFrame.from_dict(rows, orient="index")
 
+
+
+def cell_frames(results: "Results", prepared: "Prepared", name: str | None = None):
+    """The data and the released synthesizer's m datasets as frames of the categorical predictors and
+    the column in its units, for the per-cell fit (:func:`ppmlib.plots.cell_distributions`,
+    :func:`ppmlib.evaluate.utility.cell_fit`); None without categorical predictors.
+
+    Parameters
+    ----------
+    results, prepared
+        As for :func:`drivers`.
+    name : str, optional
+        The synthesizer; None is the released one (``results.released``).
+
+    Returns
+    -------
+    tuple or None
+        (data, synthetic frames, keys, column).
+    """
+    from ppmlib.baselines.peers import frames_of
+    keys = [p for p in prepared.predictors if is_categorical(prepared.table[p])]
+    if not keys:
+        return None
+    data = prepared.table[[*keys, prepared.column]].reset_index(drop=True)
+    chosen = results[name or results.released]
+    return data, frames_of(prepared.original_units(chosen.synthetic), data, prepared.column), keys, prepared.column
 
 # ---------------------------------------------------------------------------------------------
 # escaping and titles
