@@ -53,9 +53,10 @@ from ppmlib.mechanism.weights import lw_weights
 #: Normal-inverse-gamma prior of both conditionals: beta | s^2 ~ N(0, s^2 beta_scale^2 I), s^2 ~ InvGamma(shape, scale).
 NIG_PRIOR = {"beta_scale": 10.0, "shape": 1.0, "scale": 1.0}
 
-#: The weighting schemes of :func:`survey_synthesizer`.
-SCHEMES = {"unweighted": "alpha_i = 1",
-           "lw": "alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled joint bound of the unweighted fit"}
+#: The synthesizers of :data:`ppmlib.mechanism.schemes.REGISTRY` that :func:`survey_synthesizer` makes, by
+#: kind: Unweighted (alpha_i = 1) and LW, alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
+#: joint bound of the unweighted fit.
+SCHEMES = ("unweighted", "lw")
 
 
 def check_survey_weights(values, name: str = "weights") -> np.ndarray:
@@ -224,7 +225,7 @@ class SurveySynthesis:
     Attributes
     ----------
     scheme : str
-        A key of :data:`ppmlib.mechanism.synthesis.SCHEMES`.
+        One of :data:`SCHEMES`: the kind of the registry's Unweighted or LW.
     settings : dict
         c, g, the seed, the target epsilon if any.
     synthesize_weights : bool
@@ -482,7 +483,7 @@ def survey_synthesizer(data: pd.DataFrame, outcome: str, weight: str, cells, *, 
     strata, psu : str, optional
         Public design columns, kept as they are for the design-based standard errors.
     scheme : str
-        "unweighted" or "lw" (:data:`ppmlib.mechanism.synthesis.SCHEMES`).
+        "unweighted" or "lw" (:data:`SCHEMES`, kinds of :data:`ppmlib.mechanism.schemes.REGISTRY`).
     epsilon : float, optional
         Target epsilon per dataset for "lw": c is searched (each step a refit) so that 2 Delta lies in
         [(1 - rtol) epsilon, epsilon], never above (``c`` is then the starting point, unless 1).

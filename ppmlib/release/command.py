@@ -72,7 +72,7 @@ from ppmlib.errors import BadArgument, BudgetExceeded, DataRefused, FitRejected
 from ppmlib.inference.diagnostics import GATE, MIN_DRAWS, failing
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.mechanism import lineup as _lineup
-from ppmlib.mechanism.schemes import releasable
+from ppmlib.mechanism.schemes import released_under
 from ppmlib.release import staging as _staging
 from ppmlib.release.report import ReportFailed
 
@@ -87,14 +87,14 @@ LOG_MODELS = ("normal", "interactions", "hetero", "mixture")
 #: A log model's family (its Stan program), where its name is not the family's own.
 MODEL_FAMILIES = {"interactions": "normal", "hetero": "hetnormal"}
 #: How the record weights are made: LW, LW re-weighted at equal Delta (LW_final), or CW.
-WEIGHTINGS = tuple(key.lower() for key in releasable())  # the registry's releasable synthesizers
+WEIGHTINGS = tuple(key.lower() for key in released_under("local"))  # the registry's, released under "local"
 #: A categorical predictor with more levels than this is refused (each level is a column of X).
 MAX_LEVELS = 50
 #: The largest count the count models take: above 2**53 a float no longer holds every integer.
 MAX_COUNT = 2 ** 53
 #: The stem of the release's file names in ``--out`` (:mod:`ppmlib.release.tables`).
 RELEASE_NAME = "synthetic"
-_RELEASED = {key.lower(): key for key in releasable()}
+_RELEASED = {key.lower(): key for key in released_under("local")}
 # memory rules of thumb: reading a CSV takes a few times its size (parsing buffers, then the
 # frame), a Parquet file its uncompressed size; the bounds hold a few log-likelihood blocks at once
 CSV_MEMORY_FACTOR = 3.0
@@ -609,7 +609,7 @@ def lineup_for(weighting: str = "lw", epsilon: float | None = None, radius: floa
     if radius is not None:
         raise BadArgument(f"radius= is the CW policy radius; weighting={weighting!r} does not use it")
     lw = _lineup.member("LW") if epsilon is None else _lineup.member(
-        "LW", match=_checks.real(epsilon, "epsilon", low=0, low_open=True))
+        "LW", epsilon=_checks.real(epsilon, "epsilon", low=0, low_open=True))
     members = ("Unweighted", lw) + (("LW_final",) if weighting == "lw_final" else ())
     return members, _RELEASED[weighting]
 

@@ -201,12 +201,12 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
     for j, eps in enumerate(epsilons):
         members, member_seeds = [], []
         if reachable[0] <= eps <= reachable[1]:
-            members += [Member("LW", "lw", base="Unweighted", match=eps, settings={"tau": tau, "c_range": tuple(c_range)}),
+            members += [Member("LW", "lw", base="Unweighted", epsilon=eps, settings={"tau": tau, "c_range": tuple(c_range)}),
                         Member("LW_final", "final", base="LW", settings={"tau": tau})]
             member_seeds += [s[1], s[4 + 3 * j]]
         # SW tempers the unweighted fit: it reaches any epsilon up to the unweighted one's, no higher
         if eps / 2 <= ends["Unweighted"].delta * (1 + sw_rtol):
-            members.append(Member("SW", "sw", base="Unweighted", match=eps, settings={"rtol": sw_rtol}))
+            members.append(Member("SW", "sw", base="Unweighted", epsilon=eps, settings={"rtol": sw_rtol}))
             member_seeds.append(s[5 + 3 * j])
         if not members:
             continue
