@@ -90,34 +90,6 @@ class Synthesis:
         """Draws of the mean parameter (mu) of the pseudo posterior."""
         return self.fit.model.location(self.fit.draws)
 
-    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False, delta: float = 1e-6,
-                **as_table):
-        """Write the m synthetic datasets (CSV) and their privacy budget (JSON), both or neither.
-
-        Never writes the weights, bounds, draws or confidential data; refuses (ValueError,
-        nothing written) when m * epsilon exceeds ``max_epsilon``. See :func:`ppmlib.release.release`.
-
-        Parameters
-        ----------
-        path : str or PathLike
-            ``<path>.csv`` and ``<path>.json`` are written.
-        max_epsilon : float, optional
-            The total budget allowed.
-        overwrite : bool
-            Replace an existing release at ``path``.
-        delta : float
-            The delta of the manifest's ledger.
-        **as_table
-            ``table``, ``column``, ``public``, ``keep``, ``format``: the release as the user's
-            table, in the folder ``path`` (see :func:`ppmlib.release.release`).
-
-        Returns
-        -------
-        (csv_path, json_path), or the release folder with ``table``
-        """
-        from ppmlib.release import release
-        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite, delta=delta, **as_table)
-
     def summary(self) -> dict:
         """One row for a table: Delta, epsilon, weights and diagnostics.
 

@@ -18,7 +18,7 @@ Records appear by rank only (rank 1 = largest bound), never with their values.
 """
 from __future__ import annotations
 
-__all__ = ["ReportFailed", "privacy_statement", "privacy_html", "ledger_table", "overview", "drivers", "diagnostics", "diagnostics_warning",
+__all__ = ["ReportFailed", "privacy_statement", "statement_html", "privacy_html", "ledger_table", "overview", "drivers", "diagnostics", "diagnostics_warning",
            "utility", "coefficients", "attribute_risk", "measures", "text", "titled", "summary", "write_state",
            "load_state", "write", "Synthesized", "StateResults", "REPORT_NOTEBOOK", "GLOSSARY"]
 
@@ -92,8 +92,24 @@ def privacy_statement(results) -> list[str]:
     return list(_ledger(results)["statement"])
 
 
+def statement_html(lines) -> str:
+    """The privacy statement's lines as the report shows them: one escaped list item each.
+
+    Parameters
+    ----------
+    lines : sequence of str
+        The ledger's statement (:meth:`ppmlib.mechanism.ledger.Ledger.statement`).
+
+    Returns
+    -------
+    str
+        A ``<ul class="ppm-privacy">``.
+    """
+    return '<ul class="ppm-privacy">' + "".join(f"<li>{text(line)}</li>" for line in lines) + "</ul>"
+
+
 def _statement_list(results) -> str:
-    return '<ul class="ppm-privacy">' + "".join(f"<li>{text(line)}</li>" for line in privacy_statement(results)) + "</ul>"
+    return statement_html(privacy_statement(results))
 
 
 def ledger_table(results) -> "pd.DataFrame":

@@ -255,11 +255,8 @@ def _write(synthesis, staging, public_table, columns, *, format, budget, delta, 
             format=format, names=columns.order + columns.dropped,
             extra={"written_by": _staging.WRITTEN_BY, "diagnostics": verdict})
     if staging.report_target is not None:
-        import json
-        manifest = json.loads((staging.release / _staging.MANIFEST).read_text(encoding="utf-8"))
         table, cells, design = report
-        staging.report.write_text(report_html(synthesis, table, cells, manifest=manifest, **design),
-                                  encoding="utf-8")
+        staging.report.write_text(report_html(synthesis, table, cells, delta=delta, **design), encoding="utf-8")
     staging.publish()
 
 
@@ -332,23 +329,17 @@ def _frame_html(frame, digits: int = 3) -> str:
     return frame.to_html(float_format=lambda x: f"{x:,.{digits}f}", escape=True, border=0)
 
 
-def _privacy_html(synthesis: SurveySynthesis, manifest: dict | None) -> str:
-    """The report's privacy section: the manifest's own statement (what epsilon covers, the neighbours, the
-    guarantee, what it does not cover, the ledger), so that the page and the release say the same."""
-    e = html.escape
-    if manifest is None:
-        return f"<p>{e(synthesis.privacy_statement())}</p>"
-    labels = {"guarantee": "", "epsilon_covers": "What epsilon covers: ", "neighbours": "Neighbours: ",
-              "not_covered": "Not covered: "}
-    parts = [f"<p>{e(label)}{e(manifest[key])}</p>" for key, label in labels.items() if manifest.get(key)]
-    lines = (manifest.get("ledger") or {}).get("statement") or []
-    if lines:
-        parts.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in lines) + "</ul>")
-    return "\n".join(parts)
+def _privacy_html(synthesis: SurveySynthesis, delta: float) -> str:
+    """The report's privacy section: what epsilon covers, then the ledger's statement, the lines the
+    manifest carries and the command prints (:func:`ppmlib.mechanism.ledger.of_release`)."""
+    from ppmlib.mechanism.ledger import of_release
+    from ppmlib.release.report import statement_html
+    covers = synthesis.model_entry()["epsilon_covers"]
+    return f"<p>What epsilon covers: {html.escape(covers)}</p>\n" + statement_html(of_release(synthesis, delta).statement())
 
 
 def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None = None, psu: str | None = None,
-                manifest: dict | None = None) -> str:
+                delta: float = 1e-6) -> str:
     """The confidential report of a survey release, as one HTML page (no scripts, every value escaped).
 
     Parameters
@@ -358,9 +349,8 @@ def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None =
         The confidential data.
     cells : sequence of str
     strata, psu : str, optional
-    manifest : dict, optional
-        The release's manifest: its privacy statement is the page's (default: the synthesis's own
-        :meth:`~ppmlib.mechanism.survey.SurveySynthesis.privacy_statement`).
+    delta : float
+        The release's delta: the page states the ledger's statement at it, the manifest's word for word.
 
     Returns
     -------
@@ -391,7 +381,7 @@ def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None =
         f"<p>Outcome <code>{e(synthesis.outcome)}</code>, weight <code>{e(synthesis.weight)}</code>, cells "
         f"<code>{e(' x '.join(map(str, cells)))}</code>; {synthesis.m} datasets of "
         f"{synthesis.synthetic_outcome.shape[1]} records.</p>",
-        "<h2>Privacy</h2>", _privacy_html(synthesis, manifest),
+        "<h2>Privacy</h2>", _privacy_html(synthesis, delta),
         "<h2>The weighted table: confidential and synthetic</h2>",
         "<p>Hajek means with Taylor-linearised standard errors (strata and PSUs when given); the synthetic "
         "columns combine the m datasets by the rules for partially synthetic data (mean of the estimates, "
