@@ -136,3 +136,11 @@ def test_the_projects_own_code_uses_no_old_path():
     hits = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in files if p.name not in {"_moved.py", "test_layout.py"}
             for m in pattern.finditer(p.read_text())]
     assert hits == [], hits
+
+
+def test_contributing_names_only_files_that_exist():
+    # each recipe names every file to edit: a file that moved would send a contributor nowhere
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    named = set(re.findall(r"`((?:[\w.-]+/)*[\w.-]+\.(?:py|md|stan|yml|json))`", text))
+    assert {"ppmlib/mechanism/schemes.py", "ppmlib/release/publish.py", "ppmlib/baselines/peers.py"} <= named
+    assert sorted(p for p in named if not (ROOT / p).exists() and not (ROOT / "tests" / p).exists()) == []

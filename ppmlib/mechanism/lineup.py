@@ -35,7 +35,8 @@ from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
 from ppmlib import _checks
-from ppmlib.mechanism.schemes import REGISTRY, aliases
+from ppmlib.mechanism import schemes as _schemes
+from ppmlib.mechanism.schemes import aliases
 from ppmlib.mechanism.synthesis import Synthesis, match_delta, match_sw, synthesizer
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.progress import progress_bar
@@ -359,7 +360,7 @@ def _kinds() -> Mapping[str, Kind]:
     """Every kind of step: each synthesizer of the registry made by :func:`ppmlib.synthesizer` alone
     runs through :func:`_made` with its own settings; the others through their step of ``_STEPS``."""
     made = {s.kind: Kind(_made, settings=tuple(k for k in s.settings if k != "start"))
-            for s in REGISTRY.values() if s.make is not None and s.kind not in _STEPS}
+            for s in _schemes.REGISTRY.values() if s.make is not None and s.kind not in _STEPS}
     return MappingProxyType({**made, **_STEPS})
 
 
@@ -369,8 +370,14 @@ KINDS = _kinds()
 
 #: The book's synthesizers, one name each, as lineup members: built from the one registry,
 #: :data:`ppmlib.mechanism.schemes.REGISTRY` (SW is matched to LW's Delta unless told otherwise).
-STANDARD = MappingProxyType({key: Member(key, s.kind, base=s.base, match=s.match) for key, s in REGISTRY.items()
-                             if s.shown and s.kind in KINDS})
+def _standard() -> Mapping[str, Member]:
+    """The registry's synthesizers as members, read from it now (a record added later is a member too)."""
+    kinds = _kinds()
+    return MappingProxyType({key: Member(key, s.kind, base=s.base, match=s.match)
+                             for key, s in _schemes.REGISTRY.items() if s.shown and s.kind in kinds})
+
+
+STANDARD = _standard()
 
 #: The CE paper's names for the book's synthesizers (shown as aliases where a chapter follows it).
 ALIASES = MappingProxyType(aliases())
@@ -402,13 +409,14 @@ def member(name: str, **given) -> Member:
     -------
     Member
     """
-    if name not in STANDARD:
-        raise BadArgument(f"unknown synthesizer {name!r}; the standard ones are {', '.join(STANDARD)} "
-                         "(build others with ppmlib.mechanism.lineup.Member)")
+    standard = _standard()
+    if name not in standard:
+        raise BadArgument(f"unknown synthesizer {name!r}; the standard ones are {', '.join(standard)} "
+                          "(build others with ppmlib.mechanism.lineup.Member)")
     fields = {k: given.pop(k) for k in _MEMBER_FIELDS if k in given}
     if "epsilon" in fields or "match" in fields:     # a target epsilon and a member to match replace each other
         fields = {"match": None, "epsilon": None, **fields}
-    chosen = STANDARD[name]
+    chosen = standard[name]
     return replace(chosen, settings={**chosen.settings, **given}, **fields)
 
 
@@ -485,7 +493,7 @@ def run(members, model: str, y, *, X=None, prior: dict | None = None, q: float =
         earlier member, or a member that cannot be matched.
     """
     shared = dict(X=X, prior=prior, q=q, m=m, sampler=_sampler(sampler))
-    return execute(members, KINDS, model, y, shared, seed=seed, progress=progress, given=given)
+    return execute(members, _kinds(), model, y, shared, seed=seed, progress=progress, given=given)
 
 
 def execute(members, kinds: Mapping[str, Kind], model: str, y, shared: dict, *, seed=0,

@@ -5,7 +5,7 @@ its summary, and how it is made.
 The tables are one place, called by the report notebook that ``ppm-synthesize`` executes
 (``ppmlib/release/synthesis_report.md``) and by the book's chapter on real wages, so the command's report
 and the chapter show the same things. Every table function takes the :class:`ppmlib.mechanism.lineup.Results`
-of :func:`ppmlib.release.command.synthesize` (or a Results and a :class:`ppmlib.release.command.Prepared`),
+of :func:`ppmlib.release.command.synthesize` (or a Results and a :class:`ppmlib.release.data.Prepared`),
 or the same read back by :func:`load_state`.
 
 :func:`write` makes the report: the results go to the notebook's kernel as plain data
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ppmlib.mechanism.lineup import Results
-    from ppmlib.release.command import Prepared
+    from ppmlib.release.data import Prepared
 
 REPORT_NOTEBOOK = Path(__file__).with_name("synthesis_report.md")
 #: Where the report sends a reader for its words (LW, Delta, epsilon, removal neighbours, ...)
@@ -191,7 +191,7 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
     ----------
     results : ppmlib.mechanism.lineup.Results
         The synthesizers, each with its by-record ``bounds`` and ``weights``, both (n,).
-    prepared : ppmlib.release.command.Prepared
+    prepared : ppmlib.release.data.Prepared
         The data they were fitted to (``results.prepared``): its column's values, predictors and table.
     k : int
         How many records (at least 1; all n when there are fewer).
@@ -281,7 +281,7 @@ def utility(results: "Results", prepared: "Prepared", statistics=("mean", "90th 
     ----------
     results, prepared
         The synthesizers and their data, as for :func:`drivers`; the synthetic values are taken back
-        to the column's units (:meth:`ppmlib.release.command.Prepared.original_units`).
+        to the column's units (:meth:`ppmlib.release.data.Prepared.original_units`).
     statistics, B, seed
         As for :func:`ppmlib.evaluate.estimands.summary_table`.
 
@@ -465,7 +465,7 @@ def summary(results, prepared: "Prepared", measured: "pd.DataFrame") -> str:
     Parameters
     ----------
     results : ppmlib.mechanism.lineup.Results or the result of :func:`load_state`
-        With ``released``, ``verdict`` (:func:`ppmlib.release.command.diagnostics_verdict`) and
+        With ``released``, ``verdict`` (:func:`ppmlib.release.gate.diagnostics_verdict`) and
         optionally ``budget``.
     prepared : Prepared
         The data (its n).
@@ -657,7 +657,7 @@ def load_state(folder) -> tuple[StateResults, "Prepared"]:
     """
     import pandas as pd
 
-    from ppmlib.release.command import Prepared
+    from ppmlib.release.data import Prepared
     folder = Path(folder)
     meta = json.loads((folder / STATE_JSON).read_text(encoding="utf-8"))
     with np.load(folder / STATE_ARRAYS, allow_pickle=False) as stored:

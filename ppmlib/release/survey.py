@@ -94,7 +94,7 @@ def _check_roles(column: str, weights: str, cells: list, design: list, keep: lis
 
 def _check_cells(table, cells: list, max_levels: int) -> None:
     """The cells are categories: a numeric predictor is refused (naming it), as is one over ``max_levels``."""
-    from ppmlib.release.command import _check_levels
+    from ppmlib.release.data import _check_levels
     for p in cells:
         if not is_categorical(table[p]):
             raise DataRefused(f"predictor {p!r} is numeric ({table[p].nunique()} distinct values); with weights= the "
@@ -117,7 +117,7 @@ def _complete(table, used: list, drop_missing: bool):
 def _check_size(table, cells: list) -> None:
     """At least :func:`ppmlib.release.command.minimum_records` for the model's coefficients: a mean per
     cell for the outcome, an intercept and a slope per cell for the log weight."""
-    from ppmlib.release.command import minimum_records
+    from ppmlib.release.data import minimum_records
     if len(table) == 0:
         raise DataRefused(f"the data has no complete records: {list(table.columns)}")
     n_cells = int(table[cells].drop_duplicates().shape[0]) if cells else 1
@@ -146,14 +146,15 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
     -------
     SurveyRun
     """
-    from ppmlib.release import command as cmd
+    from ppmlib.release import data as _data
     from ppmlib.release import staging as _staging
+    from ppmlib.release.pipeline import targets
 
     m, delta, epsilon, budget, draws = _plan(epsilon, total_epsilon, delta, m, budget, draws)
-    format = cmd._release_format(format or "csv")
+    format = _data._release_format(format or "csv")
     cells, keep, design = _names(cells), _names(keep), [c for c in (strata, psu) if c]
     _check_roles(column, weights, cells, design, keep)
-    out, page = cmd._targets(out, report, overwrite, cmd._inputs(data))
+    out, page = targets(out, report, overwrite, _data.inputs_of(data))
     table, dropped, columns = _read(data, column, weights, cells, design, keep, encoding=encoding,
                                     drop_missing=drop_missing, max_levels=max_levels)
     _check_memory(len(table), m)
@@ -161,7 +162,7 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
     model_table = table if cells else table.assign(**{ALL: "all"})
     # the draws are exact: the diagnostics gate has nothing to judge, and allow_failed_fits nothing to allow
     verdict = {"verdict": "passed", "gate": EXACT_GATE, "failing": [], "released_anyway": False}
-    with (_staging.Staging(out, page, overwrite=overwrite, inputs=cmd._inputs(data)) if out is not None
+    with (_staging.Staging(out, page, overwrite=overwrite, inputs=_data.inputs_of(data)) if out is not None
           else contextlib.nullcontext()) as staging:
         synthesis = survey_synthesizer(model_table, column, weights, cells or [ALL], strata=strata, psu=psu,
                                        epsilon=epsilon, m=m, draws=draws, seed=seed)
@@ -175,13 +176,13 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
 def _plan(epsilon, total_epsilon, delta, m, budget, draws) -> tuple:
     """The checked numbers of a run: m, delta, the per-dataset target (the command's default when none is
     given), the budget (refused before any fit when the target exceeds it) and the draws."""
-    from ppmlib.release import command as cmd
+    from ppmlib.release.plan import STRICT_EPSILON, check_budget, privacy_plan
     m = _checks.integer(m, "m", low=2)
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
-    epsilon = cmd.privacy_plan(guarantee="local", weighting="lw", epsilon=epsilon, total_epsilon=total_epsilon,
-                               delta=delta, m=m)[2]
-    epsilon = cmd.STRICT_EPSILON if epsilon is None else epsilon
-    budget = cmd._check_budget(budget, epsilon, m)
+    epsilon = privacy_plan(guarantee="local", weighting="lw", epsilon=epsilon, total_epsilon=total_epsilon,
+                           delta=delta, m=m).epsilon
+    epsilon = STRICT_EPSILON if epsilon is None else epsilon
+    budget = check_budget(budget, epsilon, m)
     draws = _checks.integer(draws, "draws", low=1)
     if m > draws:
         raise BadArgument(f"m = {m} synthetic datasets need at least m draws; draws = {draws}")
@@ -190,15 +191,15 @@ def _plan(epsilon, total_epsilon, delta, m, budget, draws) -> tuple:
 
 def _read(data, column, weights, cells, design, keep, *, encoding, drop_missing, max_levels) -> tuple:
     """The data, read once (the columns the release and the model use), checked: (table, dropped, columns)."""
-    from ppmlib.release import command as cmd
+    from ppmlib.release import data as _data
     from ppmlib.release import tables
-    max_levels = _checks.integer(cmd.MAX_LEVELS if max_levels is None else max_levels, "max_levels", low=2)
-    names = cmd.source_columns(data, encoding)
+    max_levels = _checks.integer(_data.MAX_LEVELS if max_levels is None else max_levels, "max_levels", low=2)
+    names = _data.source_columns(data, encoding)
     absent = [c for c in dict.fromkeys([column, weights, *cells, *design, *keep]) if c not in names]
     if absent:
         raise DataRefused(f"column(s) {absent} not in the data; it has {names}")
     columns = tables.public_columns(names, column, cells + design, keep, also=[weights])
-    table = cmd.load_table(data, None if hasattr(data, "columns") else list(columns.order), encoding=encoding)
+    table = _data.load_table(data, None if hasattr(data, "columns") else list(columns.order), encoding=encoding)
     table, dropped = _complete(table, [column, weights, *cells, *design], drop_missing)
     _check_cells(table, cells, max_levels)
     _check_size(table, cells)
@@ -228,8 +229,8 @@ def memory_needed(n: int, m: int) -> int:
 
 def _check_memory(n: int, m: int) -> None:
     """Refuse before any fit a run that would not fit in memory, as the main path does."""
-    from ppmlib.release import command as cmd
-    need, available = memory_needed(n, m), cmd.available_memory()
+    from ppmlib.release import data as _data
+    need, available = memory_needed(n, m), _data.available_memory()
     if available is not None and need > available:
         raise DataRefused(f"this run needs about {need / 1e6:.0f} MB of memory ({n} records, {m} datasets) and "
                           f"{available / 1e6:.0f} MB are available; use fewer datasets or records, or a larger machine")
@@ -405,7 +406,7 @@ def add_arguments(parser) -> None:
     parser : argparse.ArgumentParser
         The command's parser (:func:`ppmlib.release.command.main` builds it).
     """
-    from ppmlib.release.command import STRICT_EPSILON
+    from ppmlib.release.plan import STRICT_EPSILON
     group = parser.add_argument_group(
         "survey weights", "with --weights, the column and its sampling weight are synthesized together (one bound "
                           "for the pair, epsilon covers the whole record) with --guarantee local; --predictors are "
@@ -485,14 +486,15 @@ def summary(done: SurveyRun) -> str:
     -------
     str
     """
-    from ppmlib.release.command import _privacy_lines, _summary_columns
+    from ppmlib.release.data import summary_columns
+    from ppmlib.release.plan import privacy_lines
     s = done.synthesis
     after = f", {done.dropped} dropped with missing values" if done.dropped else ""
     lines = [f"released {s.m} synthetic datasets of ({s.outcome!r}, {s.weight!r}) ({done.n} records{after}, survey "
              f"model, {s.scheme.upper()}) to {done.out}",
-             _summary_columns(done.columns),
+             summary_columns(done.columns),
              f"epsilon covers {s.model_entry()['epsilon_covers']}",
-             _privacy_lines(s, s.m, done.delta),
+             privacy_lines(s, s.m, done.delta),
              f"diagnostics: {done.verdict['gate']}"]
     if done.report is not None:
         lines.append(f"report (confidential, not for publication): {done.report}")
