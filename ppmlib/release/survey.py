@@ -115,7 +115,7 @@ def _complete(table, used: list, drop_missing: bool):
 
 
 def _check_size(table, cells: list) -> None:
-    """At least :func:`ppmlib.release.command.minimum_records` for the model's coefficients: a mean per
+    """At least :func:`ppmlib.release.data.minimum_records` for the model's coefficients: a mean per
     cell for the outcome, an intercept and a slope per cell for the log weight."""
     from ppmlib.release.data import minimum_records
     if len(table) == 0:
@@ -270,7 +270,7 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
     Parameters
     ----------
     data : str, PathLike or pandas.DataFrame
-        As for :func:`ppmlib.release.command.load_table`.
+        As for :func:`ppmlib.release.data.load_table`.
     column, weights : str
         The outcome column and the sampling-weight column (two different columns, neither a cell,
         a design column or kept).
@@ -281,7 +281,7 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
         Public design columns.
     epsilon : float, optional
         Target epsilon per dataset (LW weights calibrated to it); None: ``total_epsilon``'s share,
-        else the command's default ``ppmlib.release.command.STRICT_EPSILON``.
+        else the command's default ``ppmlib.release.plan.STRICT_EPSILON``.
     m : int
         Synthetic datasets (they cost m * epsilon).
     budget : float, optional
