@@ -46,9 +46,10 @@ CPS1988 = "cps1988"
 
 #: The count models: each the family of its name.
 COUNT_MODELS = ("poisson", "negbin")
-#: The log-scale synthesizers the command offers (all but the binned model, whose bins the command
-#: has no flag for), named once in :data:`ppmlib.datasets.model_choice.LOG_SYNTHESIZERS`.
-LOG_MODELS = tuple(name for name in LOG_SYNTHESIZERS if name != "binned")
+#: The log-scale synthesizers the command offers, each a family and a design named once in
+#: :data:`ppmlib.datasets.model_choice.LOG_SYNTHESIZERS` (not the binned model, whose public bins the
+#: command has no flag for).
+LOG_MODELS = ("normal", "interactions", "hetero", "mixture")
 #: A log model's family (its Stan program), where its name is not the family's own.
 MODEL_FAMILIES = {name: LOG_SYNTHESIZERS[name][0] for name in LOG_MODELS if LOG_SYNTHESIZERS[name][0] != name}
 
