@@ -225,7 +225,7 @@ class SurveySynthesis:
     Attributes
     ----------
     scheme : str
-        One of :data:`SCHEMES`: the kind of the registry's Unweighted or LW.
+        One of ``SCHEMES``: the kind of the registry's Unweighted or LW.
     settings : dict
         c, g, the seed, the target epsilon if any.
     synthesize_weights : bool
@@ -385,7 +385,7 @@ def survey_synthesizer(data: pd.DataFrame, outcome: str, weight: str, cells, *, 
     strata, psu : str, optional
         Public design columns, kept as they are for the design-based standard errors.
     scheme : str
-        "unweighted" or "lw" (:data:`SCHEMES`, kinds of :data:`ppmlib.mechanism.schemes.REGISTRY`).
+        "unweighted" or "lw" (``SCHEMES``, kinds of :data:`ppmlib.mechanism.schemes.REGISTRY`).
     epsilon : float, optional
         Target epsilon per dataset for "lw": c is searched (each step a refit) so that 2 Delta lies in
         [(1 - rtol) epsilon, epsilon], never above (``c`` is then the starting point, unless 1).

@@ -5,14 +5,14 @@
 byte, duplicate or absent column names are refused, a file too large for this machine's memory is
 refused before it is read. :func:`prepare` checks the sensitive column for its model and builds
 what the mechanism fits, one :class:`Prepared` (y on the model's scale, the design X, the kept
-records). The command's paths (:mod:`ppmlib.release.command`, :mod:`ppmlib.release.survey`,
+records). The command's paths (``ppmlib.release.command``, :mod:`ppmlib.release.survey`,
 :mod:`ppmlib.release.cluster`) and the book's chapter on real wages read their data here; this
 module imports none of them.
 
 The model names: a count column is synthesized by the Poisson or negative binomial family
-(:data:`COUNT_MODELS`); a positive continuous one as log(value) by one of the log-scale
-synthesizers of :data:`ppmlib.datasets.model_choice.LOG_SYNTHESIZERS` the command offers
-(:data:`LOG_MODELS`: each a family and a design, all named there).
+(``COUNT_MODELS``); a positive continuous one as log(value) by one of the log-scale
+synthesizers of ``ppmlib.datasets.model_choice.LOG_SYNTHESIZERS`` the command offers
+(``LOG_MODELS``: each a family and a design, all named there).
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ CPS1988 = "cps1988"
 #: The count models: each the family of its name.
 COUNT_MODELS = ("poisson", "negbin")
 #: The log-scale synthesizers the command offers, each a family and a design named once in
-#: :data:`ppmlib.datasets.model_choice.LOG_SYNTHESIZERS` (not the binned model, whose public bins the
+#: ``ppmlib.datasets.model_choice.LOG_SYNTHESIZERS`` (not the binned model, whose public bins the
 #: command has no flag for).
 LOG_MODELS = ("normal", "interactions", "hetero", "mixture")
 #: A log model's family (its Stan program), where its name is not the family's own.

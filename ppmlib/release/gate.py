@@ -1,7 +1,7 @@
 """The gate of a release: what is checked before any fit (the draws a fit makes, the memory a run
 needs) and after the fits (every fit passes the diagnostics gate, or nothing is released).
 
-A fit that fails the gate (:data:`ppmlib.inference.diagnostics.GATE`) stops the release with
+A fit that fails the gate (``ppmlib.inference.diagnostics.GATE``) stops the release with
 :class:`FitsFailed`, which carries the verdict; ``allow_failed_fits`` releases anyway, and the
 manifest says so.
 """

@@ -6,7 +6,7 @@ member, epsilon, m, delta, the budget): it checks the rest before any fit (the d
 the report's path, delta against n, the memory), runs the lineup, passes the diagnostics gate
 (:mod:`ppmlib.release.gate`), and with ``out`` writes the release (:func:`ppmlib.release.release`)
 and the report in a private staging folder published in one step (:mod:`ppmlib.release.staging`).
-It returns one :class:`Run`. The command (:mod:`ppmlib.release.command`) is a thin caller of it.
+It returns one :class:`Run`. The command (``ppmlib.release.command``) is a thin caller of it.
 """
 from __future__ import annotations
 

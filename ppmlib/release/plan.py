@@ -101,7 +101,7 @@ class Plan:
     Attributes
     ----------
     guarantee : str
-        "strict" or "local" (one of :data:`GUARANTEES`).
+        "strict" or "local" (one of ``GUARANTEES``).
     members : tuple
         The lineup (:func:`ppmlib.mechanism.lineup.run`): "Unweighted" first, then the released
         member and what it is built on.
