@@ -36,13 +36,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _results  # noqa: E402
+from ppmlib.release import data as rdata
 PREDICTORS = ["education", "experience", "ethnicity", "smsa", "region"]
 
 
 def wage_table(n: int, replace: bool):
     """n rows of the public CPS 1988 wage file (seed 1), with replacement when ``replace``."""
     from ppmlib.release import command as cmd
-    return cmd.load_table("cps1988").sample(n, replace=replace, random_state=1).reset_index(drop=True)
+    return rdata.load_table("cps1988").sample(n, replace=replace, random_state=1).reset_index(drop=True)
 
 
 def cpu_seconds() -> float:
@@ -88,8 +89,8 @@ def counted_run(table, epsilon: float | None = None, report: bool = True, sample
 #: The stages of a run of the command, by the functions that do them (file suffix, function name):
 #: their cumulative time in a profile of the run (a stage's time includes the stages it calls).
 STAGES = {
-    "load": ("release/command.py", "load_table"),
-    "prepare and design": ("release/command.py", "prepare"),
+    "load": ("release/data.py", "load_table"),
+    "prepare and design": ("release/data.py", "prepare"),
     "Stan fits": ("inference/posterior.py", "sample"),
     "bounds": ("mechanism/bounds.py", "_streamed_truncated_bounds"),
     "calibration": ("mechanism/calibration.py", "calibrate_lw"),

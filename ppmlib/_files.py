@@ -1,6 +1,8 @@
 """Writing files so that a reader never finds a half-written one."""
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import secrets
 import tempfile
@@ -86,3 +88,23 @@ def write_text_atomically(path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_texts_atomically({path: text})
     return path
+
+
+#: renameat2's flag that swaps the two paths
+_RENAME_EXCHANGE = 2
+
+
+def exchange_paths(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where not supported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_cwd = -100
+    if renameat2(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))

@@ -25,7 +25,7 @@ from ppmlib.mechanism.schemes import REGISTRY, aliases
 # which its paper's alias ("DPweighted") and its label with the alias ("LW (DPweighted)") share
 COLOURS = {"Unweighted": "#1b9e77", "LW": "#d95f02", "LW_final": "#a6761d", "CW": "#7570b3", "CW_final": "#66a61e",
            "SW": "#e7298a", "CM": "#e6ab02", "WCM": "#b15928", "Strict weighted": "#6a3d9a", "IR_marginal": "#66c2a5",
-           "IR_pairwise": "#a50f15"}
+           "IR_pairwise": "#a50f15", "NSS": "#fb9a99"}
 # a synthesizer of the registry without a colour of its own takes the next one of matplotlib's cycle
 PALETTE = {"Data": "#4d4d4d", **{key: COLOURS.get(key) or to_hex(plt.get_cmap("Dark2")(i % 8))
                                  for i, key in enumerate(REGISTRY)}}

@@ -6,7 +6,7 @@ import pytest
 import ppmlib
 
 from ppmlib.datasets import ce_like
-from ppmlib.release.command import load_table
+from ppmlib.release.data import load_table
 from ppmlib.studies import against_alternatives as alternatives
 
 

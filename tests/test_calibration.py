@@ -110,14 +110,14 @@ def test_calibrated_lw_has_lws_own_weights(counts, unweighted):
 def test_a_lineup_predicts_lws_scale_unless_told_to_search(counts):
     from ppmlib.mechanism import lineup as lu
     run = dict(sampler=EXACT, seed=2, m=3, progress=False)
-    predicted = lu.run(["Unweighted", lu.member("LW", match=6.0, tau=0.05)], "poisson", counts, **run)["LW"]
-    searched = lu.run(["Unweighted", lu.member("LW", match=6.0, tau=0.05, calibration="search")], "poisson",
+    predicted = lu.run(["Unweighted", lu.member("LW", epsilon=6.0, tau=0.05)], "poisson", counts, **run)["LW"]
+    searched = lu.run(["Unweighted", lu.member("LW", epsilon=6.0, tau=0.05, calibration="search")], "poisson",
                       counts, **run)["LW"]
     assert predicted.calibration["method"] == "predicted" and "method" not in searched.calibration
     assert abs(predicted.epsilon - 6.0) < 0.1 and abs(searched.epsilon - 6.0) < 0.1
     assert predicted.calibration["fits"] < len(searched.calibration["history"]) + 2
     with pytest.raises(ValueError, match="calibration must be 'predicted' or 'search'"):
-        lu.run(["Unweighted", lu.member("LW", match=6.0, calibration="guess")], "poisson", counts, **run)
+        lu.run(["Unweighted", lu.member("LW", epsilon=6.0, calibration="guess")], "poisson", counts, **run)
 
 
 def _normal_draws_fit(rng, S=150, n=900, case="plain", weights=None):

@@ -16,6 +16,7 @@ from ppmlib.mechanism.calibration import predict_delta, predictions
 from ppmlib.mechanism.weights import lw_weights
 from ppmlib.models.families import Normal
 from ppmlib.release import cluster, command, staging, tables
+from ppmlib.release import data as rdata
 
 ROWS = 2 * partitioned.BLOCK + 3000          # three row groups, the last one short
 SAMPLER = Sampler(chains=2, draws=150, warmup=150)
@@ -95,7 +96,7 @@ def test_a_target_epsilon_is_reached_in_few_fits_on_the_cluster(wages, dask_clie
     assert calibration["fits"] <= 5
     # the release is LW at the c found, as the in-memory lineup fits it there: the same draws and Delta
     from ppmlib.mechanism import lineup
-    prepared = command.prepare(command.load_table(str(wages)), "wage", "normal", ("a", "b"))
+    prepared = rdata.prepare(rdata.load_table(str(wages)), "wage", "normal", ("a", "b"))
     at_c = lineup.run(["Unweighted", lineup.member("LW", c=calibration["value"])], "normal", prepared.y,
                       X=prepared.X, m=2, sampler=SAMPLER, seed=5, progress=False)["LW"]
     np.testing.assert_array_equal(found["LW"].fit.draws["beta"], at_c.fit.draws["beta"])

@@ -18,6 +18,7 @@ from bs4 import BeautifulSoup
 from ppmlib.release import report
 from ppmlib.inference import exact
 from ppmlib.release import command as syn
+from ppmlib.mechanism import lineup as mlineup
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = ["--chains", "4", "--draws", "500"]
@@ -103,7 +104,7 @@ def test_a_report_path_inside_out_or_over_a_foreign_file_is_refused(tmp_path, ca
     data = tmp_path / "visits.csv"
     pd.DataFrame({"visits": np.arange(60) % 7}).to_csv(data, index=False)
     out = tmp_path / "release"
-    monkeypatch.setattr(syn._lineup, "run", lambda *a, **k: pytest.fail("fitted before refusing"))
+    monkeypatch.setattr(mlineup, "run", lambda *a, **k: pytest.fail("fitted before refusing"))
     base = [str(data), "--column", "visits", "--model", "poisson", "--out", str(out)]
     assert syn.main(base + ["--report", str(out / "report.html")]) == 2
     assert "inside --out" in capsys.readouterr().err

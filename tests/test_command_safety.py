@@ -18,6 +18,8 @@ import pytest
 
 from ppmlib.release import command as syn
 from ppmlib.release import survey as survey_path
+from ppmlib.release import data as rdata
+from ppmlib.mechanism import lineup as mlineup
 
 GOOD = ["--chains", "4", "--draws", "500"]     # exact draws: R-hat ~ 1, ESS ~ 2000, the gate passes
 POOR = ["--chains", "2", "--draws", "5"]       # ESS ~ 10: the gate fails
@@ -66,7 +68,7 @@ def kind(request):
 
 def fitter(kind):
     """Where each path fits: (module, attribute)."""
-    return (syn._lineup, "run") if kind == "main" else (survey_path, "survey_synthesizer")
+    return (mlineup, "run") if kind == "main" else (survey_path, "survey_synthesizer")
 
 
 def no_fit(monkeypatch, kind="main"):
@@ -233,14 +235,14 @@ def test_many_levels_are_refused_by_the_record_count_before_the_design_is_built(
 
 def test_a_run_that_would_not_fit_in_memory_is_refused_before_fitting(data, tmp_path, monkeypatch, capsys):
     no_fit(monkeypatch)
-    monkeypatch.setattr(syn, "available_memory", lambda: 10_000_000)    # 10 MB
+    monkeypatch.setattr(rdata, "available_memory", lambda: 10_000_000)    # 10 MB
     status, _, err = run(poisson(data, tmp_path / "r", "--no-report", "--chains", "4", "--draws", "20000"), capsys)
     assert status == 2 and "memory" in err and "MB are available" in err, err
 
 
 def test_a_file_too_large_for_memory_is_refused_before_reading_it(data, tmp_path, monkeypatch, capsys):
     no_fit(monkeypatch)
-    monkeypatch.setattr(syn, "available_memory", lambda: 100)
+    monkeypatch.setattr(rdata, "available_memory", lambda: 100)
     monkeypatch.setattr(pd, "read_csv", lambda *a, **k: pytest.fail("read before the size check"))
     status, _, err = run(poisson(data, tmp_path / "r", "--no-report"), capsys)
     assert status == 2 and "too large" in err and str(data) in err, err
@@ -286,14 +288,14 @@ def test_a_latin1_file_is_refused_naming_the_file_and_the_byte(tmp_path, monkeyp
     assert status == 2 and str(path) in err and f"offset {offset}" in err and "UTF-8" in err, err
     assert "Montr" not in err
     # told the encoding, the command reads it
-    frame = syn.load_table(path, encoding="latin-1")
+    frame = rdata.load_table(path, encoding="latin-1")
     assert frame["region"].iloc[-1] == "Montréal"
 
 
 def test_a_utf16_file_with_its_byte_order_mark_is_read(tmp_path):
     path = tmp_path / "utf16.csv"
     path.write_bytes(counts().to_csv(index=False).encode("utf-16"))
-    pd.testing.assert_frame_equal(syn.load_table(path), counts())
+    pd.testing.assert_frame_equal(rdata.load_table(path), counts())
 
 
 # --- 9: smaller crashes and poor messages -------------------------------------------------------
@@ -535,7 +537,7 @@ def test_an_unexpected_exception_ends_in_one_line_without_its_message(data, tmp_
     # a bug in the command used to end in a traceback, whose message may quote a value of the data
     def broken(*args, **kwargs):
         raise KeyError("confidential-value-42")
-    monkeypatch.setattr(syn, "prepare", broken)
+    monkeypatch.setattr(rdata, "prepare", broken)
     monkeypatch.delenv("PPMLIB_DEBUG", raising=False)
     status, _, err = run(poisson(data, tmp_path / "out"), capsys)
     assert status == 2 and err.startswith("error: ppm-synthesize stopped on an unexpected KeyError, a bug")

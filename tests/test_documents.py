@@ -127,10 +127,11 @@ def test_the_glossary_lists_every_synthesizer_of_the_registry(monkeypatch):
     glossary = (ROOT / "book" / "glossary.md").read_text()
     assert "{{ scheme_glossary }}" in glossary
     terms = [line for line in sphinx_ext.scheme_glossary().splitlines() if line and not line.startswith((" ", "`"))]
-    assert terms == [name for s in schemes.REGISTRY.values() for name in (s.key, s.alias) if name]
+    assert terms == [name for s in schemes.REGISTRY.values() if s.shown for name in (s.key, s.alias) if name]
     assert {"DPweighted", "EMweighted", "Countweighted", "LW_final", "CW_final", "Unweighted"} <= set(terms)
     # a synthesizer added to the registry appears in the glossary without editing it
-    extra = schemes.Scheme("NEW", "lw", "a new synthesizer", alias="Newweighted", base="LW", releasable=True)
+    extra = schemes.Scheme("NEW", "lw", "pseudo posterior", "local", "a new synthesizer", released="local",
+                           alias="Newweighted", base="LW")
     monkeypatch.setattr(schemes, "REGISTRY", {**schemes.REGISTRY, "NEW": extra})
     text = sphinx_ext.scheme_glossary()
     assert "\nNEW\nNewweighted\n   A new synthesizer. Built on LW. `ppm-synthesize` can release it." in text

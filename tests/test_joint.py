@@ -206,7 +206,7 @@ def test_a_record_extreme_in_one_variable_only_gets_a_low_weight_under_the_joint
 @pytest.mark.stan
 def test_a_joint_release_states_the_joint_epsilon_and_nothing_confidential(extreme_pair, tmp_path):
     df, unweighted = extreme_pair
-    csv_path, json_path = unweighted.release(tmp_path / "pair")
+    csv_path, json_path = ppmlib.release(unweighted, tmp_path / "pair")
     table = pd.read_csv(csv_path)
     assert list(table.columns) == [f"dataset_{l}_{v}" for l in range(1, 6) for v in ("u", "v")]
     np.testing.assert_array_equal(table["dataset_3_v"], unweighted.synthetic_of("v")[2])

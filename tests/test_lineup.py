@@ -14,7 +14,10 @@ def test_standard_names_are_the_books_one_name_each_with_aliases():
     assert list(lu.STANDARD) == ["Unweighted", "LW", "LW_final", "CW", "CW_final", "SW", "CM", "WCM", "Strict weighted",
                                  "IR_marginal", "IR_pairwise"]
     assert lu.member("LW", alias=lu.ALIASES["LW"]).label == "LW (DPweighted)"
-    assert lu.member("SW").match == "LW" and lu.member("SW", match=4.0).match == 4.0
+    assert lu.member("SW").match == "LW" and lu.member("SW", epsilon=4.0).epsilon == 4.0
+    assert lu.member("SW", epsilon=4.0).match is None      # a target epsilon replaces the member to match
+    with pytest.raises(ValueError, match="epsilon=4.0"):
+        lu.Member("SW", "sw", base="Unweighted", match=4.0)
     assert lu.member("LW", c=0.7, g=-0.1).settings == {"c": 0.7, "g": -0.1}
 
 
@@ -99,7 +102,7 @@ def test_reweighting_comparison_through_the_runner_keeps_every_seed():
 @pytest.mark.stan
 def test_lw_final_reweights_lw_at_equal_delta_and_epsilon_targets_are_met():
     y = ppmlib.datasets.simulate.nb_mixture(200, (100, 100), (5, 20), (0.2, 0.8), seed=4)
-    res = lu.run(["Unweighted", "LW", lu.member("LW_final", tau=0.1), lu.member("SW", match=6.0, rtol=0.03)],
+    res = lu.run(["Unweighted", "LW", lu.member("LW_final", tau=0.1), lu.member("SW", epsilon=6.0, rtol=0.03)],
                  "negbin", y, m=3, sampler=TINY, seed=5, progress=False)
     assert abs(res["LW_final"].delta - res["LW"].delta) < 0.1
     assert res["LW_final"].weights.mean() > res["LW"].weights.mean()   # re-weighting spends the budget
@@ -113,7 +116,7 @@ def test_lw_matched_to_an_epsilon_on_a_regression_with_X_and_a_prior():
     rng = np.random.default_rng(6)
     X = np.column_stack([np.ones(120), rng.normal(size=120)])
     y = X @ [1.0, 0.5] + rng.standard_t(4, 120) * 0.5
-    res = lu.run(["Unweighted", lu.member("LW", match=5.0, tau=0.1)], "normal", y, X=X,
+    res = lu.run(["Unweighted", lu.member("LW", epsilon=5.0, tau=0.1)], "normal", y, X=X,
                  prior={"prior_beta_sd": 5.0}, m=3, sampler=TINY, seed=7, progress=False)
     lw = res["LW"]
     assert abs(lw.epsilon - 5.0) <= 2 * 0.1 and lw.calibration["target_epsilon"] == 5.0
@@ -125,7 +128,7 @@ def test_run_records_each_members_wall_time():
     rng = np.random.default_rng(8)
     X = np.column_stack([np.ones(120), rng.integers(0, 2, 120)])
     y = X @ [1.0, 0.5] + rng.normal(0, 0.3, 120)
-    res = lu.run(["Unweighted", lu.member("LW", match=3.0, tau=0.1)], "normal", y, X=X, m=2, sampler=TINY, seed=2,
+    res = lu.run(["Unweighted", lu.member("LW", epsilon=3.0, tau=0.1)], "normal", y, X=X, m=2, sampler=TINY, seed=2,
                  progress=False)
     assert abs(res["LW"].epsilon - 3.0) <= 0.2
     assert res["LW"].fit.X is not None and res["LW"].fit.X.shape == (120, 2)

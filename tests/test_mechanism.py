@@ -86,16 +86,18 @@ def test_missing_or_foreign_settings_are_errors(scheme, settings, match):
 
 
 def test_registry_holds_labels_settings_and_weights():
-    assert {k: s.label for k, s in mechanism.SCHEMES.items()} == {
+    from ppmlib.mechanism.schemes import REGISTRY, by_kind
+    made = {s.kind: s.key for s in REGISTRY.values() if s.make is not None}
+    assert made == {
         "unweighted": "Unweighted", "lw": "LW", "cw": "CW", "sw": "SW", "custom": "Custom", "cm": "CM", "wcm": "WCM",
         "strict_weighted": "Strict weighted", "ir": "IR_marginal", "pairwise": "IR_pairwise"}
     y = np.array([1, 2, 3, 30])
-    cw = mechanism.SCHEMES["cw"]
+    cw = by_kind("cw")
     settings = {**cw.resolve({"radius": 2.0}), "q": 1.0}
     # isolation risks by hand: records outside the closed ball of radius 2 around each value
     np.testing.assert_allclose(cw.make(y, settings), [0.75, 0.75, 0.75, 0.25])
     assert cw.recorded(settings) == {"c": 1.0, "g": 0.0, "radius": 2.0, "relative": False}
-    np.testing.assert_array_equal(mechanism.SCHEMES["sw"].make(y, {"a": 0.3, "q": 1.0}), np.full(4, 0.3))
+    np.testing.assert_array_equal(by_kind("sw").make(y, {"a": 0.3, "q": 1.0}), np.full(4, 0.3))
 
 
 @pytest.mark.stan

@@ -11,6 +11,7 @@ from ppmlib.datasets.design import interaction_design
 from ppmlib.datasets.model_choice import AUTO_LOG_MODEL, LOG_SYNTHESIZERS, bins_prior, has_censored_fit, model_design
 from ppmlib.errors import BadArgument
 from ppmlib.release import command as cmd
+from ppmlib.release import data as rdata
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "models.json"
 
@@ -48,14 +49,14 @@ def test_each_name_has_its_family_and_design(wages):
                                                     ("normal", "normal", 5)])
 def test_the_command_prepares_each_log_model(wages, model, family, columns):
     """Numeric predictors enter as main effects, the categorical ones with their interactions."""
-    prepared = cmd.prepare(wages, "wage", model, ("region", "hours", "years"))
+    prepared = rdata.prepare(wages, "wage", model, ("region", "hours", "years"))
     assert prepared.family == family and prepared.X.shape == (300, columns)
-    assert prepared.log_scale and cmd.design_columns(wages, ("region", "hours", "years"),
+    assert prepared.log_scale and rdata.design_columns(wages, ("region", "hours", "years"),
                                                      interactions=model != "normal") == columns
 
 
 def test_auto_takes_the_model_chosen_on_public_files(wages):
-    assert cmd.prepare(wages, "wage", "auto", ("region", "hours")).model == AUTO_LOG_MODEL
+    assert rdata.prepare(wages, "wage", "auto", ("region", "hours")).model == AUTO_LOG_MODEL
 
 
 def test_the_binned_models_bins_are_the_public_bounds():

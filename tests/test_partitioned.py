@@ -80,3 +80,17 @@ def test_a_scheduler_that_does_not_answer_fails_fast_and_names_the_address():
         with connected("tcp://127.0.0.1:1", timeout=1.0):
             pass
     assert time.perf_counter() - start < 15
+
+
+def test_the_partitioned_weights_are_lw_over_the_file_wide_range():
+    # lw_from_bounds at the finite f's own range is lw_weights, also with a record whose f is not finite
+    from ppmlib.mechanism.weights import lw_from_bounds, lw_weights
+    rng = np.random.default_rng(3)
+    L = -np.abs(rng.normal(size=(40, 30)))
+    L[:, 7] = -np.inf
+    f = np.abs(L).max(axis=0)
+    finite = f[np.isfinite(f)]
+    np.testing.assert_allclose(lw_from_bounds(f, 0.8, 0.1, finite.min(), finite.max()), lw_weights(L, c=0.8, g=0.1))
+    # a column of candidate scales gives one row of weights each
+    rows = lw_from_bounds(f, np.array([[0.5], [1.0]]), 0.0, finite.min(), finite.max())
+    np.testing.assert_allclose(rows[1], lw_weights(L)) and np.testing.assert_allclose(rows[0], lw_weights(L, c=0.5))

@@ -24,7 +24,7 @@ def _secret_strings(result):
 
 @pytest.mark.stan
 def test_release_holds_only_synthetic_values_and_epsilon(lw, tmp_path):
-    csv_path, json_path = lw.release(tmp_path / "lw_release")
+    csv_path, json_path = release(lw, tmp_path / "lw_release")
     table = pd.read_csv(csv_path)
     assert list(table.columns) == [f"dataset_{j}" for j in range(1, 6)]
     np.testing.assert_array_equal(table.to_numpy().T, lw.synthetic)
@@ -51,14 +51,14 @@ def test_release_holds_only_synthetic_values_and_epsilon(lw, tmp_path):
 def test_budget_refuses_and_writes_nothing(lw, tmp_path):
     total = 5 * lw.epsilon
     with pytest.raises(ValueError, match=r"release refused: 5 datasets .* > max_epsilon"):
-        lw.release(tmp_path / "r", max_epsilon=0.99 * total)
+        release(lw, tmp_path / "r", max_epsilon=0.99 * total)
     assert list(tmp_path.iterdir()) == []
-    lw.release(tmp_path / "r", max_epsilon=1.01 * total)
+    release(lw, tmp_path / "r", max_epsilon=1.01 * total)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.json"]
     with pytest.raises(FileExistsError, match="overwrite=True"):
-        lw.release(tmp_path / "r.csv")
+        release(lw, tmp_path / "r.csv")
     with pytest.raises(ValueError, match="max_epsilon must lie in"):
-        lw.release(tmp_path / "s", max_epsilon=-1.0)
+        release(lw, tmp_path / "s", max_epsilon=-1.0)
 
 
 @pytest.mark.stan
@@ -74,7 +74,7 @@ def test_a_failed_rename_leaves_neither_file(lw, tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "replace", second_rename_fails)
     with pytest.raises(OSError, match="disk full"):
-        lw.release(tmp_path / "half")
+        release(lw, tmp_path / "half")
     assert list(tmp_path.iterdir()) == []  # neither the csv nor any temp file
 
 
@@ -227,9 +227,9 @@ def test_replacing_a_two_file_release_warns_and_names_the_folder_call(tmp_path):
     base = ppmlib.example_fit()
     made = [ppmlib.synthesizer("poisson", base.y, "lw", base=base, c=0.5, m=m, sampler=ConjugateSampler(), seed=3)
             for m in (3, 2)]
-    made[0].release(tmp_path / "r")
+    release(made[0], tmp_path / "r")
     with pytest.warns(FutureWarning, match=r"ppmlib\.release\(synthesis, folder, table=records, column=name"):
-        made[1].release(tmp_path / "r", overwrite=True)
+        release(made[1], tmp_path / "r", overwrite=True)
     assert load(tmp_path / "r")[1]["m_datasets"] == 2
     # the folder form: replaced in one step, even where os.rename would fail between two renames
     folder = release(made[0], tmp_path / "f", table=pd.DataFrame({"y": base.y}), column="y")

@@ -9,7 +9,7 @@ import pytest
 
 from ppmlib.mechanism import ledger as L
 from ppmlib.release import report
-from ppmlib.release.command import prepare
+from ppmlib.release.data import prepare
 
 GOOD = {"max_rhat": 1.001, "min_ess_bulk": 900.0, "min_ess_tail": 800.0, "divergences": 0, "chains": 4, "draws": 4000}
 

@@ -178,20 +178,22 @@ def test_laplace_table_at_huge_epsilon_is_the_exact_table():
 
 def test_release_holds_the_pair_and_the_public_columns_never_alpha(small_survey, tmp_path):
     from ppmlib.errors import BudgetExceeded
-    from ppmlib.release import load
+    from ppmlib.release import load, release
 
     s = survey.survey_synthesizer(small_survey, "yedu", "w", ["sex", "insured"], epsilon=3.0, m=2, draws=100,
                                   centre=12, seed=2)
     with pytest.raises(BudgetExceeded, match="Nothing was written"):
-        s.release(tmp_path / "survey", max_epsilon=1.0)
+        release(s, tmp_path / "survey", max_epsilon=1.0)
     assert not any(tmp_path.iterdir())
-    s.release(tmp_path / "survey", max_epsilon=10.0)
+    release(s, tmp_path / "survey", max_epsilon=10.0)
     table, meta = load(tmp_path / "survey")
     assert list(table.columns) == ["sex", "insured", "dataset_1_yedu", "dataset_1_w", "dataset_2_yedu", "dataset_2_w"]
     np.testing.assert_allclose(table["dataset_2_w"], s.synthetic_weights[1])
     assert meta["total_epsilon"] == pytest.approx(2 * s.epsilon)
-    assert meta["synthesized_columns"] == ["yedu", "w"]
-    assert "alpha" not in (tmp_path / "survey.json").read_text()
+    assert meta["variables"] == ["yedu", "w"] and "whole record" in meta["epsilon_covers"]
+    written = (tmp_path / "survey.json").read_text()
+    assert '"alpha"' not in written and '"weights"' not in written
+    assert not any(repr(float(a)) in written for a in s.weights[s.weights < 1][:20])
     assert not np.isin(table[["dataset_1_w", "dataset_2_w"]].to_numpy(), small_survey["w"].to_numpy()).any()
 
 
@@ -212,6 +214,8 @@ def test_release_tables_put_the_confidential_table_beside_the_combined_synthetic
 def test_privacy_statement_names_neighbours_database_and_totals(small_survey):
     s = survey.survey_synthesizer(small_survey, "yedu", "w", ["sex", "insured"], epsilon=2.0, m=4, draws=100,
                                   centre=12, seed=3)
-    text = s.privacy_statement()
-    assert "removal neighbours" in text and "this database" in text
-    assert f"m * epsilon = {4 * s.epsilon:.3g}" in text and "whole record" in text
+    from ppmlib.mechanism.ledger import of_release
+    text = "\n".join(of_release(s).statement())     # the one statement: the manifest's and the report's
+    assert "this database only (removal of one of its records" in text
+    assert f"basic composition of m = 4 datasets: ({4 * s.epsilon:.4g}, 0)-DP" in text
+    assert "whole record" in s.model_entry()["epsilon_covers"]

@@ -14,6 +14,7 @@ from bs4 import BeautifulSoup
 
 import ppmlib
 from ppmlib.release import command as syn
+from ppmlib.release import data as rdata, plan as rplan
 
 TINY = ppmlib.Sampler(chains=2, draws=100, warmup=100)
 TINY_ARGS = ["--chains", "2", "--draws", "100"]
@@ -50,7 +51,7 @@ def refused(capsys, argv, out, message):
 # --- loading and checking, no Stan -------------------------------------------------------------
 
 def test_cps1988_is_the_public_wage_file_as_the_data_card_says():
-    table = syn.load_table("cps1988")
+    table = rdata.load_table("cps1988")
     assert table.shape == (28155, 7)
     assert list(table.columns) == ["wage", "education", "experience", "ethnicity", "smsa", "region", "parttime"]
     assert table["wage"].min() == pytest.approx(50.05) and table["wage"].max() == pytest.approx(18777.2)
@@ -61,26 +62,26 @@ def test_csv_and_parquet_give_the_same_table(tmp_path):
     frame = wages()
     frame.to_csv(tmp_path / "w.csv", index=False)
     frame.to_parquet(tmp_path / "w.parquet")
-    pd.testing.assert_frame_equal(syn.load_table(tmp_path / "w.csv"), syn.load_table(tmp_path / "w.parquet"))
+    pd.testing.assert_frame_equal(rdata.load_table(tmp_path / "w.csv"), rdata.load_table(tmp_path / "w.parquet"))
     with pytest.raises(ValueError, match=r"must be a \.csv or \.parquet file, got '\.txt'"):
         (tmp_path / "w.txt").write_text("x")
-        syn.load_table(tmp_path / "w.txt")
+        rdata.load_table(tmp_path / "w.txt")
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        syn.load_table(tmp_path / "nope.csv")
+        rdata.load_table(tmp_path / "nope.csv")
 
 
 def test_prepare_builds_log_y_one_hot_and_standardized_columns():
     frame = wages()
-    p = syn.prepare(frame, "salary", "normal", ["grade", "age"])
+    p = rdata.prepare(frame, "salary", "normal", ["grade", "age"])
     assert p.terms == ("(Intercept)", "grade=b", "grade=c", "age")
     np.testing.assert_allclose(p.y, np.log(frame["salary"]))
     np.testing.assert_allclose(p.X[:, 1], (frame["grade"] == "b").astype(float))
     assert p.X[:, 3].mean() == pytest.approx(0, abs=1e-12) and p.X[:, 3].std() == pytest.approx(1)
-    mixture = syn.prepare(frame, "salary", "mixture", "grade,age")
+    mixture = rdata.prepare(frame, "salary", "mixture", "grade,age")
     assert mixture.prior == {"prior_centre_mean": round(float(np.log(frame["salary"]).mean()), 1)}
-    assert syn.prepare(frame, "visits").model == "negbin"            # auto: counts without predictors
-    assert syn.prepare(frame, "salary").model == "normal"            # auto: anything else, on the log scale
-    np.testing.assert_array_equal(syn.prepare(frame, "visits", "poisson").y, frame["visits"])
+    assert rdata.prepare(frame, "visits").model == "negbin"            # auto: counts without predictors
+    assert rdata.prepare(frame, "salary").model == "normal"            # auto: anything else, on the log scale
+    np.testing.assert_array_equal(rdata.prepare(frame, "visits", "poisson").y, frame["visits"])
 
 
 def test_nested_predictors_keep_only_independent_columns_and_the_mixture_fits_them():
@@ -89,16 +90,16 @@ def test_nested_predictors_keep_only_independent_columns_and_the_mixture_fits_th
     frame = wages(60)
     frame["region"] = np.where(frame.index % 3 == 0, "north", np.where(frame.index % 3 == 1, "east", "west"))
     frame["band"] = np.where(frame["region"] == "north", "cold", "warm")
-    p = syn.prepare(frame, "salary", "mixture", ["region", "band"])
+    p = rdata.prepare(frame, "salary", "mixture", ["region", "band"])
     assert p.terms == ("(Intercept)", "region=north", "region=west")          # band=warm = 1 - region=north
     assert np.linalg.matrix_rank(p.X) == p.X.shape[1]
     ppmlib.models.families.family("mixture").check_X(p.X, len(p.y))                    # refused before
 
 
 def test_minimum_records_counts_every_coefficient_of_every_component():
-    assert syn.minimum_records("negbin") == 20
-    assert syn.minimum_records("normal", 6) == 30
-    assert syn.minimum_records("mixture", 6, {"K": 3}) == 90
+    assert rdata.minimum_records("negbin") == 20
+    assert rdata.minimum_records("normal", 6) == 30
+    assert rdata.minimum_records("mixture", 6, {"K": 3}) == 90
 
 
 @pytest.mark.parametrize("change, args, message", [
@@ -122,26 +123,26 @@ def test_minimum_records_counts_every_coefficient_of_every_component():
 def test_prepare_refuses_what_the_model_cannot_take(change, args, message):
     frame = wages() if change is None else change(wages())
     with pytest.raises(ValueError) as err:
-        syn.prepare(frame, **args)
+        rdata.prepare(frame, **args)
     assert message in str(err.value)
 
 
 def test_too_few_records_counts_the_mixture_components():
     with pytest.raises(ValueError, match=r"50 records are too few for the mixture model with 4 design .* at least 60"):
-        syn.prepare(wages(50), "salary", "mixture", ["grade", "age"])
+        rdata.prepare(wages(50), "salary", "mixture", ["grade", "age"])
 
 
 def test_errors_never_show_a_confidential_value():
     frame = wages().assign(salary=lambda f: f["salary"] * np.where(np.arange(120) == 7, -1, 1))
     with pytest.raises(ValueError) as err:
-        syn.prepare(frame, "salary", "normal")
+        rdata.prepare(frame, "salary", "normal")
     assert "1 values <= 0" in str(err.value)
     assert str(frame.loc[7, "salary"]) not in str(err.value) and str(-frame.loc[7, "salary"]) not in str(err.value)
 
 
 def test_drop_missing_drops_and_counts():
     frame = wages().assign(grade=lambda f: f["grade"].where(f.index % 30 > 0))
-    p = syn.prepare(frame, "salary", "normal", ["grade"], drop_missing=True)
+    p = rdata.prepare(frame, "salary", "normal", ["grade"], drop_missing=True)
     assert p.dropped == 4 and p.n == 116
 
 
@@ -152,10 +153,10 @@ def test_drop_missing_drops_and_counts():
     ("cw", None, 0.5, ["Unweighted", "CW"], "CW"),
 ])
 def test_lineup_for_each_weighting(weighting, epsilon, radius, members, released):
-    lineup, name = syn.lineup_for(weighting, epsilon, radius)
+    lineup, name = rplan.lineup_for(weighting, epsilon, radius)
     assert [m if isinstance(m, str) else m.name for m in lineup] == members and name == released
     if epsilon is not None:
-        assert lineup[1].match == 5.0
+        assert lineup[1].epsilon == 5.0 and lineup[1].match is None
     if radius is not None:
         assert lineup[1].settings == {"radius": 0.5, "relative": False}
 

@@ -32,7 +32,7 @@ draws from each model, the trees) is seeded.
 """
 from __future__ import annotations
 
-__all__ = ["Table", "histogram", "aim", "mst", "cart", "unweighted", "zcdp_rho", "PEERS", "frames_of", "run"]
+__all__ = ["Table", "histogram", "aim", "mst", "cart", "unweighted", "zcdp_rho", "Peer", "PEERS", "frames_of", "run"]
 
 import logging
 import time
@@ -459,10 +459,28 @@ def frames_of(synthetic, data: pd.DataFrame, column: str, transform: Callable | 
     return [data.assign(**{column: transform(row) if transform else row}).reset_index(drop=True) for row in synthetic]
 
 
-#: The peers by name: (function, takes an epsilon, needs keys). AIM and MST choose among marginals of
-#: two or more columns; on a single column (no keys) they have nothing to choose and are not run.
-PEERS = {"Histogram": (histogram, True, False), "AIM": (aim, True, True), "MST": (mst, True, True),
-         "CART": (cart, False, False)}
+@dataclass(frozen=True)
+class Peer:
+    """One peer of the comparison.
+
+    Attributes
+    ----------
+    make : callable
+        ``(data, table, epsilon, *, m, seed, **settings)`` -> m synthetic DataFrames.
+    takes_epsilon : bool
+        It is run at each epsilon (False: once, without a privacy guarantee, as CART).
+    needs_keys : bool
+        It chooses among marginals of two or more columns: on a single column (no keys) it has
+        nothing to choose and is not run (AIM, MST).
+    """
+    make: Callable
+    takes_epsilon: bool = True
+    needs_keys: bool = False
+
+
+#: The peers by name.
+PEERS = {"Histogram": Peer(histogram), "AIM": Peer(aim, needs_keys=True), "MST": Peer(mst, needs_keys=True),
+         "CART": Peer(cart, takes_epsilon=False)}
 
 
 def run(names, data: pd.DataFrame, table: Table, epsilons, *, m: int = 20, seed=0, settings: dict | None = None,
@@ -505,11 +523,11 @@ def run(names, data: pd.DataFrame, table: Table, epsilons, *, m: int = 20, seed=
     if unknown:
         raise BadArgument(f"unknown peer(s) {unknown}; choose from {list(PEERS)}")
     epsilons = [_checks.real(e, "epsilons[...]", low=0, low_open=True) for e in epsilons]
-    jobs = [(name, eps) for name in names if table.keys or not PEERS[name][2]
-            for eps in (epsilons if PEERS[name][1] else [None])]
+    jobs = [(name, eps) for name in names if table.keys or not PEERS[name].needs_keys
+            for eps in (epsilons if PEERS[name].takes_epsilon else [None])]
     out = {}
     for (name, eps), job_seed in zip(progress_bar(jobs, desc="peers", enabled=progress), seeds(seed, len(jobs))):
         start = time.perf_counter()
-        releases = PEERS[name][0](data, table, eps, m=m, seed=job_seed, **settings.get(name, {}))
+        releases = PEERS[name].make(data, table, eps, m=m, seed=job_seed, **settings.get(name, {}))
         out[(name, eps)] = (releases, time.perf_counter() - start)
     return out

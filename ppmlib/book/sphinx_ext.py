@@ -41,6 +41,9 @@ CHAPTER_OF_KIND = {"unweighted": "vector_weighted", "lw": "vector_weighted", "cw
 
 #: What each guarantee of the registry means, in the glossary's words.
 GUARANTEES = {"none": "none: it is not differentially private",
+              "strict": "ε per dataset for every database, against adding or removing one record",
+              "strict, weights as given": "ε per dataset for every database, against adding or removing one "
+                                          "record, with its weights held as given (they come from the data)",
               "local": "ε = 2Δ per dataset for this database against its removal neighbours, "
                        "with the weights treated as fixed (a local guarantee)"}
 
@@ -60,7 +63,7 @@ def scheme_glossary() -> str:
     """
     from ppmlib.mechanism.schemes import REGISTRY
     lines = ["```{glossary}"]
-    for s in REGISTRY.values():
+    for s in (s for s in REGISTRY.values() if s.shown):
         lines += [s.key] + ([s.alias] if s.alias else [])
         facts = [f"Built on {s.base}." if s.base else "",
                  f"Its Δ is matched to {s.match}'s." if s.match else "",

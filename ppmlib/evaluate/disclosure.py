@@ -23,7 +23,7 @@ from __future__ import annotations
 
 __all__ = ["DEFAULT_OFFSETS", "AttributeRisk", "attribute_risk", "synthetic_log_lik", "log_weights", "risk_inputs",
            "guess_table", "risk_summary", "risk_by_draws", "risk_by_m", "generating_sigma", "risk_by_dataset",
-           "expected_risk", "IdentificationRisk", "identification_risk"]
+           "expected_risk", "IdentificationRisk", "identification_risk", "joint_attribute_risk"]
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -777,3 +777,49 @@ def identification_risk(confidential, synthetic, keys, synthesized, radius=None,
         tmr = ((c * own) == 1).sum(axis=0) / len(confidential)
         fmr = np.where(unique > 0, ((c * (1 - own)) == 1).sum(axis=0) / np.maximum(unique, 1), np.nan)
     return IdentificationRisk(emr, tmr, fmr, unique, c, own)
+
+
+def joint_attribute_risk(synthesis, variable: str, H: int, *, datasets: int = 1, offsets=None,
+                   knows_weights: bool = True) -> AttributeRisk:
+    """Attribute-disclosure risk of one normal conditional's variable in the joint release.
+
+    The intruder knows every other record, record i's other variables (its true values of the
+    ``given`` variables), the model and the first ``datasets`` synthetic datasets. In those, the
+    variable was drawn given the *synthetic* earlier variables, so the likelihood of the synthetic
+    data uses the synthetic design, and the importance ratios of the guesses the true one
+    (:func:`ppmlib.attribute_risk` with ``mu_synthetic``). The earlier conditionals do not involve
+    the variable, so their factor of p(Z | guess) is the same for every guess and drops out.
+
+    Parameters
+    ----------
+    synthesis : ppmlib.mechanism.joint.JointSynthesis
+    variable : str
+        A variable synthesized by a "normal" conditional.
+    H : int
+        Evenly spaced draws of that conditional's fit used by the importance sampler.
+    datasets : int
+        How many of the released datasets the intruder uses (their likelihoods multiply).
+    offsets : array_like, optional
+        Guesses relative to the truth (default: ``ppmlib.evaluate.disclosure.DEFAULT_OFFSETS``).
+    knows_weights : bool
+        Raise record i's ratios to its weight alpha_ij (an intruder who knows the weights).
+
+    Returns
+    -------
+    ppmlib.AttributeRisk
+    """
+    from dataclasses import replace
+    if variable not in synthesis.variables:
+        raise BadArgument(f"unknown variable {variable!r}; this synthesis has {list(synthesis.variables)}")
+    datasets = _checks.integer(datasets, "datasets", low=1)
+    if datasets > synthesis.synthetic.shape[0]:
+        raise BadArgument(f"datasets = {datasets}, but the synthesis holds {synthesis.synthetic.shape[0]}")
+    j = synthesis.variables.index(variable)
+    cond, fit = synthesis.conditionals[j], synthesis.parts[variable].fit
+    mu, sigma = risk_inputs(fit, H)
+    predictors = fit.X[:, :fit.X.shape[1] - len(cond.given)]  # Conditional.design puts the given columns last
+    mu_synthetic = np.stack([
+        risk_inputs(replace(fit, X=cond.design(predictors, {v: synthesis.synthetic_of(v)[l] for v in cond.given})), H)[0]
+        for l in range(datasets)])
+    return attribute_risk(fit.y, synthesis.synthetic[:datasets, :, j], mu, sigma, offsets,
+                           synthesis.weights[:, j] if knows_weights else None, mu_synthetic=mu_synthetic)

@@ -41,7 +41,7 @@ predictors, the next given the predictors and the *synthetic* first, and so on.
 from __future__ import annotations
 
 __all__ = ["SCHEMES", "Conditional", "JointBounds", "JointSynthesis", "joint_bounds", "accumulate_bounds", "joint_synthesizer",
-           "synthesize_sequentially", "match_joint", "attribute_risk", "pair_statistics", "pair_long_table"]
+           "synthesize_sequentially", "match_joint", "pair_statistics", "pair_long_table"]
 
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
@@ -61,7 +61,6 @@ from ppmlib.errors import BadArgument
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ppmlib.evaluate.disclosure import AttributeRisk
 
 #: The weighting schemes of :func:`joint_synthesizer`, with what each gives a record.
 SCHEMES = {
@@ -325,25 +324,6 @@ class JointSynthesis:
                     "min bulk ESS": d["min_ess_bulk"], "divergences": d["divergences"]})
         return row
 
-    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False):
-        """Write the m joint synthetic datasets and their budget (the joint epsilon), atomically.
-
-        Never writes the weights, bounds, draws or confidential values. See :func:`ppmlib.release.release`.
-
-        Parameters
-        ----------
-        path, max_epsilon, overwrite
-            As for :func:`ppmlib.release.release`; the budget checked is m times the joint epsilon, and the CSV
-            has one column per dataset and variable (``dataset_1_<variable>``, ...).
-
-        Returns
-        -------
-        csv_path, json_path : pathlib.Path
-            The two files written.
-        """
-        from ppmlib.release import release
-        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite)
-
 
 def _conditionals(conditionals, data) -> tuple:
     if not hasattr(data, "columns"):
@@ -540,54 +520,6 @@ def match_joint(make: Callable[[float], JointSynthesis], target: float, *, on: s
                         max_iter=max_iter, progress=progress)
     found.joint.calibration = {**found.calibration, "on": "composed Delta"}
     return found.joint
-
-
-def attribute_risk(synthesis: JointSynthesis, variable: str, H: int, *, datasets: int = 1, offsets=None,
-                   knows_weights: bool = True) -> "AttributeRisk":
-    """Attribute-disclosure risk of one normal conditional's variable in the joint release.
-
-    The intruder knows every other record, record i's other variables (its true values of the
-    ``given`` variables), the model and the first ``datasets`` synthetic datasets. In those, the
-    variable was drawn given the *synthetic* earlier variables, so the likelihood of the synthetic
-    data uses the synthetic design, and the importance ratios of the guesses the true one
-    (:func:`ppmlib.attribute_risk` with ``mu_synthetic``). The earlier conditionals do not involve
-    the variable, so their factor of p(Z | guess) is the same for every guess and drops out.
-
-    Parameters
-    ----------
-    synthesis : JointSynthesis
-    variable : str
-        A variable synthesized by a "normal" conditional.
-    H : int
-        Evenly spaced draws of that conditional's fit used by the importance sampler.
-    datasets : int
-        How many of the released datasets the intruder uses (their likelihoods multiply).
-    offsets : array_like, optional
-        Guesses relative to the truth (default: ``ppmlib.evaluate.disclosure.DEFAULT_OFFSETS``).
-    knows_weights : bool
-        Raise record i's ratios to its weight alpha_ij (an intruder who knows the weights).
-
-    Returns
-    -------
-    ppmlib.AttributeRisk
-    """
-    from ppmlib.evaluate.disclosure import attribute_risk as _attribute_risk
-    from ppmlib.evaluate.disclosure import risk_inputs
-
-    if variable not in synthesis.variables:
-        raise BadArgument(f"unknown variable {variable!r}; this synthesis has {list(synthesis.variables)}")
-    datasets = _checks.integer(datasets, "datasets", low=1)
-    if datasets > synthesis.synthetic.shape[0]:
-        raise BadArgument(f"datasets = {datasets}, but the synthesis holds {synthesis.synthetic.shape[0]}")
-    j = synthesis.variables.index(variable)
-    cond, fit = synthesis.conditionals[j], synthesis.parts[variable].fit
-    mu, sigma = risk_inputs(fit, H)
-    predictors = fit.X[:, :fit.X.shape[1] - len(cond.given)]  # Conditional.design puts the given columns last
-    mu_synthetic = np.stack([
-        risk_inputs(replace(fit, X=cond.design(predictors, {v: synthesis.synthetic_of(v)[l] for v in cond.given})), H)[0]
-        for l in range(datasets)])
-    return _attribute_risk(fit.y, synthesis.synthetic[:datasets, :, j], mu, sigma, offsets,
-                           synthesis.weights[:, j] if knows_weights else None, mu_synthetic=mu_synthetic)
 
 
 # --- utility of the joint release: estimands of a pair of variables ---------------------------------

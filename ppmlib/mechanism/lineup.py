@@ -1,20 +1,21 @@
 """One lineup of synthesizers for every study.
 
 A study names its synthesizers as a *lineup*: an ordered tuple of :class:`Member` descriptions.
-Each member says which kind of step makes it (a weighting scheme of
-:data:`ppmlib.mechanism.synthesis.SCHEMES`, or the re-weighting ``"final"``), which earlier member it is
+Each member says which kind of step makes it (the ``kind`` of a synthesizer of
+:data:`ppmlib.mechanism.schemes.REGISTRY`, or the re-weighting ``"final"``), which earlier member it is
 built on (``base``: LW's risks come from the unweighted fit, LW_final re-weights LW), what it is
-matched to (``match``: the name of an earlier member for equal Delta, or a number for a target
-epsilon), its settings, and how tables show it (label, the paper's alias).
+matched to (``match``: the name of an earlier member, for equal Delta; or ``epsilon``: a target
+epsilon per dataset), its settings, and how tables show it (label, the paper's alias).
 :func:`run` executes a lineup on one data set, passing fits, seeds and matched targets from step
 to step, and returns one :class:`Results` (a dict name -> :class:`ppmlib.Synthesis`).
 
 The book's synthesizers have one name each, registered once in
 :data:`ppmlib.mechanism.schemes.REGISTRY` and offered as members by :data:`STANDARD`; a chapter asks for
 them with :func:`member` (``member("LW", c=0.7)``) and, where it follows a paper's vocabulary,
-shows the alias (``member("LW", alias="DPweighted")`` is labelled "LW (DPweighted)"). A new kind
-of step is one entry of :data:`KINDS`; a new standard synthesizer is one entry of the registry,
-and every study can then name it.
+shows the alias (``member("LW", alias="DPweighted")`` is labelled "LW (DPweighted)"). A new
+synthesizer is one entry of the registry with the function that makes its weights, and every study
+can then name it: :data:`KINDS` runs it through :func:`ppmlib.synthesizer` with its settings. Only a
+synthesizer made in a new way (a calibration search, a re-weighting) has a step of its own here.
 
 Seeds: ``run(..., seed=s)`` gives member j the j-th of ``ppmlib.seeds(s, len(lineup))``, so
 members keep their seeds when others are appended; ``seed=[s0, s1, ...]`` sets them one by one.
@@ -34,7 +35,8 @@ from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
 from ppmlib import _checks
-from ppmlib.mechanism.schemes import REGISTRY, aliases
+from ppmlib.mechanism import schemes as _schemes
+from ppmlib.mechanism.schemes import aliases
 from ppmlib.mechanism.synthesis import Synthesis, match_delta, match_sw, synthesizer
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.progress import progress_bar
@@ -51,13 +53,16 @@ class Member:
     name : str
         The book's name of the synthesizer and its key in the :class:`Results` ("LW", "LW_final").
     kind : str
-        A key of :data:`KINDS`: "unweighted", "lw", "cw", "sw", "custom" or "final" (re-weighting).
+        A key of :data:`KINDS`: the ``kind`` of a synthesizer of the registry ("unweighted", "lw",
+        "cw", "sw", "custom", "cm", ...) or "final" (re-weighting).
     base : str, optional
         The earlier member it is built on: LW's risks come from ``base``'s fit (the unweighted
         synthesizer), SW's first guess from ``base``'s Delta, "final" re-weights ``base``.
-    match : str or float, optional
-        The name of an earlier member whose Delta this one is calibrated to (equal privacy), or a
-        target epsilon per dataset (a number). None: the settings are used as given.
+    match : str, optional
+        The name of an earlier member whose Delta this one is calibrated to (equal privacy).
+    epsilon : float, optional
+        A target epsilon per dataset this one is calibrated to (not with ``match``). Neither: the
+        settings are used as given.
     settings : mapping
         The kind's settings (LW: c, g; CW: radius, relative, c, g; SW: a; final: tau, k0, max_iter;
         matching: rtol, tau, max_iter, c_range).
@@ -67,9 +72,24 @@ class Member:
     name: str
     kind: str
     base: str | None = None
-    match: str | float | None = None
+    match: str | None = None
     settings: Mapping = field(default_factory=dict)
     alias: str | None = None
+    epsilon: float | None = None
+
+    def __post_init__(self):
+        if self.match is not None and not isinstance(self.match, str):
+            raise BadArgument(f"{self.name}: match names an earlier member; a target epsilon is epsilon={self.match!r}")
+        if self.match is not None and self.epsilon is not None:
+            raise BadArgument(f"{self.name}: give match= (an earlier member) or epsilon= (a target), not both")
+        if self.epsilon is not None:
+            object.__setattr__(self, "epsilon", _checks.real(self.epsilon, f"{self.name}: epsilon (a target)",
+                                                             low=0, low_open=True))
+
+    @property
+    def matched(self) -> bool:
+        """It is calibrated: to an earlier member (``match``) or to a target ``epsilon``."""
+        return self.match is not None or self.epsilon is not None
 
     @property
     def label(self) -> str:
@@ -86,10 +106,10 @@ class Member:
         parts = [self.kind]
         if self.base:
             parts.append(f"on {self.base}")
-        if isinstance(self.match, str):
+        if self.match is not None:
             parts.append(f"Delta matched to {self.match}")
-        elif self.match is not None:
-            parts.append(f"epsilon {self.match:g}")
+        elif self.epsilon is not None:
+            parts.append(f"epsilon {self.epsilon:g}")
         shown = {k: v for k, v in self.settings.items() if not hasattr(v, "__len__") or isinstance(v, str)}
         if shown:
             parts.append(", ".join(f"{k}={v}" for k, v in shown.items()))
@@ -189,23 +209,26 @@ def _setting(member: Member, key: str, default):
 
 
 def _target_delta(member: Member, ctx: Context) -> float:
-    """The Delta a matched member must reach: an earlier member's, or half the target epsilon."""
-    if isinstance(member.match, str):
+    """The Delta a matched member must reach: an earlier member's, or the target epsilon's (epsilon = 2 Delta)."""
+    if member.match is not None:
         return ctx.done[member.match].delta
-    return _checks.real(member.match, f"{member.name}: match (a target epsilon)", low=0, low_open=True) / 2
+    return member.epsilon / 2
+
+
+def _target_epsilon(member: Member, ctx: Context) -> float:
+    """The epsilon a matched member must reach: the target, or an earlier member's Delta's (epsilon = 2 Delta)."""
+    if member.match is not None:
+        return 2 * ctx.done[member.match].delta
+    return member.epsilon
 
 
 def _plain(member: Member, ctx: Context, scheme: str, **settings) -> Synthesis:
     return synthesizer(ctx.model, ctx.y, scheme, seed=ctx.seed, name=member.name, **ctx.run, **settings)
 
 
-def _unweighted(member: Member, ctx: Context) -> Synthesis:
-    return _plain(member, ctx, "unweighted")
-
-
 def _lw(member: Member, ctx: Context) -> Synthesis:
     base = ctx.done[member.base]
-    if member.match is None:
+    if not member.matched:
         return _plain(member, ctx, "lw", base=base, c=_setting(member, "c", 1.0), g=_setting(member, "g", 0.0))
     run = {k: v for k, v in ctx.run.items() if k in ("X", "prior", "q", "m", "sampler")}
     shared = dict(tau=_setting(member, "tau", 0.05), g=_setting(member, "g", 0.0),
@@ -214,10 +237,10 @@ def _lw(member: Member, ctx: Context) -> Synthesis:
     if _predictable(member, base, run.get("q", 1.0)):
         from ppmlib.mechanism.calibration import calibrate_lw
         run.pop("q", None)
-        found = calibrate_lw(ctx.model, ctx.y, base, 2 * _target_delta(member, ctx), **shared, **run)
+        found = calibrate_lw(ctx.model, ctx.y, base, _target_epsilon(member, ctx), **shared, **run)
     else:
         from ppmlib.mechanism.reweighting import epsilon_curve
-        found = epsilon_curve(ctx.model, ctx.y, base, [2 * _target_delta(member, ctx)], **shared, **run)[0]
+        found = epsilon_curve(ctx.model, ctx.y, base, [_target_epsilon(member, ctx)], **shared, **run)[0]
     return replace(found, name=member.name)
 
 
@@ -235,7 +258,7 @@ def _predictable(member: Member, base: Synthesis, q: float) -> bool:
 def _cw(member: Member, ctx: Context) -> Synthesis:
     policy = dict(radius=_setting(member, "radius", None), relative=_setting(member, "relative", False),
                   c=_setting(member, "c", 1.0))
-    if member.match is None:
+    if not member.matched:
         return _plain(member, ctx, "cw", g=_setting(member, "g", 0.0), **policy)
     # CW is calibrated through its shift g, over which Delta rises (the 2020 paper's matching)
     return match_delta(lambda g: _plain(member, ctx, "cw", g=g, **policy), _target_delta(member, ctx),
@@ -245,34 +268,25 @@ def _cw(member: Member, ctx: Context) -> Synthesis:
 
 
 def _sw(member: Member, ctx: Context) -> Synthesis:
-    if member.match is None:
+    if not member.matched:
         return _plain(member, ctx, "sw", a=_setting(member, "a", None))
     return match_sw(ctx.model, ctx.y, _target_delta(member, ctx), ctx.done[member.base].delta, seed=ctx.seed,
                     rtol=_setting(member, "rtol", 0.03), max_iter=_setting(member, "max_iter", 12),
                     known=_setting(member, "known", ()), progress=ctx.progress, name=member.name, **ctx.run)
 
 
-def _risk_based(scheme: str):
-    """The step of an identification-risk scheme ("ir" marginal, "pairwise"): its weights from the data."""
-    def step(member: Member, ctx: Context) -> Synthesis:
-        return _plain(member, ctx, scheme, **{k: member.settings[k] for k in IR_SETTINGS if k in member.settings})
-    return step
-
-
-IR_SETTINGS = ("radius", "relative", "keys", "c", "g")
-
-
-def _custom(member: Member, ctx: Context) -> Synthesis:
-    return _plain(member, ctx, "custom", weights=_setting(member, "weights", None))
+def _made(member: Member, ctx: Context) -> Synthesis:
+    """The step of a synthesizer made by :func:`ppmlib.synthesizer` alone: its kind, with its settings."""
+    return _plain(member, ctx, member.kind, **member.settings)
 
 
 def _censoring_epsilon(member: Member, ctx: Context) -> float:
-    """A censored member's per-draw epsilon: its ``epsilon`` setting, a number ``match`` (the target
+    """A censored member's per-draw epsilon: its ``epsilon`` setting, its target ``epsilon`` (the
     epsilon itself: censoring needs no calibration), or the epsilon of the member ``match`` names."""
-    if isinstance(member.match, str):
-        return ctx.done[member.match].epsilon
     if member.match is not None:
-        return _checks.real(member.match, f"{member.name}: match (a target epsilon)", low=0, low_open=True)
+        return ctx.done[member.match].epsilon
+    if member.epsilon is not None:
+        return member.epsilon
     return _setting(member, "epsilon", None)
 
 
@@ -329,43 +343,57 @@ class Kind:
     settings: tuple = ()
 
 
-#: The kinds of step a member can be, by name (Stan fits through :func:`ppmlib.synthesizer`).
-#: Add one here and every study can use it.
-KINDS = MappingProxyType({
-    "unweighted": Kind(_unweighted),
-    "lw": Kind(_lw, needs_base=True, matchable=True,
-               settings=("c", "g", "tau", "c_range", "max_iter", "calibration")),
+#: The steps of a new way of making a synthesizer: matched by a search, re-weighted, censored with a start.
+_STEPS = {
+    "lw": Kind(_lw, needs_base=True, matchable=True, settings=("c", "g", "tau", "c_range", "max_iter", "calibration")),
     "cw": Kind(_cw, matchable=True, settings=("radius", "relative", "c", "g", "g_start", "rtol", "max_iter")),
     "sw": Kind(_sw, needs_base=True, matchable=True, settings=("a", "rtol", "max_iter", "known")),
-    "custom": Kind(_custom, settings=("weights",)),
-    "ir": Kind(_risk_based("ir"), settings=IR_SETTINGS),
-    "pairwise": Kind(_risk_based("pairwise"), settings=IR_SETTINGS),
     "final": Kind(_final, needs_base=True, settings=("tau", "k0", "max_iter")),
     "cm": Kind(_cm, matchable=True, settings=("epsilon", "centring", "reference_scale")),
     "wcm": Kind(_wcm, needs_base=True, matchable=True, settings=("epsilon", "centring", "reference_scale", "c", "g")),
     "strict_weighted": Kind(_strict_weighted, matchable=True,
                             settings=("epsilon", "centring", "reference_scale", "box", "c")),
-})
+}
+
+
+def _kinds() -> Mapping[str, Kind]:
+    """Every kind of step: each synthesizer of the registry made by :func:`ppmlib.synthesizer` alone
+    runs through :func:`_made` with its own settings; the others through their step of ``_STEPS``."""
+    made = {s.kind: Kind(_made, settings=tuple(k for k in s.settings if k != "start"))
+            for s in _schemes.REGISTRY.values() if s.make is not None and s.kind not in _STEPS}
+    return MappingProxyType({**made, **_STEPS})
+
+
+#: The kinds of step a member can be, by name (Stan fits through :func:`ppmlib.synthesizer`), read
+#: from the registry: a synthesizer added there is a kind here.
+KINDS = _kinds()
 
 #: The book's synthesizers, one name each, as lineup members: built from the one registry,
 #: :data:`ppmlib.mechanism.schemes.REGISTRY` (SW is matched to LW's Delta unless told otherwise).
-STANDARD = MappingProxyType({key: Member(key, s.kind, base=s.base, match=s.match) for key, s in REGISTRY.items()})
+def _standard() -> Mapping[str, Member]:
+    """The registry's synthesizers as members, read from it now (a record added later is a member too)."""
+    kinds = _kinds()
+    return MappingProxyType({key: Member(key, s.kind, base=s.base, match=s.match)
+                             for key, s in _schemes.REGISTRY.items() if s.shown and s.kind in kinds})
+
+
+STANDARD = _standard()
 
 #: The CE paper's names for the book's synthesizers (shown as aliases where a chapter follows it).
 ALIASES = MappingProxyType(aliases())
 
-_MEMBER_FIELDS = ("base", "match", "alias")
+_MEMBER_FIELDS = ("base", "match", "alias", "epsilon")
 
 
 def member(name: str, **given) -> Member:
     """A standard synthesizer of :data:`STANDARD`, with settings and fields changed.
 
-    Keywords ``base``, ``match``, and ``alias`` replace the member's fields; every other
+    Keywords ``base``, ``match``, ``epsilon`` and ``alias`` replace the member's fields; every other
     keyword is a setting of its kind (checked against the kind's settings).
 
     >>> member("LW", c=0.7).settings
     {'c': 0.7}
-    >>> member("SW", match=6.0).describe()
+    >>> member("SW", epsilon=6.0).describe()
     'sw; on Unweighted; epsilon 6'
     >>> member("LW", alias="DPweighted").label
     'LW (DPweighted)'
@@ -381,11 +409,14 @@ def member(name: str, **given) -> Member:
     -------
     Member
     """
-    if name not in STANDARD:
-        raise BadArgument(f"unknown synthesizer {name!r}; the standard ones are {', '.join(STANDARD)} "
-                         "(build others with ppmlib.mechanism.lineup.Member)")
+    standard = _standard()
+    if name not in standard:
+        raise BadArgument(f"unknown synthesizer {name!r}; the standard ones are {', '.join(standard)} "
+                          "(build others with ppmlib.mechanism.lineup.Member)")
     fields = {k: given.pop(k) for k in _MEMBER_FIELDS if k in given}
-    chosen = STANDARD[name]
+    if "epsilon" in fields or "match" in fields:     # a target epsilon and a member to match replace each other
+        fields = {"match": None, "epsilon": None, **fields}
+    chosen = standard[name]
     return replace(chosen, settings={**chosen.settings, **given}, **fields)
 
 
@@ -425,9 +456,9 @@ def _check(members: tuple, kinds: Mapping, given: Mapping = MappingProxyType({})
         if m.base is not None and m.base not in seen:
             raise BadArgument(f"{m.name} is built on {m.base!r}, which is not an earlier member of the lineup "
                              f"(before it: {sorted(seen) or 'none'})")
-        if m.match is not None and not kind.matchable:
-            raise BadArgument(f"{m.name}: kind {m.kind!r} cannot be matched (match={m.match!r})")
-        if isinstance(m.match, str) and m.match not in seen:
+        if m.matched and not kind.matchable:
+            raise BadArgument(f"{m.name}: kind {m.kind!r} cannot be matched (match={m.match!r}, epsilon={m.epsilon!r})")
+        if m.match is not None and m.match not in seen:
             raise BadArgument(f"{m.name} is matched to {m.match!r}, which is not an earlier member of the lineup")
         seen.add(m.name)
 
@@ -462,7 +493,7 @@ def run(members, model: str, y, *, X=None, prior: dict | None = None, q: float =
         earlier member, or a member that cannot be matched.
     """
     shared = dict(X=X, prior=prior, q=q, m=m, sampler=_sampler(sampler))
-    return execute(members, KINDS, model, y, shared, seed=seed, progress=progress, given=given)
+    return execute(members, _kinds(), model, y, shared, seed=seed, progress=progress, given=given)
 
 
 def execute(members, kinds: Mapping[str, Kind], model: str, y, shared: dict, *, seed=0,

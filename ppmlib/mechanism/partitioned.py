@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ppmlib.errors import BadArgument, DataRefused
-from ppmlib.mechanism.weights import scaled_weight
+from ppmlib.mechanism.weights import lw_from_bounds
 from ppmlib.models.families import Normal, normal_sufficient_statistics
 
 #: Records per block of the sufficient statistics (as ``normal_sufficient_statistics``).
@@ -187,23 +187,12 @@ def _f(draws: dict, values, design) -> np.ndarray:
     return out
 
 
-def _lw_alpha(f, c, g: float, low: float, high: float) -> np.ndarray:
-    """LW's weights from max_s abs(f_s(x_i)) under the unweighted draws and the global range, as
-    :func:`ppmlib.lw_weights`: clip(c (1 - r_i) + g, 0, 1), 0 where f is not finite. ``c`` a scalar
-    gives shape (rows,); c of shape (C, 1) gives (C, rows), one row per candidate scale. The risk is
-    scaled by the file-wide range (low, high), not this partition's, then mapped as everywhere."""
-    risk = np.zeros_like(f) if high == low else (f - low) / (high - low)
-    alpha = scaled_weight(risk, c, g)
-    alpha[..., ~np.isfinite(f)] = 0.0
-    return alpha
-
-
 def _weights(spec, values, design) -> np.ndarray:
     """alpha of this partition's records: 1, or LW's from the unweighted draws and the global range."""
     if spec is None:
         return np.ones(values.size)
     draws, c, g, low, high = spec
-    return _lw_alpha(_f(draws, values, design), c, g, low, high)
+    return lw_from_bounds(_f(draws, values, design), c, g, low, high)
 
 
 def _sums_job(item) -> list:
@@ -444,8 +433,8 @@ def _calibration_job(item) -> tuple:
     for rows in _chunks(values.size, S):
         plain = Normal().log_lik(unweighted, values[rows], design[rows])
         f = np.abs(plain).max(axis=0)
-        alphas = _lw_alpha(f, scales, g, low, high)
-        alpha0 = np.ones(f.size) if c0 is None else _lw_alpha(f, float(c0), g, low, high)
+        alphas = lw_from_bounds(f, scales, g, low, high)
+        alpha0 = np.ones(f.size) if c0 is None else lw_from_bounds(f, float(c0), g, low, high)
         lp = plain if proposal is None else Normal().log_lik(proposal, values[rows], design[rows])
         with np.errstate(invalid="ignore"):
             log_ratio += (alphas - alpha0) @ lp.T

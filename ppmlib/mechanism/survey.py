@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ppmlib import _checks
-from ppmlib.errors import BadArgument, BudgetExceeded, CalibrationFailed, DataRefused
+from ppmlib.errors import BadArgument, CalibrationFailed, DataRefused
 from ppmlib.inference.posterior import spaced_draws
 from ppmlib.mechanism.bounds import epsilon as _epsilon
 from ppmlib.mechanism.joint import JointBounds, accumulate_bounds
@@ -53,9 +53,10 @@ from ppmlib.mechanism.weights import lw_weights
 #: Normal-inverse-gamma prior of both conditionals: beta | s^2 ~ N(0, s^2 beta_scale^2 I), s^2 ~ InvGamma(shape, scale).
 NIG_PRIOR = {"beta_scale": 10.0, "shape": 1.0, "scale": 1.0}
 
-#: The weighting schemes of :func:`survey_synthesizer`.
-SCHEMES = {"unweighted": "alpha_i = 1",
-           "lw": "alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled joint bound of the unweighted fit"}
+#: The synthesizers of :data:`ppmlib.mechanism.schemes.REGISTRY` that :func:`survey_synthesizer` makes, by
+#: kind: Unweighted (alpha_i = 1) and LW, alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i the min-max scaled
+#: joint bound of the unweighted fit.
+SCHEMES = ("unweighted", "lw")
 
 
 def check_survey_weights(values, name: str = "weights") -> np.ndarray:
@@ -224,7 +225,7 @@ class SurveySynthesis:
     Attributes
     ----------
     scheme : str
-        A key of :data:`ppmlib.mechanism.synthesis.SCHEMES`.
+        One of ``SCHEMES``: the kind of the registry's Unweighted or LW.
     settings : dict
         c, g, the seed, the target epsilon if any.
     synthesize_weights : bool
@@ -318,104 +319,6 @@ class SurveySynthesis:
         """
         return self.public.assign(**{self.outcome: self.synthetic_outcome[l], self.weight: self.synthetic_weights[l]})
 
-    def privacy_statement(self) -> str:
-        """The guarantee in words: which neighbours, which database, epsilon per dataset and for the release.
-
-        Returns
-        -------
-        str
-        """
-        covers = (f"the whole record ({self.outcome} and its weight {self.weight} together)" if self.synthesize_weights
-                  else f"{self.outcome} only; the weights {self.weight} are released as they are, unprotected")
-        return (f"Each synthetic dataset is epsilon = 2 Delta = {self.epsilon:.3g} differentially private for "
-                f"{covers}, for this database against its removal neighbours (one record removed; adding an "
-                f"arbitrary record is not covered; replace-one neighbours cost 4 Delta = {2 * self.epsilon:.3g}). "
-                f"The {self.m} datasets cost m * epsilon = {self.m * self.epsilon:.3g} in total. The record weights "
-                "alpha and the scale c tuned to the target are computed from the data and are outside the "
-                "guarantee; the cells, strata and PSUs are public and released as they are; the release reveals "
-                f"n = {self.synthetic_outcome.shape[1]}.")
-
-    def manifest(self, csv_name: str, max_epsilon: float | None, csv_sha256: str = "") -> dict:
-        """The JSON half of the release: what was released and what it costs (no data, no weights alpha).
-
-        Parameters
-        ----------
-        csv_name : str
-            The CSV's file name.
-        max_epsilon : float or None
-            The budget the release was checked against.
-        csv_sha256 : str
-            Hex SHA-256 of the CSV's bytes.
-
-        Returns
-        -------
-        dict
-            Only numbers and text.
-        """
-        from ppmlib.release import DOES_NOT_COVER, NEIGHBOURS   # the release's wording, imported when releasing
-
-        entry = self.model_entry()
-        return {
-            "written_by": "ppm-synthesize",
-            "synthesizer": self.name,
-            "model": entry["model"],
-            "synthesized_columns": entry["variables"],
-            "public_columns": list(self.public.columns),
-            "weights_released_unprotected": not self.synthesize_weights,
-            "datasets_file": csv_name,
-            "datasets_sha256": csv_sha256,
-            "m_datasets": self.m,
-            "n_records_per_dataset": int(self.synthetic_outcome.shape[1]),
-            "epsilon_per_dataset": self.epsilon,
-            "total_epsilon": self.m * self.epsilon,
-            "epsilon_covers": entry["epsilon_covers"],
-            "composition": "sequential: m datasets from m draws cost m * epsilon",
-            "budget_max_epsilon": max_epsilon,
-            "neighbours": NEIGHBOURS,
-            "not_covered": DOES_NOT_COVER + " The cells, strata and PSUs are released as they are (public).",
-        }
-
-    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False):
-        """Write the m synthetic datasets (public columns, then ``dataset_l_<column>``) and the manifest, atomically.
-
-        Parameters
-        ----------
-        path : str or PathLike
-            ``<path>.csv`` and ``<path>.json``, as for :func:`ppmlib.release.release`.
-        max_epsilon : float, optional
-            Refuse (nothing written) a release whose m * epsilon exceeds it.
-        overwrite : bool
-            Replace an existing release at ``path``.
-
-        Returns
-        -------
-        csv_path, json_path : pathlib.Path
-        """
-        import hashlib
-        import json
-
-        from ppmlib._files import write_texts_atomically
-        from ppmlib.release.publish import _paths
-
-        csv_path, json_path = _paths(path)
-        total = self.m * self.epsilon
-        if max_epsilon is not None and total > _checks.real(max_epsilon, "max_epsilon", low=0, low_open=True):
-            raise BudgetExceeded(f"release refused: {self.m} datasets at epsilon = {self.epsilon:.4g} each cost "
-                                 f"m * epsilon = {total:.4g} > max_epsilon = {max_epsilon:g}. Nothing was written.")
-        if not overwrite and (csv_path.exists() or json_path.exists()):
-            raise FileExistsError(f"release files already exist at {csv_path.with_suffix('')}; pass overwrite=True")
-        columns = {}
-        for l in range(self.m):
-            columns[f"dataset_{l + 1}_{self.outcome}"] = self.synthetic_outcome[l]
-            columns[f"dataset_{l + 1}_{self.weight}"] = self.synthetic_weights[l]
-        table = pd.concat([self.public.reset_index(drop=True), pd.DataFrame(columns)], axis=1)
-        csv_text = table.to_csv(index=False, lineterminator="\n")
-        digest = hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
-        text = json.dumps(self.manifest(csv_path.name, max_epsilon, digest), indent=2, allow_nan=False) + "\n"
-        csv_path.parent.mkdir(parents=True, exist_ok=True)
-        write_texts_atomically({csv_path: csv_text, json_path: text})
-        return csv_path, json_path
-
 
 def _cell_codes(cells: pd.DataFrame) -> np.ndarray:
     """Codes (n,) 0 .. C - 1 of the crossing of the cell columns (sorted labels)."""
@@ -482,7 +385,7 @@ def survey_synthesizer(data: pd.DataFrame, outcome: str, weight: str, cells, *, 
     strata, psu : str, optional
         Public design columns, kept as they are for the design-based standard errors.
     scheme : str
-        "unweighted" or "lw" (:data:`ppmlib.mechanism.synthesis.SCHEMES`).
+        "unweighted" or "lw" (``SCHEMES``, kinds of :data:`ppmlib.mechanism.schemes.REGISTRY`).
     epsilon : float, optional
         Target epsilon per dataset for "lw": c is searched (each step a refit) so that 2 Delta lies in
         [(1 - rtol) epsilon, epsilon], never above (``c`` is then the starting point, unless 1).

@@ -1,6 +1,6 @@
 """The pseudo posterior mechanism end to end, and the loops that calibrate it.
 
-:func:`synthesizer` runs one weighting scheme of the registry :data:`ppmlib.mechanism.synthesis.SCHEMES`: weights -> alpha-weighted
+:func:`synthesizer` runs one weighting scheme of the registry :data:`ppmlib.mechanism.schemes.REGISTRY`: weights -> alpha-weighted
 fit -> (optional draw truncation) -> by-record bounds, Delta, epsilon -> m synthetic datasets, and
 returns everything in one :class:`Synthesis`. :func:`match_delta` refits until a scheme's Delta
 matches a target (the SW scalar weight, or CW's shift g, matched to LW); :func:`lw_delta_grid` maps
@@ -9,7 +9,7 @@ LW's Delta over a grid of its scale and shift. A study runs several synthesizers
 """
 from __future__ import annotations
 
-__all__ = ["SCHEMES", "Scheme", "Synthesis", "synthesizer", "match_delta", "match_sw", "sw_start",
+__all__ = ["Synthesis", "synthesizer", "match_delta", "match_sw", "sw_start",
            "summary_table", "lw_delta_grid"]
 
 from dataclasses import dataclass, field
@@ -25,8 +25,7 @@ from ppmlib.mechanism.bounds import epsilon as _epsilon
 from ppmlib.models.families import family
 from ppmlib.inference.posterior import Fit, Sampler, _fit, _sampler
 from ppmlib.seeding import seeds
-from ppmlib.mechanism.weights import cw_weights, lw_weights, scalar_weights
-from ppmlib.mechanism.pairwise import marginal_ir_weights, pairwise_ir_weights
+from ppmlib.mechanism.schemes import by_kind
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,7 +40,7 @@ class Synthesis:
     name : str
         Label used in tables and figures ("Unweighted", "LW", "CW", "SW", ...).
     scheme : str
-        The weighting scheme, a key of :data:`ppmlib.mechanism.synthesis.SCHEMES`.
+        The weighting scheme: the ``kind`` of its entry of :data:`ppmlib.mechanism.schemes.REGISTRY`.
     settings : dict
         What produced the weights: the scheme's scalar settings (c, g, radius, a, ...), q and seed.
     weights : ndarray, shape (n,)
@@ -91,34 +90,6 @@ class Synthesis:
         """Draws of the mean parameter (mu) of the pseudo posterior."""
         return self.fit.model.location(self.fit.draws)
 
-    def release(self, path, *, max_epsilon: float | None = None, overwrite: bool = False, delta: float = 1e-6,
-                **as_table):
-        """Write the m synthetic datasets (CSV) and their privacy budget (JSON), both or neither.
-
-        Never writes the weights, bounds, draws or confidential data; refuses (ValueError,
-        nothing written) when m * epsilon exceeds ``max_epsilon``. See :func:`ppmlib.release.release`.
-
-        Parameters
-        ----------
-        path : str or PathLike
-            ``<path>.csv`` and ``<path>.json`` are written.
-        max_epsilon : float, optional
-            The total budget allowed.
-        overwrite : bool
-            Replace an existing release at ``path``.
-        delta : float
-            The delta of the manifest's ledger.
-        **as_table
-            ``table``, ``column``, ``public``, ``keep``, ``format``: the release as the user's
-            table, in the folder ``path`` (see :func:`ppmlib.release.release`).
-
-        Returns
-        -------
-        (csv_path, json_path), or the release folder with ``table``
-        """
-        from ppmlib.release import release
-        return release(self, path, max_epsilon=max_epsilon, overwrite=overwrite, delta=delta, **as_table)
-
     def summary(self) -> dict:
         """One row for a table: Delta, epsilon, weights and diagnostics.
 
@@ -134,150 +105,6 @@ class Synthesis:
                 "mean weight": float(self.weights.mean()), "min weight": float(self.weights.min()),
                 "max R-hat": d["max_rhat"], "min bulk ESS": d["min_ess_bulk"],
                 "min tail ESS": d["min_ess_tail"], "divergences": d["divergences"]}
-
-
-REQUIRED = object()  # marks a scheme setting that has no default
-
-
-@dataclass(frozen=True)
-class Scheme:
-    """One weighting scheme: its name and label, the settings it takes, and how it makes alpha.
-
-    Attributes
-    ----------
-    name : str
-        The key in ``SCHEMES`` and the ``scheme`` argument of :func:`ppmlib.synthesizer`.
-    label : str
-        The default name of its :class:`Synthesis` in tables and figures.
-    settings : dict
-        Setting -> default, in the order they are recorded; ``REQUIRED`` if the caller must give
-        it. ``base``, ``weights``, ``box`` and ``keys`` (objects, not numbers) are not recorded in the Synthesis.
-    make : callable
-        (y, settings) -> (n,) alpha, where settings hold every setting, the truncation q, and the
-        checked ``model`` (Family) and ``X``.
-    needs : str
-        What the required settings are, for the error that says one is missing.
-    guarantee : str
-        Whom its epsilon covers (a key of :data:`ppmlib.mechanism.ledger.SCOPES`); the censored
-        schemes are "strict" or "strict, weights as given" and take ``epsilon``, ``centring`` and
-        ``reference_scale``.
-    """
-    name: str
-    label: str
-    settings: dict
-    make: Callable[[np.ndarray, dict], np.ndarray]
-    needs: str = ""
-    guarantee: str = "local"
-
-    @property
-    def censored(self) -> bool:
-        """The scheme censors every record's term (the strict mechanism)."""
-        return self.guarantee != "local"
-
-    def resolve(self, given: dict) -> dict:
-        """The scheme's settings with the defaults filled in; a clear error for unknown or missing ones.
-
-        Parameters
-        ----------
-        given : dict
-            The settings the caller passed.
-
-        Returns
-        -------
-        dict
-            Every setting of the scheme.
-
-        Raises
-        ------
-        ValueError
-            A setting the scheme does not take, or a required one missing.
-        """
-        unknown = sorted(set(given) - set(self.settings))
-        if unknown:
-            takes = ", ".join(self.settings) or "no settings"
-            raise BadArgument(f"scheme {self.name!r} does not take {unknown}; it takes: {takes} "
-                             "(besides X, q, m, sampler, seed, name and prior, which every scheme takes)")
-        missing = [k for k, v in self.settings.items() if v is REQUIRED and given.get(k) is None]
-        if missing:
-            raise BadArgument(f"scheme {self.name!r} needs {', '.join(k + '=' for k in missing)}: {self.needs}")
-        return {**self.settings, **given}
-
-    def recorded(self, settings: dict) -> dict:
-        """The settings a :class:`Synthesis` records: the scalar ones, without ``base`` and ``weights``.
-
-        Parameters
-        ----------
-        settings : dict
-            As :meth:`resolve` returns them.
-
-        Returns
-        -------
-        dict
-        """
-        return {k: settings[k] for k in self.settings if k not in ("base", "weights", "box", "keys", "start")}
-
-
-def _lw(y: np.ndarray, s: dict) -> np.ndarray:
-    base = s["base"].fit if isinstance(s["base"], Synthesis) else s["base"]
-    if not isinstance(base, Fit):
-        raise TypeError(f"base must be the unweighted Fit or Synthesis, got {type(s['base']).__name__}")
-    if base.y.shape != y.shape:
-        raise BadArgument(f"base was fitted to {base.y.size} records but y has {y.size}")
-    return lw_weights(base, c=s["c"], g=s["g"], q=_base_truncation(s["base"], s["q"]))
-
-
-def _box(y: np.ndarray, s: dict) -> np.ndarray:
-    from ppmlib.mechanism.censoring import box_weights
-    c = s["epsilon"] if s["c"] is None else s["c"]
-    return box_weights(s["model"], y, s["X"], s["box"], c, reference_scale=s["reference_scale"])
-
-
-#: Settings of every censored scheme: the per-draw epsilon, the centring, the normal families' public scale,
-#: and the fit (or Synthesis) whose posterior mean starts the chains (None: Stan's random start).
-_CENSORED = {"epsilon": REQUIRED, "centring": "best", "reference_scale": 1.0, "start": None}
-
-# the identification-risk schemes (risk-efficient paper): the intruder's radius on y's scale and known variables
-_IR_SETTINGS = {"radius": REQUIRED, "relative": False, "keys": None, "c": 1.0, "g": 0.0}
-_IR_NEEDS = ("radius is the intruder's matching radius on y's scale (relative=True: a share of abs(y_i)); "
-             "keys, optional, the (n,) or (n, k) known variables that set each record's pattern")
-
-
-def _ir(s: dict) -> dict:
-    return {k: s[k] for k in ("radius", "relative", "keys", "c", "g")}
-
-
-#: The weighting schemes :func:`ppmlib.synthesizer` knows, by name: unweighted, lw, cw, sw, custom,
-#: the censored cm, wcm and strict_weighted, and the identification-risk ir and pairwise.
-SCHEMES = {scheme.name: scheme for scheme in (
-    Scheme("unweighted", "Unweighted", {}, lambda y, s: np.ones(y.size)),
-    Scheme("lw", "LW", {"base": REQUIRED, "c": 1.0, "g": 0.0}, _lw,
-           "base is the unweighted Fit or Synthesis whose log-likelihood sets the LW risks"),
-    Scheme("cw", "CW", {"c": 1.0, "g": 0.0, "radius": REQUIRED, "relative": False},
-           lambda y, s: cw_weights(y, s["radius"], c=s["c"], g=s["g"], relative=s["relative"]),
-           "radius is the CW policy radius, absolute or (relative=True) a fraction of abs(y_i)"),
-    Scheme("sw", "SW", {"a": REQUIRED}, lambda y, s: scalar_weights(s["a"], y.size),
-           "a is the scalar weight in [0, 1] given to every record"),
-    Scheme("custom", "Custom", {"weights": REQUIRED}, lambda y, s: _checks.weights(s["weights"], y.size),
-           "weights are the (n,) record weights alpha in [0, 1]"),
-    Scheme("cm", "CM", dict(_CENSORED), lambda y, s: np.ones(y.size),
-           "epsilon is the per-draw epsilon of the censoring window [-epsilon/2, epsilon/2]", guarantee="strict"),
-    Scheme("wcm", "WCM", {**_CENSORED, "base": REQUIRED, "c": 1.0, "g": 0.0}, _lw,
-           "epsilon is the censoring's per-draw epsilon and base the unweighted Fit or Synthesis of LW's risks",
-           guarantee="strict, weights as given"),
-    Scheme("strict_weighted", "Strict weighted", {**_CENSORED, "box": REQUIRED, "c": None}, _box,
-           "epsilon is the censoring's per-draw epsilon and box the public parameter box of the weights "
-           "(the family's box_loss_bound; c defaults to epsilon)", guarantee="strict"),
-    Scheme("ir", "IR_marginal", _IR_SETTINGS, lambda y, s: marginal_ir_weights(y, **_ir(s)), _IR_NEEDS),
-    Scheme("pairwise", "IR_pairwise", _IR_SETTINGS, lambda y, s: pairwise_ir_weights(y, **_ir(s)), _IR_NEEDS),
-)}
-
-
-def _scheme(name) -> Scheme:
-    """The registered :class:`Scheme` called ``name``; a clear error lists the choices."""
-    if not isinstance(name, str) or name not in SCHEMES:
-        choices = ", ".join(f"{k!r} ({v.label})" for k, v in SCHEMES.items())
-        raise BadArgument(f"unknown scheme {name!r}; choose one of {choices}")
-    return SCHEMES[name]
 
 
 def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float = 1.0, m: int = 20,
@@ -304,7 +131,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     y : array, shape (n,)
         The confidential data.
     scheme : str
-        A key of :data:`ppmlib.mechanism.synthesis.SCHEMES`, with its settings as keywords:
+        The ``kind`` of an entry of :data:`ppmlib.mechanism.schemes.REGISTRY`, with its settings as keywords:
         "unweighted" (none); "lw" (``base``, the unweighted Fit or Synthesis; ``c`` = 1, ``g`` = 0);
         "cw" (``radius``; ``c`` = 1, ``g`` = 0, ``relative`` = False); "sw" (the scalar ``a``);
         "custom" (``weights``, shape (n,)); censored: "cm" (``epsilon``), "wcm" (``epsilon``,
@@ -325,7 +152,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
         One integer reproduces the draws and the synthetic datasets: ``ppmlib.seeds(seed, 2)``
         gives the fit's seed and the synthesis seed.
     name : str, optional
-        Label in tables (default: the scheme's label).
+        Label in tables (default: the scheme's key in the registry).
     prior : dict, optional
         Overrides of the model's default prior settings.
 
@@ -352,7 +179,7 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     >>> round(unweighted.delta, 2), round(lw.delta, 2), lw.synthetic.shape
     (14.03, 3.69, (20, 1000))
     """
-    chosen = _scheme(scheme)
+    chosen = by_kind(scheme)
     fam = family(model)
     y = fam.check_y(y)
     X = fam.check_X(X, y.size)
@@ -368,12 +195,12 @@ def synthesizer(model: str, y, scheme: str = "unweighted", *, X=None, q: float =
     recorded = {**chosen.recorded(resolved), "q": q, "seed": seed}
     if chosen.censored:
         return _censored(fam, y, X, alpha, sampler, (fit_seed, synthesis_seed), prior, m, resolved, chosen,
-                         name or chosen.label, recorded)
+                         name or chosen.key, recorded)
     posterior = _fit(fam, y, X, alpha, sampler, fit_seed, fam.check_prior(prior))
     keep, bounds = _streamed_truncated_bounds(posterior, alpha, q)  # abs(alpha f) built once for both
     kept = posterior.subset(keep)
     delta = float(bounds.max())
-    return Synthesis(name or chosen.label, chosen.name, recorded, alpha,
+    return Synthesis(name or chosen.key, chosen.kind, recorded, alpha,
                      kept, bounds, delta, _epsilon(delta), kept.synthesize(m, synthesis_seed))
 
 
@@ -381,7 +208,7 @@ def _censored(fam, y, X, alpha, sampler, fit_and_synthesis_seeds, prior, m, reso
     """A censored scheme's fit, bounds (the largest abs(u_i) per record), share censored and datasets."""
     from ppmlib.mechanism.censoring import censored_share, censoring
     if resolved["q"] != 1.0:
-        raise BadArgument(f"scheme {chosen.name!r} is censored: its guarantee needs every draw, so q must be 1, "
+        raise BadArgument(f"scheme {chosen.kind!r} is censored: its guarantee needs every draw, so q must be 1, "
                          f"got {resolved['q']:g}")
     cens = censoring(fam, y, X, alpha, resolved["epsilon"], centring=resolved["centring"],
                      reference_scale=resolved["reference_scale"])
@@ -391,25 +218,8 @@ def _censored(fam, y, X, alpha, sampler, fit_and_synthesis_seeds, prior, m, reso
     terms = posterior.censored_log_lik
     bounds = np.abs(terms).max(axis=0)
     share = censored_share(posterior.log_lik, alpha, cens)
-    return Synthesis(name, chosen.name, recorded, alpha, posterior, bounds, float(bounds.max()), cens.epsilon,
+    return Synthesis(name, chosen.kind, recorded, alpha, posterior, bounds, float(bounds.max()), cens.epsilon,
                      posterior.synthesize(m, synthesis_seed), guarantee=chosen.guarantee, share_censored=share)
-
-
-def _base_truncation(base, q) -> float:
-    """The truncation still to apply to the base's draws when LW risks are computed from them.
-
-    A Synthesis made with q < 1 holds only the draws its truncation kept; truncating those again
-    at q would keep about q^2 of the draws. So such a base is used as it is (level 1), and a base
-    truncated at a different level than the one asked for is an error, not a silent mix.
-    """
-    q = _checks.quantile_level(q)
-    base_q = base.settings.get("q", 1.0) if isinstance(base, Synthesis) else 1.0
-    if base_q == 1.0:
-        return q
-    if base_q != q:
-        raise BadArgument(f"base was truncated with q = {base_q:g} but q = {q:g} was asked for; "
-                         "make the base with the same q (or with q = 1) so the draws are truncated once")
-    return 1.0
 
 
 def match_delta(make: Callable[[float], Synthesis], target: float, start: float, low: float, high: float,

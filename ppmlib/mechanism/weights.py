@@ -9,7 +9,7 @@ re-weighting step the 2025 paper's Algorithm 1 (its section 2.1).
 """
 from __future__ import annotations
 
-__all__ = ["risk_to_weight", "scaled_weight", "min_max_scale", "lw_risks", "lw_weights", "isolation_risks", "cw_weights",
+__all__ = ["lw_from_bounds", "risk_to_weight", "scaled_weight", "min_max_scale", "lw_risks", "lw_weights", "isolation_risks", "cw_weights",
            "scalar_weights", "reweight", "lw_delta_formula"]
 
 import numpy as np
@@ -168,6 +168,41 @@ def lw_weights(log_lik, c: float = 1.0, g: float = 0.0, q: float = 1.0) -> np.nd
     finite = np.isfinite(risk)
     alpha = np.zeros_like(risk)
     alpha[finite] = risk_to_weight(risk[finite], c, g)
+    return alpha
+
+
+def lw_from_bounds(f: np.ndarray, c, g: float, low: float, high: float) -> np.ndarray:
+    """LW's weights from each record's f_i = max_s abs(f_s(x_i)) and the range its risks are scaled by.
+
+    r_i = (f_i - low) / (high - low) (0 when high == low), alpha_i = clip(c (1 - r_i) + g, 0, 1),
+    0 where f_i is not finite: :func:`lw_weights` with (low, high) the finite f's range, given here
+    so that a file read in parts (:mod:`ppmlib.mechanism.partitioned`) scales every part by the
+    file-wide range.
+
+    Parameters
+    ----------
+    f : ndarray, shape (n,)
+        The records' largest absolute log-likelihood under the unweighted draws.
+    c : float or ndarray, shape (C, 1)
+        The scale; a column of C candidate scales gives one row of weights each.
+    g : float
+        The shift.
+    low, high : float
+        The range of the finite f over the whole file.
+
+    Returns
+    -------
+    ndarray, shape (n,) or (C, n)
+        Weights alpha in [0, 1].
+
+    Examples
+    --------
+    >>> lw_from_bounds(np.array([3.0, 1.0, 5.0, 2.0]), 1.0, 0.0, 1.0, 5.0)
+    array([0.5 , 1.  , 0.  , 0.75])
+    """
+    risk = np.zeros_like(f) if high == low else (f - low) / (high - low)
+    alpha = scaled_weight(risk, c, g)
+    alpha[..., ~np.isfinite(f)] = 0.0
     return alpha
 
 

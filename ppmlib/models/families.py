@@ -11,6 +11,8 @@ __all__ = ["POISSON_PRIOR", "STAN_INT_LIMIT", "FAMILIES", "Family", "Poisson", "
            "family", "negbin_draw",
            "normal_sufficient_statistics"]
 
+from types import MappingProxyType
+
 import numpy as np
 from scipy import special
 
@@ -713,10 +715,6 @@ def _by_value(y) -> tuple:
     return values, None, index
 
 
-#: Model name -> its Family instance: what ppmlib.fit(name, ...) and every study use (the mixture is added below).
-FAMILIES = {family.name: family for family in (Poisson(), NegBin(), Normal())}
-
-
 def family(model) -> Family:
     """The family object of a model name: one of :data:`FAMILIES`.
 
@@ -1040,10 +1038,6 @@ def _log_sum_exp_last(a: np.ndarray) -> np.ndarray:
         return (np.log1p(rest) + np.log(count) + top)[..., 0]
 
 
-FAMILIES[Mixture.name] = Mixture()
-FAMILIES[HetNormal.name] = HetNormal()
-
-
 class Binned(Family):
     """The binned model (stan/binned.stan): a categorical distribution over public bins of the
     column per cell of the keys, uniform within a bin, for log wages and log incomes.
@@ -1209,9 +1203,6 @@ class Binned(Family):
         dict
         """
         return {k: v for k, v in draws.items() if k != "edges"}
-
-
-FAMILIES[Binned.name] = Binned()
 
 
 class CellNormal(Normal):
@@ -1391,5 +1382,8 @@ class CellNormalIID(CellNormal):
     stratified = False
 
 
-FAMILIES[CellNormal.name] = CellNormal()
-FAMILIES[CellNormalIID.name] = CellNormalIID()
+
+#: Model name -> its Family instance: what ppmlib.fit(name, ...) and every study use, every family of this
+#: module, defined once here (read-only: a new family is one more class above and one more entry here).
+FAMILIES = MappingProxyType({family.name: family for family in (Poisson(), NegBin(), Normal(), Mixture(), HetNormal(),
+                                                                Binned(), CellNormal(), CellNormalIID())})

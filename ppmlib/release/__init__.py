@@ -5,9 +5,13 @@
   them back after checking the pair; :mod:`ppmlib.release.tables`: the release as the user's own
   table (one file per dataset, or one Parquet file), the command's format.
 * :mod:`ppmlib.release.report`: the report's tables, its summary, and how the command makes the page.
-* :mod:`ppmlib.release.command`: ``ppm-synthesize`` (and :func:`ppmlib.release.command.synthesize`),
-  a user's file to a release and its report; :mod:`ppmlib.release.staging`: where it may write,
-  the lock, the staging folder and the one-step publication.
+* The command, split by concern: :mod:`ppmlib.release.data` (the data object), :mod:`ppmlib.release.plan`
+  (the privacy plan), :mod:`ppmlib.release.gate` (the checks before and after the fits),
+  :mod:`ppmlib.release.pipeline` (a data object and a plan to a release), and
+  :mod:`ppmlib.release.command`, ``ppm-synthesize`` itself, a thin caller of them; its ``--weights``
+  and ``--dask`` paths in :mod:`ppmlib.release.survey` and :mod:`ppmlib.release.cluster`;
+  :mod:`ppmlib.release.staging`: where it may write, the lock, the staging folder and the
+  one-step publication.
 """
 import sys
 import types

@@ -21,7 +21,7 @@ holds none.
 """
 from __future__ import annotations
 
-__all__ = ["NO_REPORT", "refuse", "design", "synthesize_parts", "manifest", "run"]
+__all__ = ["NO_REPORT", "refuse", "design", "synthesize_parts", "manifest", "run", "synthesize"]
 
 import os
 import time
@@ -118,7 +118,7 @@ def design(path: Path, column: str, predictors: tuple, *, client=None, n_jobs: i
     DataRefused
         A non-numeric column, missing or non-positive values, a constant predictor, too few records.
     """
-    from ppmlib.release.command import minimum_records, _too_few
+    from ppmlib.release.data import _too_few, minimum_records
     _numeric_predictors(path, column, predictors)
     parts = partitioned.row_groups(path)
     found = partitioned.summary(parts, column, predictors, positive=True, client=client, n_jobs=n_jobs)
@@ -255,7 +255,7 @@ def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int,
     from ppmlib.inference import parallel
     from ppmlib.mechanism import lineup as _lineup
     from ppmlib.mechanism.partitioned_lw import lw
-    from ppmlib.release import command
+    from ppmlib.release import gate, staging as _staging
 
     with (parallel.connected(client, parallel.CONNECT_TIMEOUT) if client is not None
           else contextlib.nullcontext()) as dask_client:
@@ -270,19 +270,71 @@ def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int,
         if budget is not None and m * released.epsilon > budget:
             raise BudgetExceeded(f"release refused: {m} datasets at epsilon = {released.epsilon:.4g} each cost "
                                  f"m * epsilon = {m * released.epsilon:.4g} > budget = {budget:g}. Nothing was written.")
-        results.verdict = command._gate(results, allow_failed_fits) if staging is not None else \
-            command.diagnostics_verdict(results)
+        results.verdict = gate.check(results, allow_failed_fits) if staging is not None else \
+            gate.diagnostics_verdict(results)
         results.files = []
         if staging is not None:
             start = time.perf_counter()
             results.files = synthesize_parts(parts, layout, released, m, found["synthesis_seed"], columns.order,
                                              staging.release, client=dask_client)
             results.seconds["synthesis and writing"] = time.perf_counter() - start
-            extra = {"written_by": command._staging.WRITTEN_BY, "diagnostics": results.verdict,
+            extra = {"written_by": _staging.WRITTEN_BY, "diagnostics": results.verdict,
                      "report": NO_REPORT, "run": "over the row groups of a Parquet file (Dask), from sums"}
             meta = manifest(released, m, found["n"], budget, delta, extra)
             tables.write_manifest(staging.release, meta, "parquet", results.files, columns,
                                   "the input's records in their original order: one file per input row group, "
                                   "each holding the m datasets (the dataset column, one Parquet row group each)")
             staging.publish()
+    return results
+
+
+def synthesize(data, column, predictors, keep, plan, *, model, weighting, report, drop_missing, format, seed, sampler,
+               out, overwrite, allow_failed_fits, progress, client):
+    """The command over the row groups of a Parquet file on a Dask cluster: checks, then :func:`run`.
+
+    Parameters
+    ----------
+    data : str or PathLike
+        The Parquet file, on storage every worker reads.
+    column, predictors, keep
+        As for :func:`ppmlib.release.data.read`.
+    plan : ppmlib.release.plan.Plan
+        The local guarantee's plan (LW, calibrated to its epsilon when one is given).
+    model, weighting, report, drop_missing, format
+        What the cluster path refuses unless they are its own (:func:`refuse`).
+    seed, sampler, out, overwrite, allow_failed_fits, progress, client
+        As for :func:`ppmlib.release.pipeline.synthesize` and :func:`run`.
+
+    Returns
+    -------
+    ppmlib.mechanism.lineup.Results
+        As :func:`run` returns them, with ``.out``, ``.report`` (None), ``.guarantee`` and ``.delta``.
+    """
+    import contextlib
+
+    import pyarrow.parquet as pq
+
+    from ppmlib.errors import BadArgument
+    from ppmlib.release import data as _data
+    from ppmlib.release import staging as _staging
+    from ppmlib.release.pipeline import targets
+    from ppmlib.release.plan import check_delta
+    path = refuse(data, guarantee=plan.guarantee, model=model, weighting=weighting, report=report,
+                  drop_missing=drop_missing, format=format)
+    if isinstance(predictors, str):
+        predictors = [p for p in predictors.split(",") if p]
+    predictors = tuple(predictors)
+    columns = _data._release_columns(data, None, column, predictors, keep, None)
+    _data._check_dataset_column(columns, "parquet")
+    check_delta(plan.delta, max(pq.read_metadata(path).num_rows, 1))
+    if column in predictors:
+        raise BadArgument(f"column {column!r} is also among the predictors; a variable cannot predict itself")
+    inputs = _data.inputs_of(data)
+    out, _ = targets(out, False, overwrite, inputs)
+    with (_staging.Staging(out, None, overwrite=overwrite, inputs=inputs) if out is not None
+          else contextlib.nullcontext()) as staging:
+        results = run(path, column, predictors, columns, epsilon=plan.epsilon, m=plan.m, seed=seed, sampler=sampler,
+                      budget=plan.budget, delta=plan.delta, staging=staging, client=client,
+                      allow_failed_fits=allow_failed_fits, progress=progress)
+    results.out, results.report, results.guarantee, results.delta = out, None, plan.guarantee, plan.delta
     return results

@@ -192,12 +192,16 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     with ``column`` replaced, rows in their order (:mod:`ppmlib.release.tables`): only the columns
     in ``public`` and ``keep`` go in with it, every other column is dropped and the manifest names
     it. Without ``table``, the synthetic values alone: ``<path>.csv`` (one column per dataset) and
-    ``<path>.json``.
+    ``<path>.json``. This is the one writer of every kind of synthesis: a
+    :class:`ppmlib.Synthesis`, a joint one (:class:`ppmlib.mechanism.joint.JointSynthesis`: one
+    column per dataset and variable) and a survey pair
+    (:class:`ppmlib.mechanism.survey.SurveySynthesis`: its public columns first); the manifest's
+    privacy statement is the ledger's (:func:`ppmlib.mechanism.ledger.of_release`).
 
     Parameters
     ----------
-    synthesis : Synthesis
-        The synthesizer whose ``synthetic`` (m, n) datasets are released.
+    synthesis : Synthesis, JointSynthesis or SurveySynthesis
+        The synthesis whose ``synthetic`` (m, n), or (m, n, J), datasets are released.
     path : str or PathLike
         ``<path>.csv`` gets the datasets (n rows, columns ``dataset_1`` ... ``dataset_m``) and
         ``<path>.json`` the manifest (a ``.csv`` or ``.json`` suffix on ``path`` is dropped, any other
@@ -243,10 +247,6 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
         folder; synthetic integers beyond 2**53, which a CSV reader could not hold exactly.
     FileExistsError
         A release exists at ``path`` and ``overwrite`` is False.
-
-    See Also
-    --------
-    ppmlib.Synthesis.release : the same, as a method of the synthesizer's result.
 
     Examples
     --------
@@ -298,6 +298,9 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     values = _as_written(data)
     import pandas as pd  # here, not at the top: `import ppmlib` does not load pandas
     table = pd.DataFrame(_columns(values, getattr(synthesis, "variables", ())))
+    public = getattr(synthesis, "public", None)      # a survey pair's public columns (cells, strata, PSUs) go first
+    if isinstance(public, pd.DataFrame):
+        table = pd.concat([public.reset_index(drop=True), table], axis=1)
     csv_text = table.to_csv(index=False, lineterminator="\n")
     digest = hashlib.sha256(csv_text.encode("utf-8")).hexdigest()
     text = json.dumps(_meta(synthesis, csv_path.name, max_epsilon, digest, delta, extra), indent=2,

@@ -5,7 +5,7 @@ its summary, and how it is made.
 The tables are one place, called by the report notebook that ``ppm-synthesize`` executes
 (``ppmlib/release/synthesis_report.md``) and by the book's chapter on real wages, so the command's report
 and the chapter show the same things. Every table function takes the :class:`ppmlib.mechanism.lineup.Results`
-of :func:`ppmlib.release.command.synthesize` (or a Results and a :class:`ppmlib.release.command.Prepared`),
+of :func:`ppmlib.release.command.synthesize` (or a Results and a :class:`ppmlib.release.data.Prepared`),
 or the same read back by :func:`load_state`.
 
 :func:`write` makes the report: the results go to the notebook's kernel as plain data
@@ -18,7 +18,7 @@ Records appear by rank only (rank 1 = largest bound), never with their values.
 """
 from __future__ import annotations
 
-__all__ = ["ReportFailed", "privacy_statement", "privacy_html", "ledger_table", "overview", "drivers", "diagnostics", "diagnostics_warning",
+__all__ = ["ReportFailed", "privacy_statement", "statement_html", "privacy_html", "ledger_table", "overview", "drivers", "diagnostics", "diagnostics_warning",
            "utility", "coefficients", "attribute_risk", "measures", "cell_frames", "text", "titled", "summary", "write_state",
            "load_state", "write", "Synthesized", "StateResults", "REPORT_NOTEBOOK", "GLOSSARY"]
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ppmlib.mechanism.lineup import Results
-    from ppmlib.release.command import Prepared
+    from ppmlib.release.data import Prepared
 
 REPORT_NOTEBOOK = Path(__file__).with_name("synthesis_report.md")
 #: Where the report sends a reader for its words (LW, Delta, epsilon, removal neighbours, ...)
@@ -92,8 +92,24 @@ def privacy_statement(results) -> list[str]:
     return list(_ledger(results)["statement"])
 
 
+def statement_html(lines) -> str:
+    """The privacy statement's lines as the report shows them: one escaped list item each.
+
+    Parameters
+    ----------
+    lines : sequence of str
+        The ledger's statement (:meth:`ppmlib.mechanism.ledger.Ledger.statement`).
+
+    Returns
+    -------
+    str
+        A ``<ul class="ppm-privacy">``.
+    """
+    return '<ul class="ppm-privacy">' + "".join(f"<li>{text(line)}</li>" for line in lines) + "</ul>"
+
+
 def _statement_list(results) -> str:
-    return '<ul class="ppm-privacy">' + "".join(f"<li>{text(line)}</li>" for line in privacy_statement(results)) + "</ul>"
+    return statement_html(privacy_statement(results))
 
 
 def ledger_table(results) -> "pd.DataFrame":
@@ -175,7 +191,7 @@ def drivers(results: "Results", prepared: "Prepared", k: int = 10, by: str = "Un
     ----------
     results : ppmlib.mechanism.lineup.Results
         The synthesizers, each with its by-record ``bounds`` and ``weights``, both (n,).
-    prepared : ppmlib.release.command.Prepared
+    prepared : ppmlib.release.data.Prepared
         The data they were fitted to (``results.prepared``): its column's values, predictors and table.
     k : int
         How many records (at least 1; all n when there are fewer).
@@ -265,7 +281,7 @@ def utility(results: "Results", prepared: "Prepared", statistics=("mean", "90th 
     ----------
     results, prepared
         The synthesizers and their data, as for :func:`drivers`; the synthetic values are taken back
-        to the column's units (:meth:`ppmlib.release.command.Prepared.original_units`).
+        to the column's units (:meth:`ppmlib.release.data.Prepared.original_units`).
     statistics, B, seed
         As for :func:`ppmlib.evaluate.estimands.summary_table`.
 
@@ -475,7 +491,7 @@ def summary(results, prepared: "Prepared", measured: "pd.DataFrame") -> str:
     Parameters
     ----------
     results : ppmlib.mechanism.lineup.Results or the result of :func:`load_state`
-        With ``released``, ``verdict`` (:func:`ppmlib.release.command.diagnostics_verdict`) and
+        With ``released``, ``verdict`` (:func:`ppmlib.release.gate.diagnostics_verdict`) and
         optionally ``budget``.
     prepared : Prepared
         The data (its n).
@@ -667,7 +683,7 @@ def load_state(folder) -> tuple[StateResults, "Prepared"]:
     """
     import pandas as pd
 
-    from ppmlib.release.command import Prepared
+    from ppmlib.release.data import Prepared
     folder = Path(folder)
     meta = json.loads((folder / STATE_JSON).read_text(encoding="utf-8"))
     with np.load(folder / STATE_ARRAYS, allow_pickle=False) as stored:

@@ -18,20 +18,22 @@ the report) and ``ppmlib._leftovers`` lets the next run remove the rest.
 from __future__ import annotations
 
 __all__ = ["WRITTEN_BY", "RELEASE_FILES", "MANIFEST", "REPORT_MARK", "OutputRefused", "OutputBusy", "is_release",
-           "is_report", "check_out", "check_report", "default_report", "signals_held", "Staging"]
+           "is_report", "check_out", "check_report", "default_report", "signals_held", "Staging", "stop_now", "on_signals",
+           "sweep"]
 
-import ctypes
 import errno
 import fcntl
 import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from ppmlib import _leftovers
+from ppmlib import _children, _leftovers
+from ppmlib._files import exchange_paths
 from ppmlib.errors import PPMError
 
 #: the manifest key and value that mark a folder as this command's release
@@ -273,23 +275,6 @@ def _lock(path: Path) -> int:
         os.close(fd)
 
 
-_RENAME_EXCHANGE = 2
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where not supported."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_cwd = -100
-    if renameat2(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-        return False
-    raise OSError(code, os.strerror(code), str(b))
 
 
 @contextmanager
@@ -450,9 +435,9 @@ class Staging:
         out = self.out
         if out.exists() and any(out.iterdir()):
             # a previous release (check_out allowed it): swap it with the new one in one step
-            if _exchange(self.release, out):
+            if exchange_paths(self.release, out):
                 if not is_release(self.release):      # a file appeared in --out since the check: put it back
-                    _exchange(self.release, out)
+                    exchange_paths(self.release, out)
                     raise OutputRefused(f"out={str(out)!r} changed during the run; nothing was replaced")
                 return
             old = self.folder / "previous"
@@ -466,3 +451,56 @@ class Staging:
                 raise OutputRefused(f"out={str(out)!r} received files during the run; they were kept and nothing "
                                     "was published") from None
             raise
+
+
+# ---------------------------------------------------------------------------------------------
+# a run stopped by a signal, and what killed runs left
+# ---------------------------------------------------------------------------------------------
+
+def stop_now(signum, frame) -> None:
+    """Stop the run at once on SIGINT, SIGTERM or SIGHUP: remove everything this process wrote that is
+    still temporary (the staging folder, stored fits, sockets), stop its child processes, exit.
+
+    Done here, in the handler, rather than by unwinding: a fit or a report kernel can hold the
+    main thread in third-party code that waits on them, and every second counts when a session
+    is closing.
+
+    Parameters
+    ----------
+    signum : int
+        The signal received.
+    frame : frame
+        The interrupted frame (unused).
+    """
+    name = signal.Signals(signum).name
+    stopped = _children.kill_descendants()
+    removed = _leftovers.remove_own()
+    # exit handlers do not run after os._exit: cmdstanpy's removes the (empty) folder it makes on import
+    cmdstanpy = sys.modules.get("cmdstanpy")
+    if getattr(cmdstanpy, "_TMPDIR", None):
+        import shutil
+        shutil.rmtree(cmdstanpy._TMPDIR, ignore_errors=True)
+    print(f"error: stopped by {name}; nothing was written (removed {len(removed)} temporary paths, stopped "
+          f"{stopped} child processes)", file=sys.stderr, flush=True)
+    os._exit(128 + signum)
+
+
+def on_signals() -> dict:
+    """Install :func:`stop_now` for SIGINT, SIGTERM and SIGHUP.
+
+    Returns
+    -------
+    dict
+        Signal name -> the handler it replaced (to restore when the run ends).
+    """
+    previous = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            previous[name] = signal.signal(getattr(signal, name), stop_now)
+    return previous
+
+
+def sweep() -> None:
+    """Remove what killed runs left (staging folders, stored fits, sockets) and say so."""
+    for path in _leftovers.sweep():
+        print(f"removed {path}, left by a killed run", file=sys.stderr)

@@ -94,7 +94,7 @@ def _check_roles(column: str, weights: str, cells: list, design: list, keep: lis
 
 def _check_cells(table, cells: list, max_levels: int) -> None:
     """The cells are categories: a numeric predictor is refused (naming it), as is one over ``max_levels``."""
-    from ppmlib.release.command import _check_levels
+    from ppmlib.release.data import _check_levels
     for p in cells:
         if not is_categorical(table[p]):
             raise DataRefused(f"predictor {p!r} is numeric ({table[p].nunique()} distinct values); with weights= the "
@@ -115,9 +115,9 @@ def _complete(table, used: list, drop_missing: bool):
 
 
 def _check_size(table, cells: list) -> None:
-    """At least :func:`ppmlib.release.command.minimum_records` for the model's coefficients: a mean per
+    """At least :func:`ppmlib.release.data.minimum_records` for the model's coefficients: a mean per
     cell for the outcome, an intercept and a slope per cell for the log weight."""
-    from ppmlib.release.command import minimum_records
+    from ppmlib.release.data import minimum_records
     if len(table) == 0:
         raise DataRefused(f"the data has no complete records: {list(table.columns)}")
     n_cells = int(table[cells].drop_duplicates().shape[0]) if cells else 1
@@ -146,14 +146,15 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
     -------
     SurveyRun
     """
-    from ppmlib.release import command as cmd
+    from ppmlib.release import data as _data
     from ppmlib.release import staging as _staging
+    from ppmlib.release.pipeline import targets
 
     m, delta, epsilon, budget, draws = _plan(epsilon, total_epsilon, delta, m, budget, draws)
-    format = cmd._release_format(format or "csv")
+    format = _data._release_format(format or "csv")
     cells, keep, design = _names(cells), _names(keep), [c for c in (strata, psu) if c]
     _check_roles(column, weights, cells, design, keep)
-    out, page = cmd._targets(out, report, overwrite, cmd._inputs(data))
+    out, page = targets(out, report, overwrite, _data.inputs_of(data))
     table, dropped, columns = _read(data, column, weights, cells, design, keep, encoding=encoding,
                                     drop_missing=drop_missing, max_levels=max_levels)
     _check_memory(len(table), m)
@@ -161,7 +162,7 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
     model_table = table if cells else table.assign(**{ALL: "all"})
     # the draws are exact: the diagnostics gate has nothing to judge, and allow_failed_fits nothing to allow
     verdict = {"verdict": "passed", "gate": EXACT_GATE, "failing": [], "released_anyway": False}
-    with (_staging.Staging(out, page, overwrite=overwrite, inputs=cmd._inputs(data)) if out is not None
+    with (_staging.Staging(out, page, overwrite=overwrite, inputs=_data.inputs_of(data)) if out is not None
           else contextlib.nullcontext()) as staging:
         synthesis = survey_synthesizer(model_table, column, weights, cells or [ALL], strata=strata, psu=psu,
                                        epsilon=epsilon, m=m, draws=draws, seed=seed)
@@ -175,13 +176,13 @@ def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None 
 def _plan(epsilon, total_epsilon, delta, m, budget, draws) -> tuple:
     """The checked numbers of a run: m, delta, the per-dataset target (the command's default when none is
     given), the budget (refused before any fit when the target exceeds it) and the draws."""
-    from ppmlib.release import command as cmd
+    from ppmlib.release.plan import STRICT_EPSILON, check_budget, privacy_plan
     m = _checks.integer(m, "m", low=2)
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
-    epsilon = cmd.privacy_plan(guarantee="local", weighting="lw", epsilon=epsilon, total_epsilon=total_epsilon,
-                               delta=delta, m=m)[2]
-    epsilon = cmd.STRICT_EPSILON if epsilon is None else epsilon
-    budget = cmd._check_budget(budget, epsilon, m)
+    epsilon = privacy_plan(guarantee="local", weighting="lw", epsilon=epsilon, total_epsilon=total_epsilon,
+                           delta=delta, m=m).epsilon
+    epsilon = STRICT_EPSILON if epsilon is None else epsilon
+    budget = check_budget(budget, epsilon, m)
     draws = _checks.integer(draws, "draws", low=1)
     if m > draws:
         raise BadArgument(f"m = {m} synthetic datasets need at least m draws; draws = {draws}")
@@ -190,15 +191,15 @@ def _plan(epsilon, total_epsilon, delta, m, budget, draws) -> tuple:
 
 def _read(data, column, weights, cells, design, keep, *, encoding, drop_missing, max_levels) -> tuple:
     """The data, read once (the columns the release and the model use), checked: (table, dropped, columns)."""
-    from ppmlib.release import command as cmd
+    from ppmlib.release import data as _data
     from ppmlib.release import tables
-    max_levels = _checks.integer(cmd.MAX_LEVELS if max_levels is None else max_levels, "max_levels", low=2)
-    names = cmd.source_columns(data, encoding)
+    max_levels = _checks.integer(_data.MAX_LEVELS if max_levels is None else max_levels, "max_levels", low=2)
+    names = _data.source_columns(data, encoding)
     absent = [c for c in dict.fromkeys([column, weights, *cells, *design, *keep]) if c not in names]
     if absent:
         raise DataRefused(f"column(s) {absent} not in the data; it has {names}")
     columns = tables.public_columns(names, column, cells + design, keep, also=[weights])
-    table = cmd.load_table(data, None if hasattr(data, "columns") else list(columns.order), encoding=encoding)
+    table = _data.load_table(data, None if hasattr(data, "columns") else list(columns.order), encoding=encoding)
     table, dropped = _complete(table, [column, weights, *cells, *design], drop_missing)
     _check_cells(table, cells, max_levels)
     _check_size(table, cells)
@@ -228,8 +229,8 @@ def memory_needed(n: int, m: int) -> int:
 
 def _check_memory(n: int, m: int) -> None:
     """Refuse before any fit a run that would not fit in memory, as the main path does."""
-    from ppmlib.release import command as cmd
-    need, available = memory_needed(n, m), cmd.available_memory()
+    from ppmlib.release import data as _data
+    need, available = memory_needed(n, m), _data.available_memory()
     if available is not None and need > available:
         raise DataRefused(f"this run needs about {need / 1e6:.0f} MB of memory ({n} records, {m} datasets) and "
                           f"{available / 1e6:.0f} MB are available; use fewer datasets or records, or a larger machine")
@@ -255,11 +256,8 @@ def _write(synthesis, staging, public_table, columns, *, format, budget, delta, 
             format=format, names=columns.order + columns.dropped,
             extra={"written_by": _staging.WRITTEN_BY, "diagnostics": verdict})
     if staging.report_target is not None:
-        import json
-        manifest = json.loads((staging.release / _staging.MANIFEST).read_text(encoding="utf-8"))
         table, cells, design = report
-        staging.report.write_text(report_html(synthesis, table, cells, manifest=manifest, **design),
-                                  encoding="utf-8")
+        staging.report.write_text(report_html(synthesis, table, cells, delta=delta, **design), encoding="utf-8")
     staging.publish()
 
 
@@ -272,7 +270,7 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
     Parameters
     ----------
     data : str, PathLike or pandas.DataFrame
-        As for :func:`ppmlib.release.command.load_table`.
+        As for :func:`ppmlib.release.data.load_table`.
     column, weights : str
         The outcome column and the sampling-weight column (two different columns, neither a cell,
         a design column or kept).
@@ -283,7 +281,7 @@ def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str 
         Public design columns.
     epsilon : float, optional
         Target epsilon per dataset (LW weights calibrated to it); None: ``total_epsilon``'s share,
-        else the command's default ``ppmlib.release.command.STRICT_EPSILON``.
+        else the command's default ``ppmlib.release.plan.STRICT_EPSILON``.
     m : int
         Synthetic datasets (they cost m * epsilon).
     budget : float, optional
@@ -332,23 +330,17 @@ def _frame_html(frame, digits: int = 3) -> str:
     return frame.to_html(float_format=lambda x: f"{x:,.{digits}f}", escape=True, border=0)
 
 
-def _privacy_html(synthesis: SurveySynthesis, manifest: dict | None) -> str:
-    """The report's privacy section: the manifest's own statement (what epsilon covers, the neighbours, the
-    guarantee, what it does not cover, the ledger), so that the page and the release say the same."""
-    e = html.escape
-    if manifest is None:
-        return f"<p>{e(synthesis.privacy_statement())}</p>"
-    labels = {"guarantee": "", "epsilon_covers": "What epsilon covers: ", "neighbours": "Neighbours: ",
-              "not_covered": "Not covered: "}
-    parts = [f"<p>{e(label)}{e(manifest[key])}</p>" for key, label in labels.items() if manifest.get(key)]
-    lines = (manifest.get("ledger") or {}).get("statement") or []
-    if lines:
-        parts.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in lines) + "</ul>")
-    return "\n".join(parts)
+def _privacy_html(synthesis: SurveySynthesis, delta: float) -> str:
+    """The report's privacy section: what epsilon covers, then the ledger's statement, the lines the
+    manifest carries and the command prints (:func:`ppmlib.mechanism.ledger.of_release`)."""
+    from ppmlib.mechanism.ledger import of_release
+    from ppmlib.release.report import statement_html
+    covers = synthesis.model_entry()["epsilon_covers"]
+    return f"<p>What epsilon covers: {html.escape(covers)}</p>\n" + statement_html(of_release(synthesis, delta).statement())
 
 
 def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None = None, psu: str | None = None,
-                manifest: dict | None = None) -> str:
+                delta: float = 1e-6) -> str:
     """The confidential report of a survey release, as one HTML page (no scripts, every value escaped).
 
     Parameters
@@ -358,9 +350,8 @@ def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None =
         The confidential data.
     cells : sequence of str
     strata, psu : str, optional
-    manifest : dict, optional
-        The release's manifest: its privacy statement is the page's (default: the synthesis's own
-        :meth:`~ppmlib.mechanism.survey.SurveySynthesis.privacy_statement`).
+    delta : float
+        The release's delta: the page states the ledger's statement at it, the manifest's word for word.
 
     Returns
     -------
@@ -391,7 +382,7 @@ def report_html(synthesis: SurveySynthesis, data, cells, *, strata: str | None =
         f"<p>Outcome <code>{e(synthesis.outcome)}</code>, weight <code>{e(synthesis.weight)}</code>, cells "
         f"<code>{e(' x '.join(map(str, cells)))}</code>; {synthesis.m} datasets of "
         f"{synthesis.synthetic_outcome.shape[1]} records.</p>",
-        "<h2>Privacy</h2>", _privacy_html(synthesis, manifest),
+        "<h2>Privacy</h2>", _privacy_html(synthesis, delta),
         "<h2>The weighted table: confidential and synthetic</h2>",
         "<p>Hajek means with Taylor-linearised standard errors (strata and PSUs when given); the synthetic "
         "columns combine the m datasets by the rules for partially synthetic data (mean of the estimates, "
@@ -415,7 +406,7 @@ def add_arguments(parser) -> None:
     parser : argparse.ArgumentParser
         The command's parser (:func:`ppmlib.release.command.main` builds it).
     """
-    from ppmlib.release.command import STRICT_EPSILON
+    from ppmlib.release.plan import STRICT_EPSILON
     group = parser.add_argument_group(
         "survey weights", "with --weights, the column and its sampling weight are synthesized together (one bound "
                           "for the pair, epsilon covers the whole record) with --guarantee local; --predictors are "
@@ -495,14 +486,15 @@ def summary(done: SurveyRun) -> str:
     -------
     str
     """
-    from ppmlib.release.command import _privacy_lines, _summary_columns
+    from ppmlib.release.data import summary_columns
+    from ppmlib.release.plan import privacy_lines
     s = done.synthesis
     after = f", {done.dropped} dropped with missing values" if done.dropped else ""
     lines = [f"released {s.m} synthetic datasets of ({s.outcome!r}, {s.weight!r}) ({done.n} records{after}, survey "
              f"model, {s.scheme.upper()}) to {done.out}",
-             _summary_columns(done.columns),
+             summary_columns(done.columns),
              f"epsilon covers {s.model_entry()['epsilon_covers']}",
-             _privacy_lines(s, s.m, done.delta),
+             privacy_lines(s, s.m, done.delta),
              f"diagnostics: {done.verdict['gate']}"]
     if done.report is not None:
         lines.append(f"report (confidential, not for publication): {done.report}")

@@ -426,8 +426,8 @@ def release_folder(values: np.ndarray, table: "pd.DataFrame", columns: Columns, 
         (staging / "release").mkdir()
         write_folder(values, table, columns, staging / "release", meta, fmt)
         if previous:
-            from ppmlib.release.staging import _exchange
-            if not _exchange(staging / "release", target):    # one step where the system can; else two renames
+            from ppmlib._files import exchange_paths
+            if not exchange_paths(staging / "release", target):    # one step where the system can; else two renames
                 os.rename(target, staging / "previous")
                 os.rename(staging / "release", target)
         else:

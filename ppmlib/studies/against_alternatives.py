@@ -132,7 +132,7 @@ def wage_design(source, predictors=("region", "parttime"), *, column: str = "wag
                 low: float = 3.5, high: float = 10.0, width: float = 0.25, radius: float = 0.05, seed=0,
                 name: str = "Wages") -> Design:
     """Log wage on categorical predictors of a real wage file (the own-data chapter's data) as a
-    :class:`Design`: :func:`log_design` of the file loaded by :func:`ppmlib.release.command.load_table`.
+    :class:`Design`: :func:`log_design` of the file loaded by :func:`ppmlib.release.data.load_table`.
 
     The default bins of log weekly wage run from 3.5 to 10 (about 33 to 22,000 dollars: the
     CPS 1988 file's wages lie within); set them for another file before looking at its values.
@@ -140,7 +140,7 @@ def wage_design(source, predictors=("region", "parttime"), *, column: str = "wag
     Parameters
     ----------
     source : str, PathLike or pandas.DataFrame
-        "cps1988" or a CSV or Parquet path (:func:`ppmlib.release.command.load_table`).
+        "cps1988" or a CSV or Parquet path (:func:`ppmlib.release.data.load_table`).
     predictors : list of str
         The keys (categorical; numeric columns would be matched value by value).
     column : str
@@ -156,7 +156,7 @@ def wage_design(source, predictors=("region", "parttime"), *, column: str = "wag
     -------
     Design
     """
-    from ppmlib.release.command import load_table
+    from ppmlib.release.data import load_table
     table = load_table(source)
     if n is not None:
         n = _checks.integer(n, "n", low=1)
@@ -201,12 +201,12 @@ def ppm_grid(design: Design, epsilons, *, c_range=(0.05, 5.0), tau: float = 0.1,
     for j, eps in enumerate(epsilons):
         members, member_seeds = [], []
         if reachable[0] <= eps <= reachable[1]:
-            members += [Member("LW", "lw", base="Unweighted", match=eps, settings={"tau": tau, "c_range": tuple(c_range)}),
+            members += [Member("LW", "lw", base="Unweighted", epsilon=eps, settings={"tau": tau, "c_range": tuple(c_range)}),
                         Member("LW_final", "final", base="LW", settings={"tau": tau})]
             member_seeds += [s[1], s[4 + 3 * j]]
         # SW tempers the unweighted fit: it reaches any epsilon up to the unweighted one's, no higher
         if eps / 2 <= ends["Unweighted"].delta * (1 + sw_rtol):
-            members.append(Member("SW", "sw", base="Unweighted", match=eps, settings={"rtol": sw_rtol}))
+            members.append(Member("SW", "sw", base="Unweighted", epsilon=eps, settings={"rtol": sw_rtol}))
             member_seeds.append(s[5 + 3 * j])
         if not members:
             continue

@@ -29,7 +29,8 @@ import matplotlib.pyplot as plt
 
 from ppmlib import _checks
 from ppmlib.book.claims import Claims
-from ppmlib.mechanism.joint import Conditional, attribute_risk, joint_synthesizer, match_joint, pair_long_table
+from ppmlib.evaluate.disclosure import joint_attribute_risk
+from ppmlib.mechanism.joint import Conditional, joint_synthesizer, match_joint, pair_long_table
 from ppmlib.plots import PALETTE, _colour, violins
 from ppmlib.inference.posterior import Sampler
 from ppmlib.progress import progress_bar
@@ -182,12 +183,12 @@ def pair_pmse(data: "pd.DataFrame", results: dict) -> "pd.DataFrame":
 def risk_table(results: dict, *, H: int = 100, datasets: int = 1) -> "pd.DataFrame":
     """Attribute-disclosure risk of log income given the released synthetic expenditure and income, per
     synthesizer: median and largest probability of the true value, share ranked first, mean weight
-    of the income conditional (:func:`ppmlib.mechanism.joint.attribute_risk`, an intruder who knows the weights)."""
+    of the income conditional (:func:`ppmlib.evaluate.disclosure.joint_attribute_risk`, an intruder who knows the weights)."""
     import pandas as pd
 
     rows = {}
     for name, r in results.items():
-        risk = attribute_risk(r, VARIABLES[1], H, datasets=datasets)
+        risk = joint_attribute_risk(r, VARIABLES[1], H, datasets=datasets)
         rows[name] = {"median P(true)": float(np.median(risk.prob_true)), "max P(true)": float(risk.prob_true.max()),
                       "share ranked 1st": float(np.mean(risk.rank_true == 1)),
                       "mean income weight": float(r.weights[:, 1].mean())}

@@ -333,7 +333,7 @@ def mechanism_grid(design, totals, *, delta: float = 1e-6, m: int = 10, box: dic
                               design.model, design.y, seed=[s[1], s[1]], given={"Unweighted": base}, **shared)
             lw_ends = (ends["LW low"].epsilon, ends["LW high"].epsilon)
         if lw_ends[0] <= eps <= lw_ends[1]:
-            done = run_lineup([Member("PPM (local)", "lw", base="Unweighted", match=eps,
+            done = run_lineup([Member("PPM (local)", "lw", base="Unweighted", epsilon=eps,
                                       settings={"tau": tau, "c_range": tuple(c_range)})],
                               design.model, design.y, seed=[s[1]], given={"Unweighted": base}, **shared)
             out[("PPM (local)", E)] = (done["PPM (local)"], done.seconds["PPM (local)"])

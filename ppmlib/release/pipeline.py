@@ -1,0 +1,201 @@
+"""One pipeline from a checked data object and a privacy plan to a release and its report.
+
+:func:`synthesize` takes a :class:`ppmlib.release.data.Table` (the user's data, read and checked,
+with the release's columns) and a :class:`ppmlib.release.plan.Plan` (the lineup, the released
+member, epsilon, m, delta, the budget): it checks the rest before any fit (the draws, ``out`` and
+the report's path, delta against n, the memory), runs the lineup, passes the diagnostics gate
+(:mod:`ppmlib.release.gate`), and with ``out`` writes the release (:func:`ppmlib.release.release`)
+and the report in a private staging folder published in one step (:mod:`ppmlib.release.staging`).
+It returns one :class:`Run`. The command (``ppmlib.release.command``) is a thin caller of it.
+"""
+from __future__ import annotations
+
+__all__ = ["Run", "targets", "synthesize"]
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ppmlib.inference.posterior import Sampler, _sampler
+from ppmlib.mechanism import lineup as _lineup
+from ppmlib.release import gate as _gate
+from ppmlib.release import staging as _staging
+from ppmlib.release.data import Table
+from ppmlib.release.plan import Plan, check_delta
+
+
+@dataclass(eq=False)
+class Run(Mapping):
+    """What :func:`synthesize` made: the synthesizers by name (a read-only mapping), and the data,
+    the plan, the gate's verdict and the paths written.
+
+    Attributes
+    ----------
+    results : ppmlib.mechanism.lineup.Results
+        The synthesizers by name (Unweighted, LW, and LW_final or CW, or CM), each a :class:`ppmlib.Synthesis`.
+    table : ppmlib.release.data.Table
+        The data and the release's columns.
+    plan : ppmlib.release.plan.Plan
+        The guarantee, the released member, epsilon, m, delta and the budget.
+    verdict : dict
+        The diagnostics gate's verdict (:func:`ppmlib.release.gate.diagnostics_verdict`).
+    out, report : pathlib.Path or None
+        The release folder and the report written (None: not written).
+    """
+    results: _lineup.Results
+    table: Table
+    plan: Plan
+    verdict: dict
+    out: Path | None = None
+    report: Path | None = None
+
+    def __getitem__(self, name):
+        return self.results[name]
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    @property
+    def prepared(self):
+        return self.table.prepared
+
+    @property
+    def columns(self):
+        return self.table.columns
+
+    @property
+    def format(self) -> str:
+        return self.table.format
+
+    @property
+    def public_table(self):
+        return self.table.public
+
+    @property
+    def released(self) -> str:
+        return self.plan.released
+
+    @property
+    def budget(self):
+        return self.plan.budget
+
+    @property
+    def guarantee(self) -> str:
+        return self.plan.guarantee
+
+    @property
+    def delta(self) -> float:
+        return self.plan.delta
+
+    @property
+    def lineup(self) -> tuple:
+        return self.results.lineup
+
+    @property
+    def seconds(self) -> dict:
+        return self.results.seconds
+
+    def summary(self):
+        """:meth:`ppmlib.mechanism.lineup.Results.summary` of the synthesizers.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return self.results.summary()
+
+
+def targets(out, report, overwrite: bool, inputs) -> tuple[Path | None, Path | None]:
+    """The checked release folder and report path (before any work), or None for each not written.
+
+    Parameters
+    ----------
+    out : str, PathLike or None
+        The release folder.
+    report : bool, str, PathLike or None
+        True: beside ``out``; a path: there; False or None: no report.
+    overwrite : bool
+        A previous release (and report) of the command may be replaced.
+    inputs : tuple of pathlib.Path
+        The files read, never replaced.
+
+    Returns
+    -------
+    (out, report) : pathlib.Path or None each
+    """
+    if out is None:
+        if report not in (None, False, True):
+            raise TypeError("report needs out: the report is written beside the release")
+        return None, None
+    out = _staging.check_out(out, inputs=inputs, overwrite=overwrite)
+    if report is None or report is False:
+        return out, None
+    target = _staging.default_report(out) if report is True else report
+    return out, _staging.check_report(target, out=out, inputs=inputs, overwrite=overwrite)
+
+
+def synthesize(table: Table, plan: Plan, *, sampler: Sampler | None = None, seed: int = 0, out=None, report=True,
+               overwrite: bool = False, allow_failed_fits: bool = False, progress: bool = True) -> Run:
+    """Run a plan on a data object and, with ``out``, release it and write its report.
+
+    Parameters
+    ----------
+    table : ppmlib.release.data.Table
+        The data (:func:`ppmlib.release.data.read`).
+    plan : ppmlib.release.plan.Plan
+        What runs and what is released (:func:`ppmlib.release.plan.privacy_plan`).
+    sampler : Sampler, optional
+        NUTS settings (default 4 chains x 1000 draws after 1000 warmup).
+    seed : int
+        Reproduces every fit and every synthetic value.
+    out : str or PathLike, optional
+        The release folder: absent, empty, or (with ``overwrite``) a previous release of the command.
+    report : bool, str or PathLike
+        True (default): the confidential report beside ``out``; a path: there; False or None: none.
+    overwrite : bool
+        Replace a previous release (and report) of the command.
+    allow_failed_fits : bool
+        Release even when a fit fails the diagnostics gate (the manifest says so).
+    progress : bool
+        Progress bars while fitting.
+
+    Returns
+    -------
+    Run
+    """
+    sampler = _sampler(sampler)
+    _gate.check_draws(sampler, plan.m)
+    out, report = targets(out, report, overwrite, table.inputs)
+    check_delta(plan.delta, table.n)
+    _gate.check_memory(table.prepared, sampler, plan.m, len(plan.members))
+    prepared = table.prepared
+    with (_staging.Staging(out, report, overwrite=overwrite, inputs=table.inputs) if out is not None
+          else contextlib.nullcontext()) as staging:
+        results = _lineup.run(plan.members, prepared.family, prepared.y, X=prepared.X, prior=prepared.prior, m=plan.m,
+                              sampler=sampler, seed=seed, progress=progress)
+        # the gate guards a release: without out nothing is released, and the verdict is only recorded
+        verdict = _gate.check(results, allow_failed_fits) if out is not None else _gate.diagnostics_verdict(results)
+        run = Run(results, table, plan, verdict, out, report)
+        if staging is not None:
+            _write(run, staging)
+    return run
+
+
+def _write(run: Run, staging: "_staging.Staging") -> None:
+    """The release (and the report) in the staging folder, then published in one step."""
+    from ppmlib.release.publish import release
+    chosen = run[run.released]
+    in_units = replace(chosen, synthetic=run.prepared.original_units(chosen.synthetic))
+    columns = run.columns
+    release(in_units, staging.release, max_epsilon=run.budget,
+            extra={"written_by": _staging.WRITTEN_BY, "diagnostics": run.verdict}, delta=run.delta,
+            table=run.public_table, column=columns.synthesized, public=columns.public_by_model,
+            keep=columns.declared_public, format=run.format, names=columns.order + columns.dropped)
+    if run.report is not None:
+        from ppmlib.release import report as _report
+        _report.write(run, staging.report, staging.private, resamples=_gate.resamples(run.prepared.n))
+    staging.publish()

@@ -1,0 +1,242 @@
+"""The privacy plan of a release: which synthesizers run, which one is released, at what epsilon.
+
+Under the strict guarantee (the default) the command releases a strict synthesizer of the registry
+(:func:`ppmlib.mechanism.schemes.released_under` "strict": CM), each dataset epsilon-DP for every
+database; under the local guarantee a pseudo posterior mechanism (the registry's synthesizers
+released under "local": LW, LW_final, CW), epsilon = 2 Delta for this database only. Either way
+the per-dataset epsilon may be solved from a total for the release (the ledger's zCDP
+composition), and everything is checked before any fit. :func:`privacy_plan` returns one
+:class:`Plan`.
+"""
+from __future__ import annotations
+
+__all__ = ["privacy_lines", "WEIGHTINGS", "GUARANTEES", "STRICT_EPSILON", "Plan", "lineup_for", "privacy_plan", "check_budget",
+           "check_delta"]
+
+from dataclasses import dataclass
+
+from ppmlib import _checks
+from ppmlib.errors import BadArgument, BudgetExceeded
+from ppmlib.mechanism import lineup as _lineup
+from ppmlib.mechanism.schemes import released_under, scheme
+
+
+#: How the record weights are made: LW, LW re-weighted at equal Delta (LW_final), or CW.
+WEIGHTINGS = tuple(key.lower() for key in released_under("local"))  # the registry's, released under "local"
+
+
+
+
+def lineup_for(weighting: str = "lw", epsilon: float | None = None, radius: float | None = None,
+               relative: bool = False) -> tuple[tuple, str]:
+    """The lineup the command runs and the name of the member it releases.
+
+    Unweighted always comes first (LW's risks come from it, and the report compares with it);
+    ``epsilon`` calibrates LW's scale c so that epsilon = 2 Delta; "lw_final" re-weights LW at
+    equal Delta; "cw" needs the policy ``radius`` (on the model's scale: log units for the log
+    models; ``relative``: a fraction of each record's value).
+
+    Parameters
+    ----------
+    weighting, epsilon, radius, relative
+        As for :func:`ppmlib.release.command.synthesize`.
+
+    Returns
+    -------
+    members : tuple
+        The lineup for :func:`ppmlib.mechanism.lineup.run`: the name "Unweighted", then LW as a
+        :class:`ppmlib.mechanism.lineup.Member` (matched to ``epsilon`` when given) and, for "lw_final", the name
+        "LW_final"; for "cw", CW as a Member with its radius.
+    released : str
+        The member released: "LW", "LW_final" or "CW".
+
+    Raises
+    ------
+    ValueError
+        An unknown weighting, "cw" without a radius or with an epsilon, a radius for LW, or a
+        radius or epsilon that is not positive.
+    """
+    released = {key.lower(): key for key in released_under("local")}     # read now: a new record is a choice
+    if weighting not in released:
+        raise BadArgument(f"unknown weighting {weighting!r}; choose one of {', '.join(released)}")
+    if weighting == "cw":
+        if epsilon is not None:
+            raise BadArgument("epsilon= calibrates LW; it cannot be combined with weighting='cw'")
+        if radius is None:
+            raise BadArgument("weighting='cw' needs the policy radius: radius=R (absolute, or a fraction of each "
+                             "value with relative=True)")
+        radius = _checks.real(radius, "radius", low=0, low_open=True)
+        return ("Unweighted", _lineup.member("CW", radius=radius, relative=bool(relative))), "CW"
+    if radius is not None:
+        raise BadArgument(f"radius= is the CW policy radius; weighting={weighting!r} does not use it")
+    chain = _built_on(released[weighting])
+    if epsilon is not None and "LW" not in chain:
+        raise BadArgument(f"epsilon= calibrates LW; it cannot be combined with weighting={weighting!r}")
+    first = _lineup.member(chain[0]) if epsilon is None else _lineup.member(
+        chain[0], epsilon=_checks.real(epsilon, "epsilon", low=0, low_open=True))
+    return ("Unweighted", first, *chain[1:]), released[weighting]
+
+
+def _built_on(key: str) -> list:
+    """The registry's synthesizers ``key`` is built on, first to last and ``key`` itself, without Unweighted."""
+    chain = []
+    while key is not None and key != "Unweighted":
+        chain.insert(0, key)
+        key = scheme(key).base
+    return chain
+
+
+#: The command's guarantees: "strict" (CM, every database) and "local" (the papers' pseudo posterior mechanism).
+GUARANTEES = ("strict", "local")
+
+
+#: The per-dataset epsilon of a strict release when neither an epsilon nor a total is given.
+STRICT_EPSILON = 1.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a release will spend and on which synthesizer, fixed before any fit.
+
+    Attributes
+    ----------
+    guarantee : str
+        "strict" or "local" (one of ``GUARANTEES``).
+    members : tuple
+        The lineup (:func:`ppmlib.mechanism.lineup.run`): "Unweighted" first, then the released
+        member and what it is built on.
+    released : str
+        The name of the member released.
+    epsilon : float or None
+        Per dataset (None: LW at its settings, its epsilon = 2 Delta known after the fit).
+    m : int
+        Datasets released.
+    delta : float
+        The release's delta (the ledger's zCDP conversion).
+    budget : float or None
+        The most m * epsilon the release may cost.
+    """
+    guarantee: str
+    members: tuple
+    released: str
+    epsilon: float | None
+    m: int
+    delta: float
+    budget: float | None = None
+
+
+def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: float | None = None,
+                 total_epsilon: float | None = None, delta: float = 1e-6, m: int = 20, radius: float | None = None,
+                 relative: bool = False, budget: float | None = None) -> Plan:
+    """The plan of a guarantee: the lineup, the released member, the per-dataset epsilon, checked.
+
+    "strict" releases CM (every record's term censored, :mod:`ppmlib.mechanism.censoring`): each
+    dataset is epsilon-DP for every database. Its epsilon is ``epsilon``, or the largest whose m
+    datasets are (``total_epsilon``, ``delta``)-DP (:func:`ppmlib.mechanism.ledger.solve_per_dataset_epsilon`),
+    or ``STRICT_EPSILON``. "local" is :func:`lineup_for`'s pseudo posterior mechanism, with LW
+    calibrated to the epsilon solved from ``total_epsilon`` when that is given.
+
+    Parameters
+    ----------
+    guarantee : str
+        One of ``GUARANTEES``.
+    weighting, radius, relative : str, float, bool
+        The local mechanism's weighting (see :func:`lineup_for`); strict takes "lw" (the default) only.
+    epsilon, total_epsilon : float, optional
+        Per dataset, or for the whole release of m datasets (not both).
+    delta : float
+        The release's delta, in (0, 1).
+    m : int
+        Datasets.
+    budget : float, optional
+        The most m * epsilon the release may cost (refused now when the epsilon is known).
+
+    Returns
+    -------
+    Plan
+        The lineup, the released member's name and the per-dataset epsilon (None: LW uncalibrated).
+    """
+    from ppmlib.mechanism.ledger import ledger, solve_per_dataset_epsilon
+    m = _checks.integer(m, "m", low=1)
+    delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+    if guarantee not in GUARANTEES:
+        raise BadArgument(f"unknown guarantee {guarantee!r}; choose one of {', '.join(GUARANTEES)}")
+    if epsilon is not None and total_epsilon is not None:
+        raise BadArgument("give epsilon= (per dataset) or total_epsilon= (the release), not both")
+    if total_epsilon is not None:
+        epsilon = solve_per_dataset_epsilon(total_epsilon, delta, m)
+    if epsilon is not None:     # a guarantee the ledger cannot state is refused now, not after the fits
+        ledger(epsilon, m, delta=delta, guarantee=guarantee).total
+    if guarantee == "local":
+        members, released = lineup_for(weighting, epsilon, radius, relative)
+    elif weighting != "lw" or radius is not None:
+        raise BadArgument("weighting= and radius= choose the local mechanism's weights; guarantee='strict' "
+                          "releases CM (give guarantee='local' to use them)")
+    else:
+        released = released_under("strict")[0]
+        epsilon = STRICT_EPSILON if epsilon is None else _checks.real(epsilon, "epsilon", low=0, low_open=True)
+        members = ("Unweighted", _lineup.member(released, epsilon=epsilon))
+    return Plan(guarantee, members, released, epsilon, m, delta, check_budget(budget, epsilon, m))
+
+
+def check_budget(budget, epsilon, m: int) -> float | None:
+    """The budget, checked: a positive number, and no less than m * epsilon when epsilon is known.
+
+    Parameters
+    ----------
+    budget : float or None
+        The most m * epsilon the release may cost.
+    epsilon : float or None
+        Per dataset.
+    m : int
+        Datasets.
+
+    Returns
+    -------
+    float or None
+    """
+    if budget is None:
+        return None
+    budget = _checks.real(budget, "budget", low=0, low_open=True)
+    if epsilon is not None and m * epsilon > budget:
+        raise BudgetExceeded(f"m = {m} datasets at epsilon = {epsilon:g} cost {m * epsilon:g} > budget = {budget:g}; "
+                         "nothing was fitted or written")
+    return budget
+
+
+def check_delta(delta: float, n: int) -> None:
+    """Refuse delta at or above 1/n: an (epsilon, delta)-DP release could then publish a record outright.
+
+    Parameters
+    ----------
+    delta : float
+        The release's delta.
+    n : int
+        The records used.
+    """
+    if delta >= 1.0 / n:
+        raise BadArgument(f"delta={delta:g} is not below 1/n = {1.0 / n:.3g} for the n = {n} records used: an "
+                          "(epsilon, delta) guarantee with delta >= 1/n allows releasing one record in the clear, "
+                          "so it states nothing; give delta= well below 1/n (the default is 1e-6)")
+
+
+def privacy_lines(chosen, m: int, delta: float) -> str:
+    """The privacy statement the command prints: the ledger's lines, word for word as the manifest
+    and the report state them (:func:`ppmlib.mechanism.ledger.of_release`; m given, as a run over a
+    cluster holds no synthetic values here).
+
+    Parameters
+    ----------
+    chosen : Synthesis
+        The released synthesis.
+    m : int
+        Datasets released.
+    delta : float
+        The release's delta.
+
+    Returns
+    -------
+    str
+    """
+    from ppmlib.mechanism.ledger import of_release
+    return "\n".join(of_release(chosen, delta, m=m).statement())
