@@ -79,6 +79,10 @@ def test_the_latent_sampler_matches_enumeration_of_the_true_counts(mechanism):
     noisy = np.array([[3.4, -0.8, 2.1]])
     cells = nss.Cells(np.zeros(5, int), np.zeros((1, 0), int), np.zeros(0, int), np.array([5]))
     release = nss.NoisyCounts(cells, noisy, np.array([0.0, 1.0, 2.0, 3.0]), mechanism, 0.9, 1.0, None, "numpy")
+    from scipy import stats
+    density = stats.laplace(scale=0.9) if mechanism == "laplace" else stats.norm(scale=0.9)
+    r = np.array([-1.3, 0.2, 2.5])
+    assert np.allclose(release.log_likelihood(r) - release.log_likelihood(0.0), density.logpdf(r) - density.logpdf(0.0))
     alpha = nss.bin_prior(release, 0.7)
     states = [s for s in itertools.product(range(6), repeat=3) if sum(s) == 5]
     logp = np.array([sum(gammaln(alpha + s) - gammaln(np.array(s) + 1.0))
