@@ -203,7 +203,12 @@ class NoisyStatistics:
         return (self.bounds[1] - self.bounds[0]) / 2
 
     def describe(self) -> str:
-        """What was released, in one line (public values only)."""
+        """What was released, in one line (public values only).
+
+        Returns
+        -------
+        str
+        """
         return (f"noisy sufficient statistics: per cell the sum of z and of z^2 (log y scaled into [-1, 1] by the "
                 f"public bounds ({self.bounds[0]:g}, {self.bounds[1]:g})), Gaussian noise of sd {self.sigma_S:.4g} "
                 f"and {self.sigma_Q:.4g} (sensitivity {SENSITIVITY_S:g} and {SENSITIVITY_Q:g}); share {self.share:g} "
@@ -529,7 +534,18 @@ class NoisyCounts:
         return self.scale * (math.sqrt(2.0) if self.mechanism == "laplace" else 1.0)
 
     def log_likelihood(self, residual: np.ndarray) -> np.ndarray:
-        """log density of the noise at noisy - true, up to a constant."""
+        """log density of the noise at noisy - true, up to a constant.
+
+        Parameters
+        ----------
+        residual : ndarray
+            Noisy minus true counts.
+
+        Returns
+        -------
+        ndarray
+            Of ``residual``'s shape.
+        """
         if self.mechanism == "laplace":
             return -np.abs(residual) / self.scale
         return -residual ** 2 / (2.0 * self.scale ** 2)
@@ -539,7 +555,12 @@ class NoisyCounts:
         return float(self.edges[0]), float(self.edges[-1])
 
     def describe(self) -> str:
-        """What was released, in one line (public values only)."""
+        """What was released, in one line (public values only).
+
+        Returns
+        -------
+        str
+        """
         return (f"noisy sufficient statistics over public bins: per cell the count of log y in each of "
                 f"{len(self.edges) - 1} bins of width {self.edges[1] - self.edges[0]:g} from {self.edges[0]:g} to "
                 f"{self.edges[-1]:g} (log y top- and bottom-coded to that range), "
