@@ -122,8 +122,27 @@ def test_k_draws_share_the_shape_and_mean_uses_one():
     log_y, keys, _ = _data(400)
     run = dict(bounds=(3.0, 8.0), width=0.5, total_epsilon=2.0, m=4, seed=1)
     two = nss.synthesize_bins(log_y, keys, k=2, **run)
-    assert two.k_draws == 2 and "from k = 2 posterior draws" in two.statement()[2]
+    assert two.k_draws == 2 and "m = 4 datasets come from k = 2 posterior draws" in two.statement()[2]
     assert two.synthetic.shape == (4, 400)
+    # datasets 1-2 share draw 1 and 3-4 draw 2: their cells' shapes agree in pairs, up to sampling
+    mean = nss.synthesize_bins(log_y, keys, shape="mean", **run)
+    assert mean.synthetic.shape == (4, 400)
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "laplace"])
+def test_the_ledger_of_the_release_states_the_one_noisy_release(mechanism):
+    from ppmlib.mechanism.ledger import of_release
+    log_y, keys, _ = _data(400)
+    done = nss.synthesize_bins(log_y, keys, bounds=(3.0, 8.0), width=0.5, total_epsilon=2.0, m=4, k=2,
+                               mechanism=mechanism)
+    book = of_release(done).to_dict()
+    assert book["release_epsilon"] == pytest.approx(2.0, abs=1e-9) and book["k_draws"] == 2 and book["m"] == 4
+    assert book["release_delta"] == (0.0 if mechanism == "laplace" else 1e-6)
+    assert book["rho_zcdp"] == pytest.approx(2.0 ** 2 / 2 if mechanism == "laplace" else rho_for_total(2.0, 1e-6))
+    text = " ".join(book["statement"])
+    assert "every database" in text and ("Laplace noise of scale 0.5" if mechanism == "laplace" else
+                                         f"Gaussian noise of sd {nss.counts_scale(rho_for_total(2.0, 1e-6)):.4g}") in text
+    assert str(round(log_y[0], 4)) not in text                          # no confidential value
 
 
 def _no_noise(monkeypatch):

@@ -53,7 +53,7 @@ import pandas as pd
 
 from ppmlib import _checks
 from ppmlib.errors import BadArgument, DataRefused
-from ppmlib.mechanism.ledger import cdp_epsilon, rho_for_total
+from ppmlib.mechanism.ledger import of_release, rho_for_total
 from ppmlib.seeding import seeds as make_seeds
 
 #: L2 sensitivity of the vector of the cells' sums of z (one record, z in [-1, 1]).
@@ -371,33 +371,17 @@ class NSSRelease:
 
     @property
     def total(self) -> tuple[float, float]:
-        """The whole release's (epsilon, delta): from rho by OpenDP's conversion, or (epsilon, 0) for Laplace noise."""
-        if self.pure:
-            return self.statistics.epsilon, 0.0
-        return cdp_epsilon(self.rho, self.delta), self.delta
+        """The whole release's (epsilon, delta) (:class:`ppmlib.mechanism.ledger.NoisyReleaseLedger`)."""
+        return of_release(self).total
 
     def statement(self) -> list[str]:
-        """The release's privacy in words.
+        """The release's privacy in words (:func:`ppmlib.mechanism.ledger.of_release`).
 
         Returns
         -------
         list of str
         """
-        eps, dlt = self.total
-        s = self.statistics
-        m = self.synthetic.shape[0]
-        k = m if self.k_draws is None else self.k_draws
-        return [
-            "guarantee: strict; every number below holds for every database (removal and addition of one record)",
-            s.describe(),
-            (f"the release as a whole: ({eps:.4g}, 0)-DP (pure)" if self.pure else
-             f"the release as a whole: rho = {self.rho:.4g}-zCDP, i.e. ({eps:.4g}, {dlt:.3g})-DP")
-            + f"; the posterior and all m = {m} datasets (from k = {k} posterior draws) are post-processing of the one "
-              "noisy release",
-            "not covered: the keys and the cell counts (released as they are), the release's size n; the noise is "
-            + ("a seeded numpy draw at OpenDP's scale, not floating-point hardened" if s.noise == "numpy"
-               else "OpenDP's sampler (not seeded)"),
-        ]
+        return of_release(self).statement()
 
 
 def synthesize(log_y, keys, *, bounds, total_epsilon: float, delta: float = 1e-6, m: int = 5, share: float = 0.5,
