@@ -15,7 +15,8 @@ checks with values and nulls.
 from __future__ import annotations
 
 __all__ = ["MECHANISMS", "LITERAL_CM", "PEERS", "exact_grid", "centring_table", "local_weights_at", "guarantee_table", "ledger_table", "mechanism_grid", "peer_grid", "fit_table", "scores", "pull_toward_prior", "pull_figure",
-           "seed_ledger", "claims", "utility_figure", "target_cells", "coverage_table"]
+           "seed_ledger", "claims", "utility_figure", "target_cells", "coverage_table",
+           "seed_summary"]
 
 import time
 
@@ -750,3 +751,34 @@ def coverage_table(table: pd.DataFrame) -> pd.DataFrame:
 def _numeric(table: pd.DataFrame, columns) -> pd.DataFrame:
     """The table with ``columns`` as numbers (a value the results file left empty is NaN)."""
     return table.assign(**{c: pd.to_numeric(table[c], errors="coerce") for c in columns if c in table})
+
+
+def seed_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The seed ledger of NSS over bins beside the histogram (``benchmarks/results/nss_bins_seeds.json``),
+    per (file, total): each synthesizer's mean S_pMSE over the seeds, their ratio, the seeds on which
+    NSS over bins was no worse, and its mean coverage.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The seed ledger's rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (file, total epsilon): "NSS bins", "histogram" (mean S_pMSE), "ratio", "seeds no
+        worse", "seeds", "NSS bins coverage", "histogram coverage".
+    """
+    table = _numeric(table, ["total epsilon", "S_pMSE logit", "coverage 95%"])
+    nss = table["synthesizer"].str.startswith("ppm NSS bins")
+    wide = table.assign(who=np.where(nss, "NSS bins", "histogram")).pivot_table(
+        index=["file", "total epsilon", "seed"], columns="who", values=["S_pMSE logit", "coverage 95%"])
+    pmse, cover = wide["S_pMSE logit"], wide["coverage 95%"]
+    by = ["file", "total epsilon"]
+    out = pmse.groupby(level=by).mean()
+    out["ratio"] = out["NSS bins"] / out["histogram"]
+    out["seeds no worse"] = (pmse["NSS bins"] <= pmse["histogram"]).groupby(level=by).sum()
+    out["seeds"] = pmse.groupby(level=by).size()
+    out["NSS bins coverage"] = cover["NSS bins"].groupby(level=by).mean()
+    out["histogram coverage"] = cover["histogram"].groupby(level=by).mean()
+    return out
