@@ -695,7 +695,7 @@ def claims(ledger_table: pd.DataFrame, prior_location: float, *, check: bool = T
 
 
 def target_cells(table: pd.DataFrame, candidate: str) -> pd.DataFrame:
-    """Issue 42's targets for one synthesizer, cell by cell, from the peers benchmark's rows.
+    """The strict release's targets for one synthesizer, cell by cell, from the peers benchmark's rows.
 
     Per (file, total E) where the candidate and AIM both have a row: the candidate's, AIM's and
     the histogram's S_pMSE (logit), whether the candidate's is no worse than AIM's, no worse than
