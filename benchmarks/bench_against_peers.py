@@ -24,6 +24,12 @@ constant fixed before the data, well below 1/n for n = 3,000), ``--m`` datasets 
   same range the peers bin on), ``--share`` of rho on the sums, the noise-aware posterior (4 chains
   x 500 draws, adapt_delta 0.95) and m datasets from m draws: rho-zCDP at (E, delta) for every
   database, the whole release.
+* ppm NSS over bins (``--parts nss-bins``): per (cell, bin) of log y (the same public bins as the
+  histogram's) a noisy count, Gaussian at rho (``--mechanism gaussian``, (E, delta) via zCDP) or
+  Laplace at E (``--mechanism laplace``, pure E-DP); each cell's bin shape from the noise-aware
+  posterior (:func:`ppmlib.mechanism.nss.bin_posterior`, ``--prior-strength``); the m datasets
+  from k = ``--k`` posterior draws (default m) or, with ``--shape mean``, all from the posterior
+  mean shape. Every database, the whole release.
 * the perturbed histogram (pure E-DP), AIM and MST (OpenDP, (E, delta)-DP via zCDP; AIM with the
   strict-privacy chapter's settings, 8 rounds and 100 Private-PGM iterations; MST 100 iterations),
   and CART (no formal privacy, run once).
@@ -31,7 +37,9 @@ constant fixed before the data, well below 1/n for n = 3,000), ``--m`` datasets 
 Measures: wall time, S_pMSE (logit with pairwise interactions, and CART), the mean 95% interval
 overlap of the analyst's estimands (mean and 90th percentile in dollars, the regression
 coefficients on the keys) and the identification risk, from
-:func:`ppmlib.studies.strict_privacy.scores`.
+:func:`ppmlib.studies.strict_privacy.scores`; the coverage of the analyst's 95% intervals (the
+regression of log y on the keys, combined by the partially synthetic rules) of the confidential
+estimate, :func:`ppmlib.evaluate.coverage.coverage_rate`; the synthetic SD of log y over the data's.
 
 Each run computes the (file, part, total) cells it is asked for, keeps their rows in ``--scratch``
 (so AIM's long runs can go in the background one total at a time), and rewrites
@@ -83,7 +91,18 @@ def peer_rows(design, totals, args) -> list:
     done = peer_grid(design, totals, delta=args.delta, m=args.m, names=names, seed=args.seed,
                      settings={k: v for k, v in PEER_SETTINGS.items() if k in names})
     table = scores(design, {}, done, delta=args.delta, m=args.m, B=100, seed=args.seed)
-    return table.to_dict("records")
+    extra = {(name, E): _frame_measures(design, frames) for (name, E), (frames, _) in done.items()}
+    return [{**row, **extra.get((row["synthesizer"], row["total epsilon"]), {})} for row in table.to_dict("records")]
+
+
+def _frame_measures(design, frames) -> dict:
+    """The coverage of the analyst's 95% intervals and the synthetic SD of log y over the data's."""
+    import numpy as np
+
+    from ppmlib.evaluate.coverage import coverage_rate
+    column, keys = design.table.column, list(design.table.keys)
+    sd = float(np.mean([f[column].std() for f in frames]) / design.data[column].std())
+    return {"coverage 95%": coverage_rate(design.data, frames, column, keys), "SD log y ratio": sd}
 
 
 def ppm_rows(design, totals, args) -> list:
@@ -134,14 +153,47 @@ def nss_rows(design, totals, args) -> list:
                      "gate": bool(is_ok(done.diagnostics)), "max R-hat": done.diagnostics["max_rhat"],
                      "divergences": done.diagnostics["divergences"],
                      "min ESS": min(done.diagnostics["min_ess_bulk"], done.diagnostics["min_ess_tail"]),
-                     "SD log y ratio": float(np.mean(done.synthetic.std(axis=1)) / design.y.std()),
-                     **score(design, frames, B=100, seed=args.seed)})
+                     **score(design, frames, B=100, seed=args.seed), **_frame_measures(design, frames)})
     return rows
 
 
-def _variant(args) -> str:
-    """The NSS cell's name beyond its part: its cell effects and a share other than 0.5."""
-    return ("-cells" if args.cell_effects else "") + (f"-share{args.share:g}" if args.share != 0.5 else "")
+def nss_bins_rows(design, totals, args) -> list:
+    """NSS over public bins (strict, every database; exact numpy draws, no fit to gate) at every total."""
+    from ppmlib.baselines.peers import frames_of
+    from ppmlib.mechanism import nss
+    from ppmlib.studies.against_alternatives import score
+    _, _, keys, bounds = FILES[design.name]
+    rows = []
+    for E in totals:
+        start = time.perf_counter()
+        done = nss.synthesize_bins(design.y, design.data[list(keys)], bounds=bounds, width=0.25, total_epsilon=E,
+                                   delta=args.delta, m=args.m, k=args.k, mechanism=args.mechanism,
+                                   prior_strength=args.prior_strength, shape=args.shape, seed=args.seed)
+        seconds = time.perf_counter() - start
+        eps, dlt = done.total
+        frames = frames_of(done.synthetic, design.data, design.table.column)
+        rows.append({"synthesizer": f"ppm NSS bins ({_bins_label(args)})", "model": "bins per cell, noisy counts",
+                     "total epsilon": E, "release epsilon": eps, "release delta": dlt, "k draws": args.k or args.m,
+                     "covers": "every database (" + ("pure E-DP" if args.mechanism == "laplace" else
+                                                     "rho-zCDP") + " of one noisy release)",
+                     "seconds": seconds, "gate": None,
+                     **score(design, frames, B=100, seed=args.seed), **_frame_measures(design, frames)})
+    return rows
+
+
+def _bins_label(args) -> str:
+    shape = "mean shape" if args.shape == "mean" else f"k = {args.k or args.m}"
+    return f"{args.mechanism}, {shape}, prior {args.prior_strength:g}"
+
+
+def _variant(args, part: str) -> str:
+    """The cell's name beyond its part: the NSS variant's settings other than the defaults."""
+    if part == "nss":
+        return ("-cells" if args.cell_effects else "") + (f"-share{args.share:g}" if args.share != 0.5 else "")
+    if part == "nss-bins":
+        return (f"-{args.mechanism}-{args.shape}" + (f"-k{args.k}" if args.k else "")
+                + (f"-prior{args.prior_strength:g}" if args.prior_strength != 0.003 else ""))
+    return ""
 
 
 def _clean(row: dict) -> dict:
@@ -160,10 +212,17 @@ def main() -> None:
     parser.add_argument("--files", nargs="+", choices=sorted(FILES), default=sorted(FILES))
     parser.add_argument("--totals", nargs="+", type=float, default=[1.0, 5.0, 20.0])
     parser.add_argument("--delta", type=float, default=1e-6)
-    parser.add_argument("--parts", nargs="+", choices=("peers", "ppm", "nss"), default=["peers", "ppm", "nss"])
+    parser.add_argument("--parts", nargs="+", choices=("peers", "ppm", "nss", "nss-bins"),
+                        default=["peers", "ppm", "nss", "nss-bins"])
     parser.add_argument("--share", type=float, default=0.5, help="NSS: the share of rho spent on the sums")
     parser.add_argument("--cell-effects", action="store_true",
                         help="NSS: a deviation per cell beside the keys' main effects")
+    parser.add_argument("--mechanism", choices=("gaussian", "laplace"), default="gaussian",
+                        help="NSS bins: the counts' noise")
+    parser.add_argument("--shape", choices=("draws", "mean"), default="draws",
+                        help="NSS bins: datasets from k posterior draws of each cell's shape, or its posterior mean")
+    parser.add_argument("--k", type=int, default=0, help="NSS bins: posterior draws behind the m datasets (0: m)")
+    parser.add_argument("--prior-strength", type=float, default=0.003, help="NSS bins: the pooled prior's strength")
     parser.add_argument("--model", default="auto", help="the mechanism's model (default: what --model auto picks)")
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--m", type=int, default=5)
@@ -174,6 +233,7 @@ def main() -> None:
                         help="draws and warm-up iterations per chain of the mechanism's fits (0: ppmlib's default)")
     parser.add_argument("--scratch", default=os.environ.get("PPM_BENCH_SCRATCH", "/tmp/ppm-against-peers"))
     args = parser.parse_args()
+    args.k = args.k or None
     scratch = Path(args.scratch)
     scratch.mkdir(parents=True, exist_ok=True)
     command = " ".join(sys.argv)
@@ -182,14 +242,15 @@ def main() -> None:
         for part in args.parts:
             for E in args.totals:
                 load = os.getloadavg()[0]
-                rows = {"peers": peer_rows, "ppm": ppm_rows, "nss": nss_rows}[part](design, [E], args)
+                rows = {"peers": peer_rows, "ppm": ppm_rows, "nss": nss_rows, "nss-bins": nss_bins_rows}[part](
+                    design, [E], args)
                 if part == "peers" and E != args.totals[0]:
                     rows = [r for r in rows if r["synthesizer"] != "CART"]
                 for r in rows:
                     r.update({"file": name, "n": len(design.data), "m": args.m, "delta": args.delta,
                               "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2),
                               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
-                cell = scratch / f"{name}.{part}{_variant(args) if part == 'nss' else ''}.{E:g}.json"
+                cell = scratch / f"{name}.{part}{_variant(args, part)}.{E:g}.json"
                 cell.write_text(json.dumps({"command": command, "rows": [_clean(r) for r in rows]}, indent=1))
                 print(f"{name} {part} E={E:g}: {len(rows)} rows", flush=True)
                 write_results(scratch)
@@ -200,7 +261,7 @@ def write_results(scratch: Path) -> None:
     columns = ["file", "synthesizer", "model", "total epsilon", "delta", "per-dataset epsilon", "release epsilon",
                "release delta", "covers", "share censored", "seconds", "S_pMSE logit", "S_pMSE CART",
                "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "gate", "max R-hat",
-               "divergences", "min ESS", "SD log y ratio", "n", "m", "load at start", "load at end", "date"]
+               "divergences", "min ESS", "SD log y ratio", "coverage 95%", "k draws", "n", "m", "load at start", "load at end", "date"]
     rows, commands = [], set()
     today = time.strftime("%Y-%m-%d", time.gmtime())
     for cell in sorted(scratch.glob("*.json")):
@@ -210,7 +271,7 @@ def write_results(scratch: Path) -> None:
         rows += [{**{c: r.get(c) for c in columns}, "date": r.get("date", today)} for r in kept["rows"]]
     rows.sort(key=lambda r: (r["file"], r["total epsilon"] if r["total epsilon"] is not None else -1,
                              r["synthesizer"]))
-    _results.record("against_peers", title="ppm-synthesize (strict CM, strict NSS and local LW) beside the histogram, "
+    _results.record("against_peers", title="ppm-synthesize (strict CM, strict NSS, NSS over bins and local LW) beside the histogram, "
                     "AIM, MST and CART at equal total (epsilon, delta), public wage files, n = 3,000, m = 5",
                     rows=rows, notes="delta = 1e-6 (a public constant, below 1/n). The strict row's and the "
                     "peers' (E, delta) hold for every database and the whole release (removal neighbours); "

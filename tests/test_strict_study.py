@@ -31,3 +31,38 @@ def test_a_slow_peer_runs_only_at_its_own_totals():
     none = strict.peer_grid(design, [1.0, 5.0], m=2, names=["Histogram"], seed=1, only={"Histogram": []})
     assert set(every) == {("Histogram", 1.0), ("Histogram", 5.0)}
     assert set(fewer) == {("Histogram", 5.0)} and none == {}
+
+
+def _peer_rows():
+    import pandas as pd
+    rows = []
+    for E, mine, aim, hist, secs, sd in [(1.0, 2.0, 3.0, 1.0, 5.0, 1.3), (2.0, 1.4, 1.5, 1.0, 5.0, 1.0),
+                                         (5.0, 0.9, 0.8, 0.5, 60.0, 1.05), (10.0, 0.7, 0.9, 0.5, 5.0, 1.0)]:
+        rows += [{"file": "f", "total epsilon": E, "synthesizer": "mine", "S_pMSE logit": mine, "seconds": secs,
+                  "SD log y ratio": sd},
+                 {"file": "f", "total epsilon": E, "synthesizer": "AIM", "S_pMSE logit": aim, "seconds": 100.0,
+                  "SD log y ratio": ""},
+                 {"file": "f", "total epsilon": E, "synthesizer": "Histogram", "S_pMSE logit": hist, "seconds": 0.1,
+                  "SD log y ratio": ""}]
+    return pd.DataFrame(rows)
+
+
+def test_target_cells_judges_each_target_where_it_is_asked():
+    from ppmlib.studies.strict_privacy import target_cells
+    cells = target_cells(_peer_rows(), "mine").set_index("total epsilon")
+    assert cells["<= AIM"].tolist() == [True, True, False, True]
+    assert cells["<= 1.5 histogram"].tolist() == [None, True, False, True]     # 1.4 <= 1.5, 0.9 > 0.75, 0.7 <= 0.75
+    assert cells["<= half AIM's time"].tolist() == [True, True, False, True]
+    assert cells["SD within 10%"].tolist() == [None, None, True, None]
+
+
+def test_seed_summary_averages_over_seeds_and_counts_the_wins():
+    import pandas as pd
+
+    from ppmlib.studies.strict_privacy import seed_summary
+    rows = [{"seed": s, "file": "f", "total epsilon": 2.0, "synthesizer": who, "S_pMSE logit": v, "coverage 95%": c}
+            for s, (a, b) in enumerate([(1.0, 2.0), (3.0, 1.0), (2.0, 3.0)])
+            for who, v, c in (("ppm NSS bins (x)", a, 1.0), ("Histogram", b, 0.5))]
+    out = seed_summary(pd.DataFrame(rows)).loc[("f", 2.0)]
+    assert out["NSS bins"] == 2.0 and out["histogram"] == 2.0 and out["ratio"] == 1.0
+    assert out["seeds no worse"] == 2 and out["seeds"] == 3 and out["NSS bins coverage"] == 1.0

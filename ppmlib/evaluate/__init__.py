@@ -5,7 +5,8 @@
 - :mod:`~ppmlib.evaluate.disclosure`: attribute-disclosure risk and identification risk
 - :mod:`~ppmlib.evaluate.audit`: membership attacks and the lower bound on epsilon they prove
 - :mod:`~ppmlib.evaluate.survey`: weighted cell tables with design-based standard errors, combined over m datasets
+- :mod:`~ppmlib.evaluate.coverage`: do the analyst's combined intervals cover the confidential estimate?
 """
 from ppmlib._lazy import submodules
 
-__getattr__, __dir__ = submodules(__name__, ("utility", "estimands", "disclosure", "audit", "survey"))
+__getattr__, __dir__ = submodules(__name__, ("utility", "estimands", "disclosure", "audit", "survey", "coverage"))

@@ -14,7 +14,7 @@ OpenDP's own ``make_zCDP_to_approxDP`` to 1e-9.
 """
 from __future__ import annotations
 
-__all__ = ["SCOPES", "NOT_COVERED", "Ledger", "bounded_range_rho", "cdp_delta", "cdp_epsilon", "simple_cdp_epsilon", "ledger",
+__all__ = ["SCOPES", "NOT_COVERED", "Ledger", "NoisyReleaseLedger", "bounded_range_rho", "cdp_delta", "cdp_epsilon", "simple_cdp_epsilon", "ledger",
            "of_release", "solve_per_dataset_epsilon", "rho_for_total", "check_draws"]
 
 import math
@@ -324,13 +324,101 @@ def check_draws(k: int, m: int) -> int:
     return k
 
 
-def of_release(synthesis, delta: float = 1e-6, *, m: int | None = None) -> Ledger:
+@dataclass(frozen=True)
+class NoisyReleaseLedger:
+    """What a release of m datasets drawn from one noisy release costs (noisy sufficient statistics,
+    :mod:`ppmlib.mechanism.nss`): the noisy release's privacy, whatever m and k are.
+
+    Attributes
+    ----------
+    rho : float
+        The noisy release's zCDP parameter (Laplace noise: epsilon^2 / 2).
+    m : int
+        Datasets released.
+    delta : float
+        The delta of the zCDP conversion (0 for pure epsilon-DP).
+    released : str
+        What was released, in one line (public values only).
+    pure_epsilon : float, optional
+        Laplace noise: the release is (pure_epsilon, 0)-DP.
+    draws : int, optional
+        k, the posterior draws behind the m datasets (None: m).
+    hardened : bool
+        The noise came from OpenDP's sampler (else a seeded numpy draw at OpenDP's scale).
+    """
+    rho: float
+    m: int
+    delta: float
+    released: str
+    pure_epsilon: float | None = None
+    draws: int | None = None
+    hardened: bool = False
+    guarantee: str = "strict"
+
+    @property
+    def k(self) -> int:
+        """The posterior draws behind the m datasets: ``draws``, or m."""
+        return self.m if self.draws is None else self.draws
+
+    @property
+    def scope(self) -> str:
+        """Whom every number covers."""
+        return SCOPES["strict"]
+
+    @property
+    def total(self) -> tuple[float, float]:
+        """The release's (epsilon, delta): pure for Laplace noise, else from rho at delta."""
+        if self.pure_epsilon is not None:
+            return self.pure_epsilon, 0.0
+        return cdp_epsilon(self.rho, self.delta), self.delta
+
+    def statement(self) -> list[str]:
+        """The ledger in words, one line per number.
+
+        Returns
+        -------
+        list of str
+        """
+        eps, dlt = self.total
+        whole = (f"({eps:.4g}, 0)-DP (pure epsilon-DP, Laplace noise)" if self.pure_epsilon is not None else
+                 f"rho = {self.rho:.4g}-zCDP, i.e. ({eps:.4g}, {dlt:.3g})-DP")
+        return [
+            f"guarantee: strict; every number below holds for {self.scope}",
+            self.released,
+            f"the m = {self.m} datasets come from k = {self.k} posterior draws given the noisy release: all "
+            "post-processing of it, so neither m nor k changes the cost",
+            "not covered: the keys and the cell counts (released as they are), the release's size n; the noise is "
+            + ("OpenDP's sampler (not seeded)" if self.hardened else
+               "a seeded numpy draw at OpenDP's scale, not floating-point hardened"),
+            f"the release as a whole: {whole} for {self.scope}",
+        ]
+
+    def to_dict(self) -> dict:
+        """The ledger's numbers and scope, for the release manifest (JSON-ready; the keys of
+        :meth:`Ledger.to_dict`, None where a number has no meaning here).
+
+        Returns
+        -------
+        dict
+        """
+        eps, dlt = self.total
+        return {"guarantee": self.guarantee, "covers": self.scope, "epsilon_per_dataset": None, "m": self.m,
+                "k_draws": self.k, "basic_composition_epsilon": self.pure_epsilon, "rho_zcdp": self.rho,
+                "delta": self.delta, "zcdp_epsilon_total": None if self.pure_epsilon is not None else eps,
+                "release_epsilon": eps, "release_delta": dlt, "statement": self.statement()}
+
+
+def of_release(synthesis, delta: float = 1e-6, *, m: int | None = None) -> "Ledger | NoisyReleaseLedger":
     """The ledger of a released synthesis: the one privacy statement its manifest, the command's
     summary and its report all render.
 
+    A release of noisy sufficient statistics (:class:`ppmlib.mechanism.nss.NSSRelease`: it holds
+    ``statistics``, the noisy release, and its ``rho``) gets a :class:`NoisyReleaseLedger`; its own
+    delta is used (``delta`` is ignored).
+
     Parameters
     ----------
-    synthesis : Synthesis
+    synthesis : Synthesis or NSSRelease
         With ``epsilon`` (per dataset), ``synthetic`` (shape (m, n) or (m, n, J)) and ``guarantee``
         (a key of :data:`SCOPES`; "local" when absent, the pseudo posterior mechanism's).
     delta : float
@@ -351,6 +439,12 @@ def of_release(synthesis, delta: float = 1e-6, *, m: int | None = None) -> Ledge
     10.0
     """
     m = int(synthesis.synthetic.shape[0]) if m is None else m
+    statistics = getattr(synthesis, "statistics", None)
+    if statistics is not None:
+        pure = getattr(statistics, "mechanism", "gaussian") == "laplace"
+        return NoisyReleaseLedger(float(synthesis.rho), m, 0.0 if pure else float(synthesis.delta),
+                                  statistics.describe(), float(statistics.epsilon) if pure else None,
+                                  getattr(synthesis, "k_draws", None), statistics.noise == "opendp")
     return ledger(float(synthesis.epsilon), m, delta=delta, guarantee=getattr(synthesis, "guarantee", "local"),
                   draws=getattr(synthesis, "k_draws", None))
 

@@ -15,7 +15,8 @@ checks with values and nulls.
 from __future__ import annotations
 
 __all__ = ["MECHANISMS", "LITERAL_CM", "PEERS", "exact_grid", "centring_table", "local_weights_at", "guarantee_table", "ledger_table", "mechanism_grid", "peer_grid", "fit_table", "scores", "pull_toward_prior", "pull_figure",
-           "seed_ledger", "claims", "utility_figure"]
+           "seed_ledger", "claims", "utility_figure", "target_cells", "coverage_table",
+           "seed_summary"]
 
 import time
 
@@ -690,4 +691,94 @@ def claims(ledger_table: pd.DataFrame, prior_location: float, *, check: bool = T
         add(f"{name} at total epsilon {rows['total epsilon'].min():g} is pulled toward the prior",
             "distorted toward the prior", f"pull {pull.min():.3f} to {pull.max():.3f} over {n_seeds} seeds",
             float(pull.min()), 0.0, lambda v: v > 0.5)
+    return out
+
+
+def target_cells(table: pd.DataFrame, candidate: str) -> pd.DataFrame:
+    """The strict release's targets for one synthesizer, cell by cell, from the peers benchmark's rows.
+
+    Per (file, total E) where the candidate and AIM both have a row: the candidate's, AIM's and
+    the histogram's S_pMSE (logit), whether the candidate's is no worse than AIM's, no worse than
+    1.5 x the histogram's (asked at E >= 2 only), whether its time is at most half AIM's, and
+    (at E = 5) whether its synthetic SD of log y is within 10% of the data's.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``benchmarks/results/against_peers.json``'s rows (:func:`ppmlib.book.results.table`).
+    candidate : str
+        The synthesizer's label in the rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell; the boolean columns are None where a target is not asked.
+    """
+    rows = []
+    table = _numeric(table, ["total epsilon", "S_pMSE logit", "seconds", "SD log y ratio"])
+    for (file, E), cell in table.dropna(subset=["total epsilon"]).groupby(["file", "total epsilon"]):
+        by = cell.set_index("synthesizer")
+        if candidate not in by.index or "AIM" not in by.index:
+            continue
+        mine, aim = by.loc[candidate], by.loc["AIM"]
+        hist = by["S_pMSE logit"].get("Histogram", np.nan)
+        rows.append({"file": file, "total epsilon": E, "S_pMSE": mine["S_pMSE logit"], "AIM": aim["S_pMSE logit"],
+                     "histogram": hist, "<= AIM": bool(mine["S_pMSE logit"] <= aim["S_pMSE logit"]),
+                     "<= 1.5 histogram": bool(mine["S_pMSE logit"] <= 1.5 * hist) if E >= 2 else None,
+                     "<= half AIM's time": bool(mine["seconds"] <= aim["seconds"] / 2),
+                     "SD within 10%": bool(abs(mine["SD log y ratio"] - 1) <= 0.1) if E == 5 else None})
+    return pd.DataFrame(rows)
+
+
+def coverage_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The coverage of the analyst's 95% intervals, synthesizer x (file, total E), where it was measured.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``benchmarks/results/against_peers.json``'s rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows: synthesizers; columns: (file, total epsilon); values: the share of the regression's
+        coefficients whose combined interval covers the confidential estimate.
+    """
+    measured = _numeric(table, ["coverage 95%", "total epsilon"]).dropna(subset=["coverage 95%", "total epsilon"])
+    return measured.pivot_table(index="synthesizer", columns=["file", "total epsilon"], values="coverage 95%")
+
+
+def _numeric(table: pd.DataFrame, columns) -> pd.DataFrame:
+    """The table with ``columns`` as numbers (a value the results file left empty is NaN)."""
+    return table.assign(**{c: pd.to_numeric(table[c], errors="coerce") for c in columns if c in table})
+
+
+def seed_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The seed ledger of NSS over bins beside the histogram (``benchmarks/results/nss_bins_seeds.json``),
+    per (file, total): each synthesizer's mean S_pMSE over the seeds, their ratio, the seeds on which
+    NSS over bins was no worse, and its mean coverage.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The seed ledger's rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (file, total epsilon): "NSS bins", "histogram" (mean S_pMSE), "ratio", "seeds no
+        worse", "seeds", "NSS bins coverage", "histogram coverage".
+    """
+    table = _numeric(table, ["total epsilon", "S_pMSE logit", "coverage 95%"])
+    nss = table["synthesizer"].str.startswith("ppm NSS bins")
+    wide = table.assign(who=np.where(nss, "NSS bins", "histogram")).pivot_table(
+        index=["file", "total epsilon", "seed"], columns="who", values=["S_pMSE logit", "coverage 95%"])
+    pmse, cover = wide["S_pMSE logit"], wide["coverage 95%"]
+    by = ["file", "total epsilon"]
+    out = pmse.groupby(level=by).mean()
+    out["ratio"] = out["NSS bins"] / out["histogram"]
+    out["seeds no worse"] = (pmse["NSS bins"] <= pmse["histogram"]).groupby(level=by).sum()
+    out["seeds"] = pmse.groupby(level=by).size()
+    out["NSS bins coverage"] = cover["NSS bins"].groupby(level=by).mean()
+    out["histogram coverage"] = cover["histogram"].groupby(level=by).mean()
     return out
