@@ -47,7 +47,7 @@ def test_no_example_is_skipped(name):
 CORE = ["models.families", "inference.posterior", "inference.backends", "mechanism.bounds", "mechanism.weights", "mechanism.synthesis", "inference.exact", "release.publish", "evaluate.utility",
         "evaluate.disclosure", "datasets.design", "inference.diagnostics", "datasets.simulate", "seeding", "inference.parallel", "mechanism.reweighting", "mechanism.guarantee", "book.claims",
         "progress", "errors", "mechanism.lineup", "mechanism.schemes", "datasets.example", "mechanism.joint", "release.command", "release.report", "release.staging", "release.tables", "mechanism.partitioned", "evaluate.estimands", "baselines.peers",
-        "mechanism.survey", "evaluate.survey", "baselines.laplace_tables", "release.survey", "release.data", "release.plan", "release.gate", "release.pipeline",
+        "mechanism.survey", "evaluate.survey", "evaluate.coverage", "baselines.laplace_tables", "release.survey", "release.data", "release.plan", "release.gate", "release.pipeline",
         "mechanism.censoring", "mechanism.ledger", "models.censoring", "mechanism.nss", "models.bins", "models.cells",
         "mechanism.pairwise", "datasets.ce_course"]
 

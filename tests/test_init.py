@@ -26,7 +26,7 @@ MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "ev
            # several variables at once
            "mechanism.joint", "studies.multivariate",
            # survey weights: the joint synthesizer, its tables, the Laplace baseline, the command's path
-           "mechanism.survey", "evaluate.survey", "baselines.laplace_tables", "studies.survey_tables",
+           "mechanism.survey", "evaluate.survey", "evaluate.coverage", "baselines.laplace_tables", "studies.survey_tables",
            "release.survey", "release.data", "release.plan", "release.gate", "release.pipeline",
            # the authors' data and weights
            "datasets.ce_course", "mechanism.pairwise", "studies.risk_efficient", "datasets.model_choice"]
