@@ -104,7 +104,7 @@ def run(data: pd.DataFrame, epsilons, *, m: int = 5, seeds=(1, 2, 3, 4), draws: 
     centre, weight_centre : float
         Public centres of y and of log w as regressors.
     methods : sequence of str
-        The publishers to run, among :data:`METHODS` (default all three).
+        The publishers to run, among ``METHODS`` (default all three).
 
     Returns
     -------
@@ -209,7 +209,7 @@ def claims(seed_ledger: pd.DataFrame, accounts: pd.DataFrame, epsilons, asserted
     claims_table : Claims, optional
         Rows are added to it (a new one by default).
     experiment : pandas.DataFrame, optional
-        :func:`crossover` of the committed experiment: each claim then says on how many of its seeds the
+        :func:`ppmlib.studies.survey_tables.crossover` of the committed experiment: each claim then says on how many of its seeds the
         synthetic table won at that total, and where it wins on every seed is asserted from it.
 
     Returns
