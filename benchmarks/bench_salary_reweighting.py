@@ -51,6 +51,11 @@ def stand_in(extreme_share: float, seed: int = 7) -> np.ndarray:
     return y
 
 
+def label(extreme_share: float) -> str:
+    """The data's name in the result rows."""
+    return "salary stand-in" if extreme_share == 0 else f"salary stand-in, {extreme_share:.0%} moved to the top"
+
+
 def one(y, c: float, seed: int, args) -> dict:
     sampler = ppmlib.Sampler(chains=4, draws=args.draws, warmup=args.draws)
     members = ["Unweighted", lineup.member("LW", c=c), lineup.member("LW_final", tau=args.tau, k0=0.95, max_iter=12)]
@@ -78,7 +83,7 @@ def main():
     parser.add_argument("--B", type=int, default=500)
     args = parser.parse_args()
     rows = json.loads(RESULT.read_text())["rows"] if args.add and RESULT.exists() else []
-    shapes = [(f"salary stand-in, {share:g} moved to the top", stand_in(share)) for share in args.extremes]
+    shapes = [(label(share), stand_in(share)) for share in args.extremes]
     shapes += [] if args.no_mixture else [("NB mixture of counts (re-weighting chapter)", mixture())]
     for shape, y in shapes:
         for c in args.c:

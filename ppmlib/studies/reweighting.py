@@ -341,6 +341,12 @@ def gain_plot(rows):
     return fig
 
 
+def _span(counts) -> str:
+    """'3' when every setting counted the same, else '2-4'."""
+    low, high = int(counts.min()), int(counts.max())
+    return f"{low}" if low == high else f"{low}-{high}"
+
+
 def gain_claims(summary: "pd.DataFrame", into: Claims | None = None) -> Claims:
     """Where re-weighting's gain over LW appears, from :func:`gain_by_setting` of the committed experiment.
 
@@ -374,7 +380,7 @@ def gain_claims(summary: "pd.DataFrame", into: Claims | None = None) -> Claims:
                 "LW's weights and its gain is within the seed-to-seed spread: LW's maximum bound sits near the bulk",
                 "2025 §3.2: LW_final at least as good as LW",
                 f"mean weight rises by at most {salary['mean weight rise'].max():.3f}; at least as good on "
-                f"{int(salary['LW_final at least as good'].min())}-{int(salary['LW_final at least as good'].max())} "
-                f"of {int(salary['seeds'].min())} seeds; r at LW's maximum {peak:.2f} "
+                f"{_span(salary['LW_final at least as good'])} of {int(salary['seeds'].min())} seeds; "
+                f"r at LW's maximum {peak:.2f} "
                 f"or less", bool((salary["LW_final at least as good"] < salary["seeds"]).any()), checked=False)
     return out
