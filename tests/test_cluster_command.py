@@ -4,6 +4,8 @@ pipelines coincide; the calibration's sums are the in-memory ones; the strict gu
 and a dead scheduler fails fast, nothing written."""
 import json
 import time
+from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -66,6 +68,16 @@ def test_the_cluster_release_is_the_serial_one_and_deltas_are_the_in_memory_comm
     listed = [json.loads((tmp_path / name / "synthetic.json").read_text())["files"] for name in ("cluster", "serial")]
     assert listed[0] == listed[1] and len(listed[0]) == 3
     assert [f["file"] for f in listed[0]] == [tables.part_file(i) for i in range(3)]
+    # the run's result is a record of what was released, not a lineup with attributes bolted on
+    assert (on_cluster.n, on_cluster.m, on_cluster.released, on_cluster.files) == (ROWS, 2, "LW", listed[0])
+    assert list(on_cluster) == ["Unweighted", "LW"] and on_cluster.out is None and on_cluster.delta == 1e-6
+    assert set(on_cluster.seconds) >= {"checks and standardization", "synthesis and writing"}
+    with pytest.raises(AttributeError):
+        on_cluster.verdict = {}
+    # and the command's summary of a --dask run reads it
+    shown = command._cluster_summary(SimpleNamespace(column="wage"), replace(on_cluster, out=tmp_path / "cluster"))
+    assert f"released 2 synthetic datasets of 'wage' ({ROWS} records, model normal, LW)" in shown
+    assert "3 Parquet files, one per row group" in shown and "stages: checks and standardization" in shown
     released, meta = tables.load_folder(tmp_path / "cluster")
     assert list(released.columns) == ["dataset", "id", "a", "wage", "b"]        # "secret" is dropped
     assert released["id"].tolist() == [*range(ROWS), *range(ROWS)]            # the input's order, per dataset

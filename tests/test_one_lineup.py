@@ -103,10 +103,10 @@ def test_every_name_comes_from_the_one_registry():
     for key, alias in schemes.aliases().items():
         labelled = lineup.member(key, alias=alias).label
         assert plots.PALETTE[alias] == plots.PALETTE[labelled] == plots.PALETTE[key], alias
-    assert list(synthesize.WEIGHTINGS) == [key.lower() for key in schemes.released_under("local")]
+    assert list(rplan.weightings()) == [key.lower() for key in schemes.released_under("local")]
     assert schemes.released_under("strict")[0] == "CM" and schemes.scheme("CM").releasable
     parser_choices = next(a.choices for a in synthesize._parser()._actions if a.dest == "weighting")
-    assert tuple(parser_choices) == synthesize.WEIGHTINGS
+    assert tuple(parser_choices) == rplan.weightings() == ("lw", "lw_final", "cw")
 
 def test_the_glossary_says_the_command_releases_what_it_releases():
     # the command's default guarantee releases CM; the glossary, generated from the registry, says so
@@ -115,7 +115,7 @@ def test_the_glossary_says_the_command_releases_what_it_releases():
     released = rplan.privacy_plan("strict", m=3).released
     entry = scheme_glossary().split(f"\n{released}\n", 1)[1].split("\n\n", 1)[0]
     assert "`ppm-synthesize` can release it." in entry and "Guarantee: ε per dataset for every database" in entry
-    for weighting in command.WEIGHTINGS:
+    for weighting in rplan.weightings():
         chosen = rplan.privacy_plan("local", weighting, radius=1.0 if weighting == "cw" else None).released
         assert "`ppm-synthesize` can release it." in scheme_glossary().split(f"\n{chosen}\n", 1)[1].split("\n\n")[0]
 
@@ -141,6 +141,9 @@ def test_a_synthesizer_added_to_the_registry_alone_runs_through_the_commands_pip
     toy = schemes.Scheme("Toy", "toy", "pseudo posterior", "local", "every record at one public weight a",
                          released="local", settings={"a": 0.5}, make=toy_weights)
     monkeypatch.setattr(schemes, "REGISTRY", {**schemes.REGISTRY, "Toy": toy})
+    # the command's parser, built after the record, offers it (its choices are read from the registry then)
+    parser_choices = next(a.choices for a in command._parser()._actions if a.dest == "weighting")
+    assert "toy" in parser_choices
     frame = pd.DataFrame({"visits": np.random.default_rng(4).poisson(6, 150)})
     run = command.synthesize(frame, "visits", model="poisson", guarantee="local", weighting="toy", m=3, seed=5,
                              sampler=ConjugateSampler(4, 500, 500), out=tmp_path / "out", report=False, progress=False)

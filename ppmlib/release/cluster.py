@@ -21,10 +21,12 @@ holds none.
 """
 from __future__ import annotations
 
-__all__ = ["NO_REPORT", "refuse", "design", "synthesize_parts", "manifest", "run", "synthesize"]
+__all__ = ["NO_REPORT", "ClusterRun", "refuse", "design", "synthesize_parts", "manifest", "run", "synthesize"]
 
 import os
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -37,6 +39,54 @@ from ppmlib.release import tables
 #: The line the command prints and the manifest records instead of the report.
 NO_REPORT = ("report: not written with a Dask client (it needs every record in one process; the client holds "
              "only sums)")
+
+
+@dataclass(frozen=True)
+class ClusterRun(Mapping):
+    """What :func:`run` made: the synthesizers by name (a read-only mapping), and what was released.
+
+    Attributes
+    ----------
+    results : ppmlib.mechanism.lineup.Results
+        "Unweighted" and "LW" (:class:`ppmlib.mechanism.partitioned_lw.PartitionedFit`).
+    columns : ppmlib.release.tables.Columns
+        What the release carries.
+    n, m : int
+        The records and the synthetic datasets.
+    verdict : dict
+        The diagnostics gate's verdict (:func:`ppmlib.release.gate.diagnostics_verdict`).
+    files : list of dict
+        The manifest's list of files (empty: nothing written).
+    seconds : dict
+        Each stage's wall time.
+    delta : float
+        The release's delta for the zCDP ledger.
+    released, guarantee : str
+        The member released ("LW") and the guarantee ("local"): the only ones a cluster run makes.
+    out, report : pathlib.Path or None
+        The release folder (None: not written) and the report (always None: see :data:`NO_REPORT`).
+    """
+    results: Mapping
+    columns: object
+    n: int
+    m: int
+    verdict: dict
+    files: list
+    seconds: dict
+    delta: float
+    released: str = "LW"
+    guarantee: str = "local"
+    out: Path | None = None
+    report: None = None
+
+    def __getitem__(self, name):
+        return self.results[name]
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
 
 
 def refuse(data, *, guarantee: str, model: str, weighting: str, report, drop_missing: bool, format) -> Path:
@@ -245,10 +295,9 @@ def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int,
 
     Returns
     -------
-    ppmlib.mechanism.lineup.Results
-        "Unweighted" and "LW" (:class:`ppmlib.mechanism.partitioned_lw.PartitionedFit`), with
-        ``.released``, ``.verdict``, ``.columns``, ``.n``, ``.m``, ``.seconds`` (each stage's wall
-        time) and ``.files`` (the manifest's list).
+    ClusterRun
+        "Unweighted" and "LW" by name, the verdict, the columns, n, m, each stage's wall time and the
+        manifest's list of files (``out`` is None: :func:`synthesize` sets it).
     """
     import contextlib
 
@@ -264,28 +313,27 @@ def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int,
         checked = time.perf_counter() - start
         found = lw(parts, layout, epsilon=epsilon, sampler=sampler, seed=seed, client=dask_client, progress=progress)
         results = _lineup.Results([("Unweighted", found["Unweighted"]), ("LW", found["LW"])])
-        results.seconds = {"checks and standardization": checked, **found["seconds"]}
-        results.released, results.columns, results.n, results.m = "LW", columns, found["n"], m
+        seconds = {"checks and standardization": checked, **found["seconds"]}
         released = found["LW"]
         if budget is not None and m * released.epsilon > budget:
             raise BudgetExceeded(f"release refused: {m} datasets at epsilon = {released.epsilon:.4g} each cost "
                                  f"m * epsilon = {m * released.epsilon:.4g} > budget = {budget:g}. Nothing was written.")
-        results.verdict = gate.check(results, allow_failed_fits) if staging is not None else \
+        verdict = gate.check(results, allow_failed_fits) if staging is not None else \
             gate.diagnostics_verdict(results)
-        results.files = []
+        files = []
         if staging is not None:
             start = time.perf_counter()
-            results.files = synthesize_parts(parts, layout, released, m, found["synthesis_seed"], columns.order,
-                                             staging.release, client=dask_client)
-            results.seconds["synthesis and writing"] = time.perf_counter() - start
-            extra = {"written_by": _staging.WRITTEN_BY, "diagnostics": results.verdict,
+            files = synthesize_parts(parts, layout, released, m, found["synthesis_seed"], columns.order,
+                                     staging.release, client=dask_client)
+            seconds["synthesis and writing"] = time.perf_counter() - start
+            extra = {"written_by": _staging.WRITTEN_BY, "diagnostics": verdict,
                      "report": NO_REPORT, "run": "over the row groups of a Parquet file (Dask), from sums"}
             meta = manifest(released, m, found["n"], budget, delta, extra)
-            tables.write_manifest(staging.release, meta, "parquet", results.files, columns,
+            tables.write_manifest(staging.release, meta, "parquet", files, columns,
                                   "the input's records in their original order: one file per input row group, "
                                   "each holding the m datasets (the dataset column, one Parquet row group each)")
             staging.publish()
-    return results
+    return ClusterRun(results, columns, found["n"], m, verdict, files, seconds, delta)
 
 
 def synthesize(data, column, predictors, keep, plan, *, model, weighting, report, drop_missing, format, seed, sampler,
@@ -307,8 +355,8 @@ def synthesize(data, column, predictors, keep, plan, *, model, weighting, report
 
     Returns
     -------
-    ppmlib.mechanism.lineup.Results
-        As :func:`run` returns them, with ``.out``, ``.report`` (None), ``.guarantee`` and ``.delta``.
+    ClusterRun
+        As :func:`run` returns it, with ``out`` the release folder.
     """
     import contextlib
 
@@ -336,5 +384,4 @@ def synthesize(data, column, predictors, keep, plan, *, model, weighting, report
         results = run(path, column, predictors, columns, epsilon=plan.epsilon, m=plan.m, seed=seed, sampler=sampler,
                       budget=plan.budget, delta=plan.delta, staging=staging, client=client,
                       allow_failed_fits=allow_failed_fits, progress=progress)
-    results.out, results.report, results.guarantee, results.delta = out, None, plan.guarantee, plan.delta
-    return results
+    return replace(results, out=out)

@@ -47,7 +47,7 @@ from ppmlib.release import pipeline
 from ppmlib.release import staging as _staging
 from ppmlib.release.data import MAX_LEVELS
 from ppmlib.release.gate import FitsFailed, check_draws, gate_line
-from ppmlib.release.plan import GUARANTEES, WEIGHTINGS, privacy_lines, privacy_plan
+from ppmlib.release.plan import GUARANTEES, privacy_lines, privacy_plan, weightings
 from ppmlib.release.report import ReportFailed
 
 #: The stem of the release's file names in ``--out`` (:mod:`ppmlib.release.tables`).
@@ -155,7 +155,7 @@ def _data_arguments(parser) -> None:
 
 
 def _mechanism_arguments(parser) -> None:
-    parser.add_argument("--weighting", default="lw", choices=WEIGHTINGS,
+    parser.add_argument("--weighting", default="lw", choices=weightings(),
                         help="record weights: lw (Lipschitz weights, default), lw_final (LW re-weighted to use "
                              "the same Delta better), cw (count weights; needs --radius)")
     parser.add_argument("--epsilon", type=float, default=None, metavar="E",

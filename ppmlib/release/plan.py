@@ -10,7 +10,7 @@ composition), and everything is checked before any fit. :func:`privacy_plan` ret
 """
 from __future__ import annotations
 
-__all__ = ["privacy_lines", "WEIGHTINGS", "GUARANTEES", "STRICT_EPSILON", "Plan", "lineup_for", "privacy_plan", "check_budget",
+__all__ = ["privacy_lines", "weightings", "GUARANTEES", "STRICT_EPSILON", "Plan", "lineup_for", "privacy_plan", "check_budget",
            "check_delta"]
 
 from dataclasses import dataclass
@@ -21,8 +21,18 @@ from ppmlib.mechanism import lineup as _lineup
 from ppmlib.mechanism.schemes import released_under, scheme
 
 
-#: How the record weights are made: LW, LW re-weighted at equal Delta (LW_final), or CW.
-WEIGHTINGS = tuple(key.lower() for key in released_under("local"))  # the registry's, released under "local"
+def weightings() -> tuple[str, ...]:
+    """The ``--weighting`` choices, read from the registry when called: its synthesizers released under "local".
+
+    Read at each call, not at import, so that a record added to
+    :data:`ppmlib.mechanism.schemes.REGISTRY` is offered by the command's parser built after it.
+
+    Returns
+    -------
+    tuple of str
+        The keys in lower case, in the registry's order: "lw", "lw_final", "cw".
+    """
+    return tuple(key.lower() for key in released_under("local"))
 
 
 
