@@ -27,6 +27,7 @@ from ppmlib.baselines.laplace_tables import laplace_table
 from ppmlib.book.claims import Claims
 from ppmlib.evaluate.survey import combined_table, weighted_table
 from ppmlib.mechanism.survey import survey_synthesizer
+from ppmlib.errors import BadArgument
 
 #: The table's cells: public columns of :func:`nhis`.
 CELLS = ("sex", "race", "insurance")
@@ -117,7 +118,7 @@ def run(data: pd.DataFrame, epsilons, *, m: int = 5, seeds=(1, 2, 3, 4), draws: 
     """
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
-        raise ValueError(f"methods: {unknown} are not among {list(METHODS)}")
+        raise BadArgument(f"methods: {unknown} are not among {list(METHODS)}")
     confidential = confidential_table(data)
     W = float(data["perweight"].max()) if weight_bound is None else float(weight_bound)
     settings = {"centre": centre, "weight_centre": weight_centre}
