@@ -258,7 +258,9 @@ def _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsil
     bounds = _bounds(log_bounds)
     width = _width(bounds, BIN_WIDTH if bin_width is None else bin_width)
     if posterior_draws is not None:
-        posterior_draws = _checks.integer(posterior_draws, "posterior_draws", low=1)
+        posterior_draws = _checks.integer(posterior_draws, "posterior_draws")
+        if posterior_draws < 1:
+            raise BadArgument(f"posterior_draws={posterior_draws} must be at least 1 (the draws behind the m datasets)")
         if posterior_draws > m:
             raise BadArgument(f"posterior_draws={posterior_draws} exceeds m = {m}: the m datasets come from at most m "
                               "posterior draws")
