@@ -15,7 +15,7 @@ from ppmlib.mechanism.ledger import of_release
 from ppmlib.release import command
 from ppmlib.release.plan import privacy_plan
 
-BINS = ["--strict-scheme", "nss-bins", "--log-bounds", "4,8", "--total-epsilon", "2", "--m", "3", "--seed", "5"]
+BINS = ["--strict-scheme", "nss-bins", "--log-bounds", "4,8", "--total-epsilon", "3", "--m", "3", "--seed", "5"]
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +56,13 @@ def test_the_release_is_the_users_table_with_the_column_from_the_bins(released):
 def test_the_manifests_privacy_fields_are_the_noisy_ledgers(data, released):
     manifest = json.loads((released / "synthetic.json").read_text())
     done = command.synthesize(str(data), "wage", predictors="sex,region", strict_scheme="nss-bins",
-                              log_bounds="4,8", total_epsilon=2, m=3, seed=5, progress=False)["NSS"]
+                              log_bounds="4,8", total_epsilon=3, m=3, seed=5, progress=False)["NSS"]
     book = of_release(done)
     assert manifest["ledger"] == json.loads(json.dumps(book.to_dict()))
     assert manifest["total_epsilon"] == book.total[0] and manifest["epsilon_per_dataset"] is None
     assert manifest["neighbours"] == book.scope and manifest["not_covered"] == book.not_covered
     # the oracle: Laplace noise of scale b on counts of L1 sensitivity 1 is (1 / b, 0)-DP
-    assert done.statistics.scale == pytest.approx(0.5)
+    assert done.statistics.scale == pytest.approx(1 / 3)
     assert manifest["ledger"]["release_epsilon"] == pytest.approx(1 / done.statistics.scale)
     assert manifest["ledger"]["release_delta"] == 0.0 and manifest["ledger"]["k_draws"] == "mean shape"
     assert "CM" not in manifest["guarantee"] and "censor" not in json.dumps(manifest).lower()
