@@ -13,7 +13,7 @@ release, its m datasets post-processing (:func:`ppmlib.mechanism.nss.synthesize_
 from __future__ import annotations
 
 __all__ = ["privacy_lines", "WEIGHTINGS", "GUARANTEES", "STRICT_EPSILON", "STRICT_SCHEMES", "BIN_WIDTH",
-           "NSS_TOTAL_EPSILON", "Bins", "Plan", "lineup_for", "privacy_plan", "check_budget", "check_delta",
+           "NSS_TOTAL_EPSILON", "MAX_BINS", "Bins", "Plan", "lineup_for", "privacy_plan", "check_budget", "check_delta",
            "strict_arguments"]
 
 import math
