@@ -69,10 +69,13 @@ def test_the_manifests_privacy_fields_are_the_noisy_ledgers(data, released):
     assert manifest["diagnostics"]["verdict"] == "no fits"
 
 
-def test_the_manifest_states_k_when_the_datasets_come_from_k_draws(data, tmp_path):
+def test_the_manifest_states_k_when_the_datasets_come_from_k_draws(data, tmp_path, capsys):
     assert run(data, tmp_path / "k", "--posterior-draws", "2", "--no-report") == 0
     book = json.loads((tmp_path / "k" / "synthetic.json").read_text())["ledger"]
     assert book["k_draws"] == 2 and "come from k = 2 posterior draws" in book["statement"][2]
+    printed = capsys.readouterr().out
+    assert "\n".join(book["statement"]) in printed         # the summary prints the manifest's statement
+    assert "no model fit, NSS" in printed and "CM" not in printed
 
 
 def test_the_report_states_the_manifests_privacy_and_has_no_fits(data, tmp_path):

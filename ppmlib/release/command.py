@@ -293,7 +293,8 @@ def _summary(args, results) -> str:
     chosen, prepared = results[results.released], results.prepared
     m = chosen.synthetic.shape[0]
     gate = gate_line(results.verdict)
-    lines = [f"released {m} synthetic datasets of {args.column!r} ({prepared.n} records, model {prepared.model}, "
+    model = "no model fit" if getattr(results.plan, "bins", None) is not None else f"model {prepared.model}"
+    lines = [f"released {m} synthetic datasets of {args.column!r} ({prepared.n} records, {model}, "
              f"{chosen.name}) to {results.out}",
              _data.summary_columns(results.columns),
              privacy_lines(chosen, m, getattr(results, "delta", 1e-6)),
