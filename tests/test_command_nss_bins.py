@@ -108,6 +108,7 @@ def test_same_seed_same_bytes(data, released, tmp_path):
     (["--bin-width", "0.3"], "--bin-width"),                           # not whole bins
     (["--epsilon", "1"], "--epsilon"),
     (["--guarantee", "local"], "--guarantee local"),
+    (["--budget", "2.5"], "exceeds --budget 2.5"),                     # the release costs 3
 ])
 def test_bad_settings_are_refused_naming_the_flag_and_nothing_is_written(data, tmp_path, capsys, extra, flag):
     out = tmp_path / "never"

@@ -267,7 +267,8 @@ def _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsil
     total = NSS_TOTAL_EPSILON if total_epsilon is None else _checks.real(total_epsilon, "total_epsilon", low=0,
                                                                          low_open=True)
     if budget is not None and total > _checks.real(budget, "budget", low=0, low_open=True):
-        raise BudgetExceeded(f"the release's epsilon = {total:g} > budget = {budget:g}; nothing was read or written")
+        raise BudgetExceeded(f"the release's epsilon = {total:g} exceeds budget={budget:g}; nothing was read or "
+                             "written")
     bins = Bins(bounds, width, total, posterior_draws)
     return Plan(guarantee, (), _strict_key(strict_scheme), None, m, delta, budget, bins)
 
