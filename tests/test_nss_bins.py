@@ -11,7 +11,7 @@ from scipy.special import gammaln
 
 from ppmlib.errors import BadArgument, DataRefused
 from ppmlib.mechanism import nss
-from ppmlib.mechanism.ledger import cdp_epsilon, rho_for_total
+from ppmlib.mechanism.ledger import cdp_epsilon, of_release, rho_for_total
 
 
 @pytest.mark.parametrize("rho", [0.02, 0.46, 5.0])
@@ -121,12 +121,15 @@ def test_a_release_is_seeded_follows_the_data_and_costs_the_total(mechanism):
 def test_k_draws_share_the_shape_and_mean_uses_one():
     log_y, keys, _ = _data(400)
     run = dict(bounds=(3.0, 8.0), width=0.5, total_epsilon=2.0, m=4, seed=1)
-    two = nss.synthesize_bins(log_y, keys, k=2, **run)
+    two = nss.synthesize_bins(log_y, keys, k=2, shape="draws", **run)
     assert two.k_draws == 2 and "m = 4 datasets come from k = 2 posterior draws" in two.statement()[2]
     assert two.synthetic.shape == (4, 400)
     # datasets 1-2 share draw 1 and 3-4 draw 2: their cells' shapes agree in pairs, up to sampling
-    mean = nss.synthesize_bins(log_y, keys, shape="mean", **run)
+    mean = nss.synthesize_bins(log_y, keys, shape="mean", k=2, **run)
     assert mean.synthetic.shape == (4, 400)
+    # the mean shape uses no k: the ledger says so instead of a k the datasets do not come from
+    assert mean.k_draws is None and "from the posterior mean shape" in mean.statement()[2]
+    assert of_release(mean).to_dict()["k_draws"] == "mean shape"
 
 
 @pytest.mark.parametrize("mechanism", ["gaussian", "laplace"])
@@ -134,7 +137,7 @@ def test_the_ledger_of_the_release_states_the_one_noisy_release(mechanism):
     from ppmlib.mechanism.ledger import of_release
     log_y, keys, _ = _data(400)
     done = nss.synthesize_bins(log_y, keys, bounds=(3.0, 8.0), width=0.5, total_epsilon=2.0, m=4, k=2,
-                               mechanism=mechanism)
+                               mechanism=mechanism, shape="draws")
     book = of_release(done).to_dict()
     assert book["release_epsilon"] == pytest.approx(2.0, abs=1e-9) and book["k_draws"] == 2 and book["m"] == 4
     assert book["release_delta"] == (0.0 if mechanism == "laplace" else 1e-6)

@@ -345,6 +345,10 @@ class NoisyReleaseLedger:
         k, the posterior draws behind the m datasets (None: m).
     hardened : bool
         The noise came from OpenDP's sampler (else a seeded numpy draw at OpenDP's scale).
+    guarantee : str
+        "strict".
+    mean_shape : bool
+        Every dataset comes from the posterior mean (the bins scheme's ``shape="mean"``): no k.
     """
     rho: float
     m: int
@@ -354,6 +358,7 @@ class NoisyReleaseLedger:
     draws: int | None = None
     hardened: bool = False
     guarantee: str = "strict"
+    mean_shape: bool = False
 
     @property
     def k(self) -> int:
@@ -372,6 +377,13 @@ class NoisyReleaseLedger:
             return self.pure_epsilon, 0.0
         return cdp_epsilon(self.rho, self.delta), self.delta
 
+    @property
+    def not_covered(self) -> str:
+        """What the guarantee leaves out."""
+        return ("the keys and the cell counts (released as they are), the release's size n; the noise is "
+                + ("OpenDP's sampler (not seeded)" if self.hardened else
+                   "a seeded numpy draw at OpenDP's scale, not floating-point hardened"))
+
     def statement(self) -> list[str]:
         """The ledger in words, one line per number.
 
@@ -385,11 +397,11 @@ class NoisyReleaseLedger:
         return [
             f"guarantee: strict; every number below holds for {self.scope}",
             self.released,
-            f"the m = {self.m} datasets come from k = {self.k} posterior draws given the noisy release: all "
-            "post-processing of it, so neither m nor k changes the cost",
-            "not covered: the keys and the cell counts (released as they are), the release's size n; the noise is "
-            + ("OpenDP's sampler (not seeded)" if self.hardened else
-               "a seeded numpy draw at OpenDP's scale, not floating-point hardened"),
+            (f"the m = {self.m} datasets all come from the posterior mean shape given the noisy release (no k): all "
+             "post-processing of it, so m does not change the cost" if self.mean_shape else
+             f"the m = {self.m} datasets come from k = {self.k} posterior draws given the noisy release: all "
+             "post-processing of it, so neither m nor k changes the cost"),
+            f"not covered: {self.not_covered}",
             f"the release as a whole: {whole} for {self.scope}",
         ]
 
@@ -403,7 +415,8 @@ class NoisyReleaseLedger:
         """
         eps, dlt = self.total
         return {"guarantee": self.guarantee, "covers": self.scope, "epsilon_per_dataset": None, "m": self.m,
-                "k_draws": self.k, "basic_composition_epsilon": self.pure_epsilon, "rho_zcdp": self.rho,
+                "k_draws": "mean shape" if self.mean_shape else self.k,
+                "basic_composition_epsilon": self.pure_epsilon, "rho_zcdp": self.rho,
                 "delta": self.delta, "zcdp_epsilon_total": None if self.pure_epsilon is not None else eps,
                 "release_epsilon": eps, "release_delta": dlt, "statement": self.statement()}
 
@@ -444,7 +457,8 @@ def of_release(synthesis, delta: float = 1e-6, *, m: int | None = None) -> "Ledg
         pure = getattr(statistics, "mechanism", "gaussian") == "laplace"
         return NoisyReleaseLedger(float(synthesis.rho), m, 0.0 if pure else float(synthesis.delta),
                                   statistics.describe(), float(statistics.epsilon) if pure else None,
-                                  getattr(synthesis, "k_draws", None), statistics.noise == "opendp")
+                                  getattr(synthesis, "k_draws", None), statistics.noise == "opendp",
+                                  mean_shape=getattr(synthesis, "shape", "draws") == "mean")
     return ledger(float(synthesis.epsilon), m, delta=delta, guarantee=getattr(synthesis, "guarantee", "local"),
                   draws=getattr(synthesis, "k_draws", None))
 

@@ -135,7 +135,7 @@ def noise_scales(rho: float, share: float) -> tuple[float, float]:
     return (SENSITIVITY_S / math.sqrt(2 * share * rho), SENSITIVITY_Q / math.sqrt(2 * (1 - share) * rho))
 
 
-def check_bounds(log_y: np.ndarray, bounds) -> tuple[float, float]:
+def check_bounds(log_y: np.ndarray, bounds, name: str = "bounds") -> tuple[float, float]:
     """The public bounds, refused when they are not ordered or clip more than half the records.
 
     The refusal is an input check outside the guarantee (it says only that the bounds were wrong).
@@ -146,6 +146,8 @@ def check_bounds(log_y: np.ndarray, bounds) -> tuple[float, float]:
         The confidential log values.
     bounds : sequence of two floats
         The public (low, high) on the log scale.
+    name : str
+        The caller's name for the bounds, in the refusal.
 
     Returns
     -------
@@ -153,14 +155,14 @@ def check_bounds(log_y: np.ndarray, bounds) -> tuple[float, float]:
         (low, high), checked.
     """
     if len(bounds) != 2:
-        raise BadArgument(f"bounds must be (low, high) on the log scale, got {len(bounds)} values")
-    low, high = (_checks.real(b, "bounds") for b in bounds)
+        raise BadArgument(f"{name}= must be (low, high) on the log scale, got {len(bounds)} values")
+    low, high = (_checks.real(b, name) for b in bounds)
     if not low < high:
-        raise BadArgument(f"bounds must satisfy low < high, got ({low:g}, {high:g})")
+        raise BadArgument(f"{name}= must satisfy low < high, got ({low:g}, {high:g})")
     outside = float(np.mean((log_y < low) | (log_y > high)))
     if outside > MAX_CLIPPED:
         raise DataRefused(f"the public bounds ({low:g}, {high:g}) exclude {outside:.0%} of the records' log values "
-                          f"(more than {MAX_CLIPPED:.0%}): choose bounds that cover the data's range")
+                          f"(more than {MAX_CLIPPED:.0%}): choose {name}= that cover the data's range")
     return low, high
 
 
@@ -359,6 +361,9 @@ class NSSRelease:
     k_draws : int, optional
         k, the posterior draws the m datasets come from (dataset j uses draw ceil(j k / m)); None: m.
         Free under the guarantee (every draw is post-processing), it decides the between-dataset spread.
+    shape : str
+        "draws" (dataset j from posterior draw ceil(j k / m)) or "mean" (the bins scheme: every
+        dataset from the posterior mean of each cell's shape; k is then not used).
     """
     synthetic: np.ndarray
     statistics: "NoisyStatistics | NoisyCounts"
@@ -366,6 +371,10 @@ class NSSRelease:
     delta: float
     diagnostics: dict
     k_draws: int | None = None
+    shape: str = "draws"
+
+    #: Its key in the registry (:mod:`ppmlib.mechanism.schemes`) and the release's synthesizer.
+    name = "NSS"
 
     @property
     def pure(self) -> bool:
@@ -556,16 +565,18 @@ class NoisyCounts:
                    f"Gaussian noise of sd {self.scale:.4g} (L2 sensitivity {SENSITIVITY_COUNTS:g})"))
 
 
-def _public_bins(log_y: np.ndarray, keys, bounds, width: float):
-    """The checked bins and cells, every refusal before any noise: (cells, edges, each record's bin)."""
+def _public_bins(log_y: np.ndarray, keys, bounds, width: float, names=("bounds", "width")):
+    """The checked bins and cells, every refusal before any noise: (cells, edges, each record's bin).
+
+    ``names``: the caller's names of the bounds and the width, in the refusals."""
     from ppmlib.models.bins import bin_edges, bin_index
-    low, high = check_bounds(log_y, bounds)
+    low, high = check_bounds(log_y, bounds, names[0])
     edges = bin_edges(low, high, width)
     cells = cells_of(keys, len(log_y))
     size = len(cells.counts) * (len(edges) - 1)
     if size > MAX_CELL_BINS:
         raise BadArgument(f"{len(cells.counts)} cells x {len(edges) - 1} bins = {size:,} noisy counts, more than "
-                          f"{MAX_CELL_BINS:,}: use fewer keys or levels, or wider bins (width)")
+                          f"{MAX_CELL_BINS:,}: use fewer keys or levels, or wider bins ({names[1]}=)")
     return cells, edges, bin_index(np.clip(log_y, low, high), edges)
 
 
@@ -823,4 +834,22 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
     else:
         probs = bin_posterior(counts, int(which.max()) + 1, prior_strength=prior_strength, method=method, seed=rng)
     synthetic = np.stack([_values_in_bins(probs[d], counts.cells.index, counts.edges, rng) for d in which])
-    return NSSRelease(synthetic, counts, counts.rho, delta if mechanism == "gaussian" else 0.0, {}, k_draws=k)
+    return NSSRelease(synthetic, counts, counts.rho, delta if mechanism == "gaussian" else 0.0, {},
+                      k_draws=None if shape == "mean" else k, shape=shape)
+
+
+def check_bins_settings(log_y, keys, *, bounds, width: float) -> None:
+    """The command's bins settings against the data, before any noise (the refusals name the command's
+    arguments ``log_bounds=`` and ``bin_width=``): bounds that exclude most of the records, too many
+    cells x bins.
+
+    Parameters
+    ----------
+    log_y : ndarray, shape (n,)
+        The confidential log values.
+    keys : pandas.DataFrame or None
+        The categorical keys.
+    bounds, width
+        As for :func:`synthesize_bins`.
+    """
+    _public_bins(_checks.finite_array(log_y, "log_y", ndim=1), keys, bounds, width, names=("log_bounds", "bin_width"))

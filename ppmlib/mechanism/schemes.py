@@ -269,8 +269,9 @@ REGISTRY = MappingProxyType({s.key: s for s in (
            "(risk-efficient paper)", settings=_IR_SETTINGS, make=lambda y, s: pairwise_ir_weights(y, **_ir(s)),
            needs=_IR_NEEDS),
     # noisy sufficient statistics (ppmlib.mechanism.nss): zCDP for every database, its own pipeline
-    Scheme("NSS", "nss", "noisy statistics", "strict", "no record weights: per public cell, the sums of the scaled "
-           "outcome and of its square released with Gaussian noise, and a posterior fitted to them"),
+    Scheme("NSS", "nss", "noisy statistics", "strict", "no record weights: per public cell, noisy sufficient "
+           "statistics of the outcome (the sums of the scaled outcome and of its square, or its counts over public "
+           "bins) and a posterior fitted to them", released="strict"),
     Scheme("Custom", "custom", "pseudo posterior", "local", "the caller's own record weights",
            settings={"weights": REQUIRED}, make=lambda y, s: _checks.weights(s["weights"], y.size),
            needs="weights are the (n,) record weights alpha in [0, 1]", shown=False),

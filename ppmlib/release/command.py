@@ -47,7 +47,7 @@ from ppmlib.release import pipeline
 from ppmlib.release import staging as _staging
 from ppmlib.release.data import MAX_LEVELS
 from ppmlib.release.gate import FitsFailed, check_draws, gate_line
-from ppmlib.release.plan import GUARANTEES, privacy_lines, privacy_plan, weightings
+from ppmlib.release.plan import GUARANTEES, privacy_lines, privacy_plan, strict_arguments, weightings
 from ppmlib.release.report import ReportFailed
 
 #: The stem of the release's file names in ``--out`` (:mod:`ppmlib.release.tables`).
@@ -60,7 +60,8 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
                allow_failed_fits: bool = False, drop_missing: bool = False, max_levels: int = MAX_LEVELS,
                encoding: str | None = None, sampler: Sampler | None = None,
                progress: bool = True, guarantee: str = "strict", total_epsilon: float | None = None,
-               delta: float = 1e-6, keep=(), format: str | None = None, client=None) -> "pipeline.Run":
+               delta: float = 1e-6, keep=(), format: str | None = None, client=None, strict_scheme: str = "cm",
+               log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None) -> "pipeline.Run":
     """The whole command as one call, by its flags' names: the plan, the data, then the pipeline.
 
     The privacy plan (:func:`ppmlib.release.plan.privacy_plan`) and the draws are checked first,
@@ -75,6 +76,8 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         The data: see :func:`ppmlib.release.data.read` (format "csv", the default, or "parquet").
     guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative, budget
         The plan: see :func:`ppmlib.release.plan.privacy_plan`.
+    strict_scheme, log_bounds, bin_width, posterior_draws
+        The strict scheme ("cm" or "nss-bins") and nss-bins' settings: see :func:`ppmlib.release.plan.privacy_plan`.
     sampler, seed, out, report, overwrite, allow_failed_fits, progress
         The run: see :func:`ppmlib.release.pipeline.synthesize`.
     client : str or distributed.Client, optional
@@ -86,7 +89,10 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         The synthesizers by name, the data, the plan, the gate's verdict and the paths written
         (a run over a cluster: :func:`ppmlib.release.cluster.run`'s results).
     """
-    plan = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative, budget)
+    plan = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative, budget,
+                        strict_scheme, log_bounds, bin_width, posterior_draws)
+    if client is not None and plan.bins is not None:
+        raise ValueError("strict_scheme='nss-bins' runs on one machine; it cannot be combined with client=")
     sampler = _sampler(sampler)
     check_draws(sampler, plan.m)
     if client is not None:
@@ -124,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
                + RELEASE_HELP)
     _data_arguments(parser)
     _mechanism_arguments(parser)
+    strict_arguments(parser)
     _output_arguments(parser)
     _release_arguments(parser)
     _sampler_arguments(parser)
@@ -239,7 +246,9 @@ def _call(args):
         seed=args.seed, out=args.out, report=report, overwrite=args.overwrite,
         allow_failed_fits=args.allow_failed_fits, drop_missing=args.drop_missing, max_levels=args.max_levels,
         encoding=args.encoding, sampler=_sampler_of(args), guarantee=args.guarantee,
-        total_epsilon=args.total_epsilon, delta=args.delta, keep=args.keep, format=args.format, client=args.client)
+        total_epsilon=args.total_epsilon, delta=args.delta, keep=args.keep, format=args.format, client=args.client,
+        strict_scheme=args.strict_scheme, log_bounds=args.log_bounds, bin_width=args.bin_width,
+        posterior_draws=args.posterior_draws)
 
 
 # Python's words in an error that are not written name=value, and the flag a user of the command sets instead
@@ -284,7 +293,8 @@ def _summary(args, results) -> str:
     chosen, prepared = results[results.released], results.prepared
     m = chosen.synthetic.shape[0]
     gate = gate_line(results.verdict)
-    lines = [f"released {m} synthetic datasets of {args.column!r} ({prepared.n} records, model {prepared.model}, "
+    model = "no model fit" if getattr(results.plan, "bins", None) is not None else f"model {prepared.model}"
+    lines = [f"released {m} synthetic datasets of {args.column!r} ({prepared.n} records, {model}, "
              f"{chosen.name}) to {results.out}",
              _data.summary_columns(results.columns),
              privacy_lines(chosen, m, getattr(results, "delta", 1e-6)),

@@ -185,6 +185,8 @@ def gate_line(verdict: dict) -> str:
     -------
     str
     """
+    if verdict["verdict"] == "no fits":
+        return f"diagnostics: {verdict['gate']}"
     if verdict["failing"]:
         return (f"diagnostics: the fits of {', '.join(verdict['failing'])} FAILED the diagnostics gate "
                 f"({verdict['gate']}); released anyway (--allow-failed-fits), and the manifest says so")

@@ -7,12 +7,15 @@ the report's path, delta against n, the memory), runs the lineup, passes the dia
 (:mod:`ppmlib.release.gate`), and with ``out`` writes the release (:func:`ppmlib.release.release`)
 and the report in a private staging folder published in one step (:mod:`ppmlib.release.staging`).
 It returns one :class:`Run`. The command (``ppmlib.release.command``) is a thin caller of it.
+A plan of the "nss-bins" strict scheme runs no lineup: :func:`nss_bins` releases noisy counts
+(:func:`ppmlib.mechanism.nss.synthesize_bins`) and the same writer publishes its m datasets.
 """
 from __future__ import annotations
 
-__all__ = ["Run", "targets", "synthesize"]
+__all__ = ["Run", "targets", "synthesize", "nss_bins", "NO_FITS"]
 
 import contextlib
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -168,21 +171,80 @@ def synthesize(table: Table, plan: Plan, *, sampler: Sampler | None = None, seed
     Run
     """
     sampler = _sampler(sampler)
-    _gate.check_draws(sampler, plan.m)
     out, report = targets(out, report, overwrite, table.inputs)
     check_delta(plan.delta, table.n)
-    _gate.check_memory(table.prepared, sampler, plan.m, len(plan.members))
+    if plan.bins is not None:
+        log_y, keys = _bins_inputs(table.prepared, plan)
+    else:
+        _gate.check_draws(sampler, plan.m)
+        _gate.check_memory(table.prepared, sampler, plan.m, len(plan.members))
     prepared = table.prepared
     with (_staging.Staging(out, report, overwrite=overwrite, inputs=table.inputs) if out is not None
           else contextlib.nullcontext()) as staging:
-        results = _lineup.run(plan.members, prepared.family, prepared.y, X=prepared.X, prior=prepared.prior, m=plan.m,
-                              sampler=sampler, seed=seed, progress=progress)
-        # the gate guards a release: without out nothing is released, and the verdict is only recorded
-        verdict = _gate.check(results, allow_failed_fits) if out is not None else _gate.diagnostics_verdict(results)
+        if plan.bins is not None:
+            results, verdict = nss_bins(log_y, keys, plan, seed), NO_FITS
+        else:
+            results = _lineup.run(plan.members, prepared.family, prepared.y, X=prepared.X, prior=prepared.prior,
+                                  m=plan.m, sampler=sampler, seed=seed, progress=progress)
+            # the gate guards a release: without out nothing is released, and the verdict is only recorded
+            verdict = _gate.check(results, allow_failed_fits) if out is not None else _gate.diagnostics_verdict(results)
         run = Run(results, table, plan, verdict, out, report)
         if staging is not None:
             _write(run, staging)
     return run
+
+
+#: The gate's verdict on a release without model fits (the "nss-bins" scheme's posterior is drawn exactly).
+NO_FITS = {"verdict": "no fits", "gate": "no model fits: each cell's shape is drawn from its posterior given the noisy "
+           "counts by a seeded Gibbs sampler over the latent counts, with no convergence diagnostics",
+           "failing": [], "released_anyway": False}
+
+
+def _bins_inputs(prepared, plan: Plan):
+    """log y and the categorical keys of the "nss-bins" scheme, every refusal before any noise."""
+    from ppmlib.datasets.design import is_categorical
+    from ppmlib.mechanism.nss import check_bins_settings
+    if not prepared.log_scale:
+        raise ValueError(f"strict_scheme='nss-bins' synthesizes the log of a positive column; model={prepared.model!r} "
+                         "is a count model (give model='normal' or 'auto', or strict_scheme='cm')")
+    numeric = [p for p in prepared.predictors if not is_categorical(prepared.table[p])]
+    if numeric:
+        raise ValueError(f"strict_scheme='nss-bins' needs categorical predictors (their cells are public); "
+                         f"{numeric} are numeric: leave them out of predictors= or use strict_scheme='cm'")
+    keys = prepared.table[list(prepared.predictors)].reset_index(drop=True) if prepared.predictors else None
+    check_bins_settings(prepared.y, keys, bounds=plan.bins.bounds, width=plan.bins.width)
+    return prepared.y, keys
+
+
+def nss_bins(log_y, keys, plan: Plan, seed: int) -> _lineup.Results:
+    """The "nss-bins" release of a plan: m datasets of log y from noisy counts over public bins
+    (:func:`ppmlib.mechanism.nss.synthesize_bins`, Laplace noise: the whole release pure
+    ``plan.bins.total_epsilon``-DP for every database), as results holding it under its registry key.
+
+    Parameters
+    ----------
+    log_y : ndarray, shape (n,)
+        The confidential log values.
+    keys : pandas.DataFrame or None
+        The categorical predictors (the public cells).
+    plan : Plan
+        With ``bins`` (:class:`ppmlib.release.plan.Bins`).
+    seed : int
+        Seeds the noise, the posterior draws and the synthetic values.
+
+    Returns
+    -------
+    ppmlib.mechanism.lineup.Results
+        ``{plan.released: NSSRelease}``, its ``seconds`` filled.
+    """
+    from ppmlib.mechanism.nss import synthesize_bins
+    bins, start = plan.bins, time.perf_counter()
+    done = synthesize_bins(log_y, keys, bounds=bins.bounds, width=bins.width, total_epsilon=bins.total_epsilon,
+                           delta=plan.delta, m=plan.m, k=bins.k, mechanism="laplace",
+                           shape="mean" if bins.k is None else "draws", seed=seed)
+    results = _lineup.Results({plan.released: done})
+    results.seconds[plan.released] = time.perf_counter() - start
+    return results
 
 
 def _write(run: Run, staging: "_staging.Staging") -> None:

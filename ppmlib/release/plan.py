@@ -6,13 +6,17 @@ database; under the local guarantee a pseudo posterior mechanism (the registry's
 released under "local": LW, LW_final, CW), epsilon = 2 Delta for this database only. Either way
 the per-dataset epsilon may be solved from a total for the release (the ledger's zCDP
 composition), and everything is checked before any fit. :func:`privacy_plan` returns one
-:class:`Plan`.
+:class:`Plan`. The strict guarantee has a second scheme, ``strict_scheme="nss-bins"`` (the
+registry's NSS): noisy counts of log y over public bins per cell, pure epsilon-DP for the whole
+release, its m datasets post-processing (:func:`ppmlib.mechanism.nss.synthesize_bins`).
 """
 from __future__ import annotations
 
-__all__ = ["privacy_lines", "weightings", "GUARANTEES", "STRICT_EPSILON", "Plan", "lineup_for", "privacy_plan", "check_budget",
-           "check_delta"]
+__all__ = ["privacy_lines", "weightings", "GUARANTEES", "STRICT_EPSILON", "STRICT_SCHEMES", "BIN_WIDTH",
+           "NSS_TOTAL_EPSILON", "MAX_BINS", "Bins", "Plan", "lineup_for", "privacy_plan", "check_budget", "check_delta",
+           "strict_arguments"]
 
+import math
 from dataclasses import dataclass
 
 from ppmlib import _checks
@@ -103,6 +107,41 @@ GUARANTEES = ("strict", "local")
 #: The per-dataset epsilon of a strict release when neither an epsilon nor a total is given.
 STRICT_EPSILON = 1.0
 
+#: The strict schemes of the command (``strict_scheme``) and the registry key each releases:
+#: "cm" censors every record's term (each dataset epsilon-DP); "nss-bins" releases noisy counts of
+#: log y over public bins per cell, and m datasets drawn from them (:func:`ppmlib.mechanism.nss.synthesize_bins`).
+STRICT_SCHEMES = {"cm": "CM", "nss-bins": "NSS"}
+
+#: The public bins' default width on the log scale (the width the against-peers benchmark measured).
+BIN_WIDTH = 0.25
+
+#: The release's epsilon under "nss-bins" when no total is given (one noisy release, pure epsilon-DP).
+NSS_TOTAL_EPSILON = 1.0
+
+#: Refuse more public bins than this (the cells are known only once the data are read).
+MAX_BINS = 2_000
+
+
+@dataclass(frozen=True)
+class Bins:
+    """The settings of the "nss-bins" strict scheme, checked before the data are read.
+
+    Attributes
+    ----------
+    bounds : (float, float)
+        Public (low, high) of log y, chosen before seeing the data.
+    width : float
+        The public bins' width.
+    total_epsilon : float
+        The release's pure epsilon (Laplace noise on the (cell, bin) counts).
+    k : int or None
+        Posterior draws behind the m datasets, 1 <= k <= m; None: every dataset from the posterior mean shape.
+    """
+    bounds: tuple
+    width: float
+    total_epsilon: float
+    k: int | None = None
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -125,6 +164,8 @@ class Plan:
         The release's delta (the ledger's zCDP conversion).
     budget : float or None
         The most m * epsilon the release may cost.
+    bins : Bins or None
+        The "nss-bins" scheme's settings (then ``members`` is empty: no fit runs).
     """
     guarantee: str
     members: tuple
@@ -133,11 +174,13 @@ class Plan:
     m: int
     delta: float
     budget: float | None = None
+    bins: Bins | None = None
 
 
 def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: float | None = None,
                  total_epsilon: float | None = None, delta: float = 1e-6, m: int = 20, radius: float | None = None,
-                 relative: bool = False, budget: float | None = None) -> Plan:
+                 relative: bool = False, budget: float | None = None, strict_scheme: str = "cm",
+                 log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None) -> Plan:
     """The plan of a guarantee: the lineup, the released member, the per-dataset epsilon, checked.
 
     "strict" releases CM (every record's term censored, :mod:`ppmlib.mechanism.censoring`): each
@@ -160,6 +203,11 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
         Datasets.
     budget : float, optional
         The most m * epsilon the release may cost (refused now when the epsilon is known).
+    strict_scheme : str
+        Under "strict": a key of :data:`STRICT_SCHEMES`, "cm" (default) or "nss-bins".
+    log_bounds, bin_width, posterior_draws
+        "nss-bins" only: the public bounds of log y (required), the bins' width (default
+        :data:`BIN_WIDTH`), and k (default: every dataset from the posterior mean shape). See :class:`Bins`.
 
     Returns
     -------
@@ -171,6 +219,11 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
     if guarantee not in GUARANTEES:
         raise BadArgument(f"unknown guarantee {guarantee!r}; choose one of {', '.join(GUARANTEES)}")
+    if strict_scheme not in STRICT_SCHEMES:
+        raise BadArgument(f"unknown strict_scheme {strict_scheme!r}; choose one of {', '.join(STRICT_SCHEMES)}")
+    if strict_scheme != "cm" or (log_bounds, bin_width, posterior_draws) != (None, None, None):
+        return _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsilon, delta, m, budget,
+                          log_bounds, bin_width, posterior_draws)
     if epsilon is not None and total_epsilon is not None:
         raise BadArgument("give epsilon= (per dataset) or total_epsilon= (the release), not both")
     if total_epsilon is not None:
@@ -183,10 +236,76 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
         raise BadArgument("weighting= and radius= choose the local mechanism's weights; guarantee='strict' "
                           "releases CM (give guarantee='local' to use them)")
     else:
-        released = released_under("strict")[0]
+        released = _strict_key("cm")
         epsilon = STRICT_EPSILON if epsilon is None else _checks.real(epsilon, "epsilon", low=0, low_open=True)
         members = ("Unweighted", _lineup.member(released, epsilon=epsilon))
     return Plan(guarantee, members, released, epsilon, m, delta, check_budget(budget, epsilon, m))
+
+
+def _strict_key(strict_scheme: str) -> str:
+    """The registry key a strict scheme releases, which the registry must offer under "strict"."""
+    key = STRICT_SCHEMES[strict_scheme]
+    if key not in released_under("strict"):
+        raise BadArgument(f"the registry does not release {key} under the strict guarantee")
+    return key
+
+
+def _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsilon, delta, m, budget, log_bounds,
+               bin_width, posterior_draws) -> Plan:
+    """The plan of the "nss-bins" strict scheme: its settings checked, nothing read yet."""
+    if strict_scheme != "nss-bins":
+        raise BadArgument("log_bounds=, bin_width= and posterior_draws= set the nss-bins scheme; give them with "
+                          "strict_scheme='nss-bins'")
+    if guarantee != "strict" or weighting != "lw" or radius is not None:
+        raise BadArgument("strict_scheme='nss-bins' is a strict scheme: it takes neither guarantee='local' nor "
+                          "weighting= nor radius=")
+    if epsilon is not None:
+        raise BadArgument("epsilon= is CM's epsilon per dataset; strict_scheme='nss-bins' spends total_epsilon= on "
+                          "one noisy release, of which the m datasets are post-processing")
+    if log_bounds is None:
+        raise BadArgument("strict_scheme='nss-bins' needs log_bounds=LOW,HIGH: public bounds of the log of the column, "
+                          "chosen before seeing the data (log y is top- and bottom-coded to them)")
+    bounds = _bounds(log_bounds)
+    width = _width(bounds, BIN_WIDTH if bin_width is None else bin_width)
+    if posterior_draws is not None:
+        posterior_draws = _checks.integer(posterior_draws, "posterior_draws")
+        if posterior_draws < 1:
+            raise BadArgument(f"posterior_draws={posterior_draws} must be at least 1 (the draws behind the m datasets)")
+        if posterior_draws > m:
+            raise BadArgument(f"posterior_draws={posterior_draws} exceeds m = {m}: the m datasets come from at most m "
+                              "posterior draws")
+    total = NSS_TOTAL_EPSILON if total_epsilon is None else _checks.real(total_epsilon, "total_epsilon", low=0,
+                                                                         low_open=True)
+    if budget is not None and total > _checks.real(budget, "budget", low=0, low_open=True):
+        raise BudgetExceeded(f"the release's epsilon = {total:g} exceeds budget={budget:g}; nothing was read or "
+                             "written")
+    bins = Bins(bounds, width, total, posterior_draws)
+    return Plan(guarantee, (), _strict_key(strict_scheme), None, m, delta, budget, bins)
+
+
+def _bounds(log_bounds) -> tuple:
+    """(low, high), two finite numbers in order, from a pair or the text "LOW,HIGH"."""
+    if isinstance(log_bounds, str):
+        log_bounds = log_bounds.split(",")
+    try:
+        low, high = (float(b) for b in log_bounds)
+    except (TypeError, ValueError):
+        raise BadArgument(f"log_bounds= must be two numbers LOW,HIGH on the log scale, got {log_bounds!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise BadArgument(f"log_bounds= must be two finite numbers with LOW < HIGH, got {low:g},{high:g}")
+    return low, high
+
+
+def _width(bounds: tuple, width) -> float:
+    """The bins' width: positive, dividing the bounds into whole bins, and not too many of them."""
+    width = _checks.real(width, "bin_width", low=0, low_open=True)
+    count = (bounds[1] - bounds[0]) / width
+    if abs(count - round(count)) > 1e-9 * max(1.0, count):
+        raise BadArgument(f"bin_width={width:g} must divide log_bounds= ({bounds[0]:g}, {bounds[1]:g}) into whole "
+                          f"bins ({count:.4g} bins)")
+    if round(count) > MAX_BINS:
+        raise BadArgument(f"bin_width={width:g} makes {round(count):,} bins, more than {MAX_BINS:,}: use wider bins")
+    return width
 
 
 def check_budget(budget, epsilon, m: int) -> float | None:
@@ -250,3 +369,24 @@ def privacy_lines(chosen, m: int, delta: float) -> str:
     """
     from ppmlib.mechanism.ledger import of_release
     return "\n".join(of_release(chosen, delta, m=m).statement())
+
+
+def strict_arguments(parser) -> None:
+    """The command's flags of the strict scheme: ``--strict-scheme`` and the nss-bins settings.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    """
+    parser.add_argument("--strict-scheme", default="cm", choices=tuple(STRICT_SCHEMES),
+                        help="under --guarantee strict: cm (default; censored model fits, each dataset epsilon-DP) "
+                             "or nss-bins (noisy counts of the log column over public bins per cell of the "
+                             "predictors, the whole release pure --total-epsilon-DP; no model fits)")
+    parser.add_argument("--log-bounds", default=None, metavar="LOW,HIGH",
+                        help="nss-bins: public bounds of the log of --column, chosen before seeing the data (values "
+                             "outside are top- and bottom-coded); required with nss-bins")
+    parser.add_argument("--bin-width", type=float, default=None, metavar="W",
+                        help=f"nss-bins: the public bins' width on the log scale (default {BIN_WIDTH:g})")
+    parser.add_argument("--posterior-draws", type=int, default=None, metavar="K",
+                        help="nss-bins: the m datasets come from K <= m posterior draws of each cell's shape "
+                             "(default: all from the posterior mean shape)")

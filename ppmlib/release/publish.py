@@ -140,6 +140,8 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
     """
     from ppmlib.mechanism.ledger import of_release
     m, n = synthesis.synthetic.shape[:2]
+    if _noisy(synthesis):
+        return _noisy_manifest(synthesis, csv_name, max_epsilon, csv_sha256)
     epsilon = _epsilon(synthesis)
     guarantee = getattr(synthesis, "guarantee", "local")
     text = {"neighbours": NEIGHBOURS, "guarantee": COVERS, "not_covered": DOES_NOT_COVER} if guarantee == "local" \
@@ -158,6 +160,37 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         "budget_max_epsilon": max_epsilon,
         **text,
         "ledger": book,
+    }
+
+
+def _noisy(synthesis) -> bool:
+    """A release of noisy sufficient statistics (:class:`ppmlib.mechanism.nss.NSSRelease`): its
+    privacy is the noisy release's, whatever m is."""
+    return getattr(synthesis, "statistics", None) is not None
+
+
+def _noisy_manifest(synthesis, csv_name: str, max_epsilon, csv_sha256: str) -> dict:
+    """The manifest of a noisy-statistics release: every privacy field from its ledger
+    (:class:`ppmlib.mechanism.ledger.NoisyReleaseLedger`); no epsilon per dataset (there is none)."""
+    from ppmlib.mechanism.ledger import of_release
+    book = of_release(synthesis)
+    m, n = synthesis.synthetic.shape[:2]
+    return {
+        "synthesizer": synthesis.name,
+        "model": book.released,
+        "datasets_file": csv_name,
+        "datasets_sha256": csv_sha256,
+        "m_datasets": int(m),
+        "n_records_per_dataset": int(n),
+        "epsilon_per_dataset": None,
+        "total_epsilon": book.total[0],
+        "composition": "post-processing: the m datasets are drawn from one noisy release, so m and k do not "
+                       "change its cost",
+        "budget_max_epsilon": max_epsilon,
+        "neighbours": book.scope,
+        "guarantee": "; ".join(book.statement()[1:3] + book.statement()[4:]),
+        "not_covered": book.not_covered,
+        "ledger": book.to_dict(),
     }
 
 
@@ -264,7 +297,7 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     ...
     ppmlib.errors.BudgetExceeded: release refused: 5 datasets at epsilon = 3.935 each cost m * epsilon = 19.68 > max_epsilon = 10; ...
     """
-    if not (hasattr(synthesis, "synthetic") and hasattr(synthesis, "epsilon")):
+    if not (hasattr(synthesis, "synthetic") and (hasattr(synthesis, "epsilon") or _noisy(synthesis))):
         raise TypeError(f"synthesis must be a Synthesis (with synthetic datasets and an epsilon), got "
                         f"{type(synthesis).__name__}")
     if max_epsilon is not None:
@@ -272,14 +305,10 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     data = _checks.finite_array(synthesis.synthetic, "synthesis.synthetic")
     if data.ndim not in (2, 3):
         raise BadArgument(f"synthesis.synthetic must be (m, n), or (m, n, J) for a joint synthesis, got shape {data.shape}")
-    m = data.shape[0]
-    epsilon = _epsilon(synthesis)
-    total = m * epsilon
-    if max_epsilon is not None and total > max_epsilon:
-        at_most = f"at most {int(max_epsilon // epsilon)} datasets or " if epsilon > 0 else ""
-        raise BudgetExceeded(f"release refused: {m} datasets at epsilon = {epsilon:.4g} each cost "
-                         f"m * epsilon = {total:.4g} > max_epsilon = {max_epsilon:g}; release "
-                         f"{at_most}lower Delta. Nothing was written.")
+    if _noisy(synthesis):
+        _check_noisy_budget(synthesis, max_epsilon)
+    else:
+        _check_budget(synthesis, data.shape[0], max_epsilon)
     if table is not None:
         return _release_table(synthesis, path, data, table, column, public, keep, format, names,
                               meta=_meta(synthesis, "", max_epsilon, "", delta, extra), overwrite=overwrite)
@@ -308,6 +337,26 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     # the manifest last: until it is renamed into place, the previous release is the one a reader sees
     write_texts_atomically({csv_path: csv_text, json_path: text})
     return csv_path, json_path
+
+
+def _check_budget(synthesis, m: int, max_epsilon) -> None:
+    """Refuse m datasets at the synthesis's epsilon each beyond ``max_epsilon`` (nothing written)."""
+    epsilon = _epsilon(synthesis)
+    total = m * epsilon
+    if max_epsilon is not None and total > max_epsilon:
+        at_most = f"at most {int(max_epsilon // epsilon)} datasets or " if epsilon > 0 else ""
+        raise BudgetExceeded(f"release refused: {m} datasets at epsilon = {epsilon:.4g} each cost "
+                         f"m * epsilon = {total:.4g} > max_epsilon = {max_epsilon:g}; release "
+                         f"{at_most}lower Delta. Nothing was written.")
+
+
+def _check_noisy_budget(synthesis, max_epsilon) -> None:
+    """Refuse a noisy release whose epsilon (its ledger's, whatever m is) exceeds ``max_epsilon``."""
+    from ppmlib.mechanism.ledger import of_release
+    total = of_release(synthesis).total[0]
+    if max_epsilon is not None and total > max_epsilon:
+        raise BudgetExceeded(f"release refused: the noisy release costs epsilon = {total:.4g} > max_epsilon = "
+                             f"{max_epsilon:g}. Nothing was written.")
 
 
 def _meta(synthesis, csv_name: str, max_epsilon, digest: str, delta: float, extra: dict | None) -> dict:

@@ -65,6 +65,21 @@ def _ledger(results) -> dict:
     return of_release(results[results.released], getattr(results, "delta", 1e-6)).to_dict()
 
 
+def has_fits(results) -> bool:
+    """The release came from model fits (False for the "nss-bins" scheme: no bounds, weights or diagnostics).
+
+    Parameters
+    ----------
+    results : ppmlib.mechanism.lineup.Results or StateResults
+        With ``verdict`` (:func:`ppmlib.release.gate.diagnostics_verdict`, or the pipeline's ``NO_FITS``).
+
+    Returns
+    -------
+    bool
+    """
+    return (getattr(results, "verdict", None) or {}).get("verdict") != "no fits"
+
+
 def privacy_statement(results) -> list[str]:
     """What the release promises, exactly: the ledger's statement, the lines its manifest carries
     (``synthetic.json``'s ``ledger.statement``) and the command prints, word for word.
@@ -128,14 +143,16 @@ def ledger_table(results) -> "pd.DataFrame":
     """
     import pandas as pd
     book = _ledger(results)
+    noisy = book["epsilon_per_dataset"] is None     # one noisy release: no epsilon per dataset
     rows = {"guarantee": book["guarantee"], "covers": book["covers"],
             "epsilon per dataset": book["epsilon_per_dataset"], "m datasets": book["m"],
+            **({"k: posterior draws behind the m datasets": book["k_draws"]} if noisy else {}),
             "basic composition: epsilon (delta = 0)": book["basic_composition_epsilon"],
-            "zCDP: rho = m epsilon^2 / 8": book["rho_zcdp"], "delta": book["delta"],
-            "zCDP: epsilon at delta": book["zcdp_epsilon_total"], "the release: epsilon": book["release_epsilon"],
-            "the release: delta": book["release_delta"]}
-    return pd.DataFrame({"value": [v if isinstance(v, str) else f"{v:.4g}" for v in rows.values()]},
-                        index=pd.Index(list(rows), name="ledger"))
+            ("zCDP: rho of the noisy release" if noisy else "zCDP: rho = m epsilon^2 / 8"): book["rho_zcdp"],
+            "delta": book["delta"], "zCDP: epsilon at delta": book["zcdp_epsilon_total"],
+            "the release: epsilon": book["release_epsilon"], "the release: delta": book["release_delta"]}
+    return pd.DataFrame({"value": [v if isinstance(v, str) else "none" if v is None else f"{v:.4g}"
+                                   for v in rows.values()]}, index=pd.Index(list(rows), name="ledger"))
 
 
 def privacy_html(results) -> str:
@@ -170,10 +187,14 @@ def overview(results: "Results") -> "pd.DataFrame":
         Indexed by synthesizer: made as, Delta, epsilon, m, m * epsilon, mean weight, min weight and
         released ("yes" on the released synthesizer's row, else "").
     """
-    table = results.summary()[["made as", "Delta", "epsilon", "mean weight", "min weight"]].copy()
     m = {name: r.synthetic.shape[0] for name, r in results.items()}
-    table.insert(3, "m", [m[name] for name in table.index])
-    table.insert(4, "m * epsilon", table["epsilon"] * table["m"])
+    if not has_fits(results):       # one noisy release: no Delta, no epsilon per dataset, no weights
+        table = results.summary()[["made as"]].copy()
+        table["m"] = [m[name] for name in table.index]
+    else:
+        table = results.summary()[["made as", "Delta", "epsilon", "mean weight", "min weight"]].copy()
+        table.insert(3, "m", [m[name] for name in table.index])
+        table.insert(4, "m * epsilon", table["epsilon"] * table["m"])
     released = getattr(results, "released", None)
     table["released"] = ["yes" if name == released else "" for name in table.index]
     return table
@@ -485,6 +506,16 @@ def _risk_line(measured: "pd.DataFrame", released: str) -> str:
             f"(highest TMR of all synthesizers: {text(worst)}, {top.loc[worst, 'TMR']:.3g})")
 
 
+def _driver_step(results, prepared: "Prepared") -> str:
+    """Where the record with the largest bound sits, by percentile (never by value)."""
+    chosen = results[results.released]
+    bounds = {name: r.bounds for name, r in results.items()}
+    top_record = int(np.argmax(bounds.get("Unweighted", chosen.bounds)))
+    share = 100 * (np.argsort(np.argsort(prepared.values, kind="stable"), kind="stable")[top_record] + 1) / prepared.n
+    return ("The records that drive Δ: the record with the largest bound sits at the "
+            f"{share:.0f}th percentile of the column; its weight says how much the release protects it.")
+
+
 def summary(results, prepared: "Prepared", measured: "pd.DataFrame") -> str:
     """The report's first block: the cost, the verdict, the utility and risk figures, what to read next.
 
@@ -507,24 +538,23 @@ def summary(results, prepared: "Prepared", measured: "pd.DataFrame") -> str:
     m, n = chosen.synthetic.shape[0], prepared.n
     verdict = getattr(results, "verdict", None) or {"verdict": "passed" if not diagnostics_warning(results) else "failed",
                                                     "failing": [], "released_anyway": False}
-    if verdict["verdict"] == "passed":
+    if verdict["verdict"] == "no fits":
+        gate = text(verdict["gate"])
+    elif verdict["verdict"] == "passed":
         gate = f"passed: every fit meets the gate ({GATE})"
     else:
         gate = (f"<strong>FAILED</strong> for {text(', '.join(verdict['failing']))} ({GATE})"
                 + ("; released anyway as asked" if verdict.get("released_anyway") else ""))
     spmse = float(measured.loc[results.released, "S_pMSE logit"])
-    bounds = {name: r.bounds for name, r in results.items()}
-    top_record = int(np.argmax(bounds.get("Unweighted", chosen.bounds)))
-    share = 100 * (np.argsort(np.argsort(prepared.values, kind="stable"), kind="stable")[top_record] + 1) / n
     next_steps = []
-    if verdict["verdict"] != "passed":
+    if verdict["verdict"] == "failed":
         next_steps.append("Convergence: the failing fits' Δ and ε are not reliable; fit again with more draws "
                           "before publishing anything.")
     if spmse > 3:
         next_steps.append("Utility: S_pMSE is well above 1, so the synthetic column is easy to tell from the data; "
                           "compare the distributions and estimands below.")
-    next_steps.append("The records that drive Δ: the record with the largest bound sits at the "
-                      f"{share:.0f}th percentile of the column; its weight says how much the release protects it.")
+    if has_fits(results):
+        next_steps.append(_driver_step(results, prepared))
     next_steps.append(f"The words (LW, Δ, ε, removal neighbours, S_pMSE, TMR): {GLOSSARY}.")
     budget = getattr(results, "budget", None)
     rows = [
@@ -647,26 +677,38 @@ def write_state(results, folder, H: int = 50) -> Path:
     arrays = {"values": np.asarray(prepared.values, float), "y": np.asarray(prepared.y, float)}
     if prepared.X is not None:
         arrays["X"] = np.asarray(prepared.X, float)
-    names = list(results)
+    names, fits = list(results), has_fits(results)
     for i, (name, r) in enumerate(results.items()):
-        arrays.update({f"bounds_{i}": np.asarray(r.bounds, float), f"weights_{i}": np.asarray(r.weights, float),
+        arrays.update({f"bounds_{i}": np.asarray(r.bounds if fits else (), float),
+                       f"weights_{i}": np.asarray(r.weights if fits else (), float),
                        f"synthetic_{i}": np.asarray(r.synthetic, float)})
     np.savez(folder / STATE_ARRAYS, **arrays)
     prepared.table[[*prepared.predictors, prepared.column]].to_parquet(folder / STATE_TABLE)
-    overview_table = results.summary()[["made as", "Delta", "epsilon", "mean weight", "min weight"]]
+    overview_table = _overview_of(results)
     meta = {
         "source": prepared.source, "column": prepared.column, "model": prepared.model,
         "predictors": list(prepared.predictors), "terms": list(prepared.terms), "dropped": prepared.dropped,
         "prior": prepared.prior, "released": results.released, "budget": getattr(results, "budget", None),
         "verdict": getattr(results, "verdict", None), "ledger": _ledger(results),
-        "synthesizers": [{"name": name, "delta": float(r.delta), "epsilon": float(r.epsilon),
+        "synthesizers": [{"name": name, "delta": float(r.delta) if fits else None,
+                          "epsilon": float(r.epsilon) if fits else None,
                           "diagnostics": {k: (v if isinstance(v, str) else float(v)) for k, v in r.diagnostics.items()
                                           if isinstance(v, (int, float, str, np.number))}}
                          for name, r in results.items()],
-        "order": names, "overview": _frame_json(overview_table), "risk": _frame_json(attribute_risk(results, prepared, H)),
+        "order": names, "overview": _frame_json(overview_table),
+        "risk": _frame_json(attribute_risk(results, prepared, H) if fits else None),
     }
     (folder / STATE_JSON).write_text(json.dumps(meta), encoding="utf-8")
     return folder
+
+
+def _overview_of(results) -> "pd.DataFrame":
+    """The lineup's summary as the report shows it; without fits, how the release was made (the registry's words)."""
+    import pandas as pd
+    if has_fits(results):
+        return results.summary()[["made as", "Delta", "epsilon", "mean weight", "min weight"]]
+    from ppmlib.mechanism.schemes import scheme
+    return pd.DataFrame({"made as": [scheme(name).summary for name in results]}, index=pd.Index(list(results)))
 
 
 def load_state(folder) -> tuple[StateResults, "Prepared"]:
