@@ -42,7 +42,7 @@ not cover is as above (keys, cell counts, n, the input checks, numpy noise not h
 """
 from __future__ import annotations
 
-__all__ = ["SENSITIVITY_S", "SENSITIVITY_Q", "SENSITIVITY_COUNTS", "NOISES", "MAX_CELL_BINS", "Cells",
+__all__ = ["SENSITIVITY_S", "SENSITIVITY_Q", "SENSITIVITY_COUNTS", "NOISES", "MAX_CELL_BINS", "Cells", "check_bins_settings",
            "NoisyStatistics", "NoisyCounts", "NSSRelease", "cells_of", "noise_scales", "counts_scale",
            "opendp_gaussian", "opendp_laplace", "COUNT_MECHANISMS", "release_statistics", "release_counts", "stan_data", "posterior", "bin_prior",
            "bin_posterior", "BIN_POSTERIORS", "SHAPES", "MEAN_DRAWS",

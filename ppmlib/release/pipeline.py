@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ppmlib.errors import BadArgument
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.mechanism import lineup as _lineup
 from ppmlib.release import gate as _gate
@@ -205,11 +206,11 @@ def _bins_inputs(prepared, plan: Plan):
     from ppmlib.datasets.design import is_categorical
     from ppmlib.mechanism.nss import check_bins_settings
     if not prepared.log_scale:
-        raise ValueError(f"strict_scheme='nss-bins' synthesizes the log of a positive column; model={prepared.model!r} "
+        raise BadArgument(f"strict_scheme='nss-bins' synthesizes the log of a positive column; model={prepared.model!r} "
                          "is a count model (give model='normal' or 'auto', or strict_scheme='cm')")
     numeric = [p for p in prepared.predictors if not is_categorical(prepared.table[p])]
     if numeric:
-        raise ValueError(f"strict_scheme='nss-bins' needs categorical predictors (their cells are public); "
+        raise BadArgument(f"strict_scheme='nss-bins' needs categorical predictors (their cells are public); "
                          f"{numeric} are numeric: leave them out of predictors= or use strict_scheme='cm'")
     keys = prepared.table[list(prepared.predictors)].reset_index(drop=True) if prepared.predictors else None
     check_bins_settings(prepared.y, keys, bounds=plan.bins.bounds, width=plan.bins.width)

@@ -18,7 +18,7 @@ Records appear by rank only (rank 1 = largest bound), never with their values.
 """
 from __future__ import annotations
 
-__all__ = ["ReportFailed", "privacy_statement", "statement_html", "privacy_html", "ledger_table", "overview", "drivers", "diagnostics", "diagnostics_warning",
+__all__ = ["ReportFailed", "has_fits", "privacy_statement", "statement_html", "privacy_html", "ledger_table", "overview", "drivers", "diagnostics", "diagnostics_warning",
            "utility", "coefficients", "attribute_risk", "measures", "cell_frames", "text", "titled", "summary", "write_state",
            "load_state", "write", "Synthesized", "StateResults", "REPORT_NOTEBOOK", "GLOSSARY"]
 
