@@ -206,25 +206,7 @@ The test asks each to fail the rule still, so a ledger leaves this list when it 
 GATE = ("asserted only where the fits pass the diagnostics gate, which some fit missed on 5 of the 11 seeds run "
         "(1 and four drawn at random, R-hat up to 1.013): it kept its margin on the other 6, 3 of them drawn at "
         "random. The chapter needs fits that pass the gate on more seeds (more draws), or more seeds")
-EXACT = ("an exact inequality (or equality) whose null is set just past its bound to show power: its margin is 0 "
-         "or 0.001 by construction on every seed. The chapter should state margin=0 for it (a theorem checked "
-         "to rounding, not an estimate)")
 SHORT = {
-    "privacy_audit_seeds": {
-        "the audit never proves more than the exact loss on the central region": EXACT,
-        "post-processing: one synthetic dataset never leaks more than its draw (exact loss)": EXACT,
-        "a record with LW weight 0 is invisible with fixed weights, visible with recomputed weights": EXACT,
-        "CM's audit stays below its epsilon for every target (every database, no Delta estimated)":
-            "the largest exact loss came within 0.024 of the way to its null (2 epsilon) below epsilon on seed 4, "
-            "0.082 on seed 2: if it is a theorem (exact loss <= epsilon), it should state margin=0; if not, it is "
-            "close to failing",
-        "the guarantee is far from tight: eps_lb / bound < 0.1 (theta, one dataset), < 0.02 (m datasets)":
-            "a ratio 4 to 5 times below its limit 0.02 (m datasets), but its null is 1: on the linear scale its "
-            "margin cannot exceed 0.02. The chapter should use margin_scale='log' (about 0.28 on seed 2020)",
-        "the audit recovers a known epsilon (randomized response, eps = 1)":
-            "eps_lb from 10,000 trials sits 0.070 (seed 1) and 0.098 (random seed 4652) of the way from 0.8 to its "
-            "null 0: a statistical estimate that comes near its lower limit; more trials, or report it",
-    },
     "multivariate_seeds": {
         "LW joint's Delta far below Unweighted's": GATE,
         "at equal protection of the record, composing per-variable epsilons overstates the cost": GATE,
@@ -233,13 +215,6 @@ SHORT = {
             "a closeness claim (the gap to the data's correlation at most 0.05) against a distant null (a gap of "
             "0.61): its margin cannot exceed 0.05 / 0.61 = 0.08, and was 0.047 to 0.08 where the gate passed. "
             "The chapter should state the margin it means (e.g. margin=0.02, a gap of at most 0.038), or report it",
-    },
-    "dp_definitions_seeds": {
-        "Stan's SW draws follow the exact Gamma":
-            "on the random seed 51701 its sd ratio 1.034 sits 0.0996 of the way to its null (1.70) inside the "
-            "limit 1.1: a hair short of 0.1. The tolerance is fixed in sd-ratio units, not in Monte Carlo errors "
-            "(asymptotic_dp's version of this check uses the sd z-score); the chapter's owner should restate it "
-            "so, or report it",
     },
 }
 """Per ledger, the asserted claims that break the rule on its seeds, and why: their chapters must
