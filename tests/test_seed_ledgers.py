@@ -203,20 +203,7 @@ PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS if name not in DONE} | {
 """Ledgers not yet run on the rule's seeds (with margins, four of them drawn at random), and why.
 The test asks each to fail the rule still, so a ledger leaves this list when it is rerun."""
 
-GATE = ("asserted only where the fits pass the diagnostics gate, which some fit missed on 5 of the 11 seeds run "
-        "(1 and four drawn at random, R-hat up to 1.013): it kept its margin on the other 6, 3 of them drawn at "
-        "random. The chapter needs fits that pass the gate on more seeds (more draws), or more seeds")
-SHORT = {
-    "multivariate_seeds": {
-        "LW joint's Delta far below Unweighted's": GATE,
-        "at equal protection of the record, composing per-variable epsilons overstates the cost": GATE,
-        "stating LW joint's epsilon by composition costs weight": GATE,
-        "LW joint keeps the income-expenditure correlation":
-            "a closeness claim (the gap to the data's correlation at most 0.05) against a distant null (a gap of "
-            "0.61): its margin cannot exceed 0.05 / 0.61 = 0.08, and was 0.047 to 0.08 where the gate passed. "
-            "The chapter should state the margin it means (e.g. margin=0.02, a gap of at most 0.038), or report it",
-    },
-}
+SHORT: dict[str, dict[str, str]] = {}
 """Per ledger, the asserted claims that break the rule on its seeds, and why: their chapters must
 report them (``checked=False`` with the reason) or state a margin they keep. The test asks each to
 break it still."""
