@@ -86,6 +86,8 @@ def test_weight_loss_claim_names_the_records_the_formula_makes_lose():
     row = claims.rows[0]
     assert (row["holds"], row["checked"], row["null"]) == (True, True, 2)
     assert "2 lose (50.0%), 0 not predicted" in row["ours"] and "the record at the maximum loses" in row["ours"]
+    # a consequence of the formula: a count of 0 has no room to move towards its null, and states so
+    assert (row["margin"], row["stated margin"]) == (0.0, 0)
     # k = 2 = F_max / Delta: every record gains: the claim says no more than the paper's, so it is reported
     after = SimpleNamespace(weights=reweight(before.weights, before.bounds, 2.0))
     _weight_loss_claim(claims, "LW", before, after, 2.0)

@@ -256,10 +256,12 @@ def claims(results: dict, utility: "pd.DataFrame", widths: "pd.DataFrame", risk:
     corr = utility.loc[("pair", "correlation")]
     data_corr = float(corr["Data"])
     off = abs(float(corr[NAMES[1]]) - data_corr)
-    # without the effect (income synthesized without expenditure) the synthetic correlation is 0
+    # without the effect (income synthesized without expenditure) the synthetic correlation is 0. A closeness
+    # claim against a distant null: its margin cannot exceed correlation_tol / |data's correlation| (0.05 / 0.6);
+    # it states 0.02, a gap at most 0.038 at the defaults
     c.add("LW joint keeps the income-expenditure correlation", f"within {correlation_tol:g} of the data's",
           f"{float(corr[NAMES[1]]):.3f} vs {data_corr:.3f}", lambda v: v <= correlation_tol, value=off,
-          null=abs(data_corr), checked=gate)
+          null=abs(data_corr), checked=gate, margin=0.02)
     c.add("every conditional fit passes the diagnostics gate", "R-hat < 1.01, ESS >= 400, no divergences",
           "yes: the claims above are asserted" if gate else "no: the claims that estimate are reported, not asserted",
           gate, checked=False)
