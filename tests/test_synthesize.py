@@ -253,7 +253,8 @@ def test_command_writes_release_and_report_on_a_csv(tmp_path, capsys):
     tables = {t.find("thead").get_text(" ", strip=True)[:40]: t for t in html.find_all("table")}
     assert any("max_rhat" in head for head in tables) and any("median P(true)" in str(t) for t in tables.values())
     assert "grade=b" in text and "(Intercept)" in text                            # the regression's coefficients
-    assert len(html.find_all("img")) == 4                                         # bounds, histogram, two estimands
+    assert len(html.find_all("img")) == 5          # bounds, histogram, the largest cells (grade), two estimands
+    assert "The largest cells: the data's and the synthetic quantiles, KS" in text
     confidential = wages()["salary"]
     assert str(confidential.max()) not in text and str(confidential.min()) not in text  # ranks, never values
     measures = [t for head, t in tables.items() if "S_pMSE logit" in head]   # grade is categorical: risk too
