@@ -123,3 +123,10 @@ def test_refusals_name_the_problem_before_any_fit():
     fit = ppmlib.fit("cellnormal", Y[:4], X=X2[:4], sampler=ppmlib.Sampler(chains=1, draws=10, warmup=10), seed=1)
     with pytest.raises(BadArgument, match="position 4"):
         family("cellnormal").log_lik(fit.draws, Y, X2)
+
+
+def test_the_cells_constant_in_every_draw_are_left_out_of_the_diagnostics():
+    fit = ppmlib.fit("cellnormal", Y, X=X2, sampler=ppmlib.Sampler(chains=2, draws=50, warmup=50), seed=2)
+    judged = family("cellnormal").diagnostic_draws(fit.draws, Y, X2)
+    assert sorted(judged) == sorted(set(fit.draws) - {"cell_X"})
+    assert family("normal").diagnostic_draws(fit.draws, Y, X2) is fit.draws   # no constants: the draws as given

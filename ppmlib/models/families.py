@@ -112,6 +112,8 @@ class Family:
     positive_prior: tuple = ()
     #: NUTS's target acceptance rate when the Sampler leaves it unset (Stan's default 0.8)
     adapt_delta: float = 0.8
+    #: params that are the same in every draw (public bins, the cells): left out of R-hat and ESS
+    constant_params: tuple = ()
 
     def check_y(self, y) -> np.ndarray:
         """The data as the family uses it, shape (n,).
@@ -356,9 +358,11 @@ class Family:
         Returns
         -------
         dict
-            Name -> draws, draw axis first.
+            Name -> draws, draw axis first (without ``constant_params``).
         """
-        return draws
+        if not self.constant_params:
+            return draws
+        return {k: v for k, v in draws.items() if k not in self.constant_params}
 
 
 class _Counts(Family):
@@ -1060,6 +1064,7 @@ class Binned(Family):
     """
     name = "binned"
     params = ("beta", "sigma_shape", "tau", "edges")
+    constant_params = ("edges",)
     default_prior = {"bin_low": np.nan, "bin_high": np.nan, "bin_width": np.nan, "prior_shape_sd": 2.0,
                      "prior_effect_sd": 1.0, "min_cell_records": 5.0}
     positive_prior = ("bin_width", "prior_shape_sd", "prior_effect_sd")
@@ -1188,22 +1193,6 @@ class Binned(Family):
             out[:, mine] = edges[chosen] + within[:, mine] * (edges[1] - edges[0])
         return out
 
-    def diagnostic_draws(self, draws, y, X) -> dict:
-        """The parameters without ``edges`` (the public bins, the same in every draw).
-
-        Parameters
-        ----------
-        draws : dict
-            The family's ``params``, draw axis first.
-        y, X : arrays
-            The data the fit saw (unused).
-
-        Returns
-        -------
-        dict
-        """
-        return {k: v for k, v in draws.items() if k != "edges"}
-
 
 class CellNormal(Normal):
     """The cell normal model: every cell of the keys has its own mean and variance, both shrunk
@@ -1232,6 +1221,7 @@ class CellNormal(Normal):
     """
     name = "cellnormal"
     params = ("mu", "sigma", "beta", "tau", "s", "cell_X")
+    constant_params = ("cell_X",)
     default_prior = {"prior_beta_sd": 10.0, "prior_tau2_shape": 1.0, "prior_tau2_scale": 0.01, "prior_s2_shape": 1.0,
                      "prior_s2_rate": 1.0, "variance_df": 4.0, "min_cell_records": 1.0}
     positive_prior = ("prior_beta_sd", "prior_tau2_shape", "prior_tau2_scale", "prior_s2_shape", "prior_s2_rate",
@@ -1357,22 +1347,6 @@ class CellNormal(Normal):
         S = draws["mu"].shape[0]
         z = stratified_normal(rng, cells, S) if self.stratified else rng.normal(size=(S, cells.size))
         return draws["mu"][:, cells] + draws["sigma"][:, cells] * z
-
-    def diagnostic_draws(self, draws, y, X) -> dict:
-        """The parameters without ``cell_X`` (the cells, the same in every draw).
-
-        Parameters
-        ----------
-        draws : dict
-            The family's ``params``, draw axis first.
-        y, X : arrays
-            The data the fit saw (unused).
-
-        Returns
-        -------
-        dict
-        """
-        return {k: v for k, v in draws.items() if k != "cell_X"}
 
 
 class CellNormalIID(CellNormal):
