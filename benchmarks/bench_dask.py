@@ -2,8 +2,8 @@
 
 Writes a seeded wage-like file (log wage a normal regression on five predictors: age, years of
 education, experience, weekly hours, a 0/1 indicator), row groups of ``--row-group`` records,
-then runs ``ppmlib.release.command.synthesize(..., client=...)`` (the command's ``--dask`` path: the normal model,
-``--guarantee local``, LW at c = 1 or calibrated to ``--epsilon``) on a LocalCluster of
+then runs ``ppmlib.release.command.synthesize(cluster.read(...), plan, client=...)`` (the command's
+``--dask`` path: the normal model, ``--guarantee local``, LW at c = 1 or calibrated to ``--epsilon``) on a LocalCluster of
 ``--workers`` single-threaded worker processes, each with ``--memory-limit``. Records the wall
 time, each stage's time, the fits, and the peak resident memory of every worker (psutil, sampled
 every half second through the client) and of the client, to ``benchmarks/results/<--name>.json``
@@ -99,7 +99,9 @@ def main() -> int:
     import ppmlib
     from distributed import Client, LocalCluster
 
+    from ppmlib.release.cluster import read as read_parts
     from ppmlib.release.command import synthesize
+    from ppmlib.release.plan import privacy_plan
 
     folder = Path(args.folder)
     shutil.rmtree(folder, ignore_errors=True)
@@ -150,12 +152,11 @@ def main() -> int:
         signal.signal(signal.SIGTERM, stopped)
         signal.signal(signal.SIGINT, stopped)
         run_start = time.perf_counter()
-        results = synthesize(str(path), "wage", predictors=",".join(PREDICTORS), model="normal",
-                                    guarantee="local", epsilon=args.epsilon, m=args.m, seed=args.seed,
-                                    out=folder / "release", sampler=ppmlib.Sampler(chains=args.chains,
-                                                                                   draws=args.draws,
-                                                                                   warmup=args.draws),
-                                    client=client, allow_failed_fits=True, progress=False)
+        results = synthesize(read_parts(str(path), "wage", predictors=PREDICTORS, model="normal"),
+                             privacy_plan("local", epsilon=args.epsilon, m=args.m), seed=args.seed,
+                             out=folder / "release", sampler=ppmlib.Sampler(chains=args.chains, draws=args.draws,
+                                                                            warmup=args.draws),
+                             client=client, allow_failed_fits=True, progress=False)
         wall = time.perf_counter() - run_start
         watch.stop.set()
         watch.join(5)

@@ -54,10 +54,13 @@ def cpu_seconds() -> float:
                for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 
 
-def counted_run(table, epsilon: float | None = None, report: bool = True, sampler=None, **options) -> dict:
-    """The command's work on ``table`` (in this process), with the Stan fits counted and timed."""
+def counted_run(table, epsilon: float | None = None, report: bool = True, sampler=None, model: str = "normal",
+                **plan) -> dict:
+    """The command's work on ``table`` (in this process): the data read, the plan (``plan``: the
+    arguments of ``privacy_plan``) and the run, with the Stan fits counted and timed."""
     import ppmlib
     from ppmlib.release import command as cmd
+    from ppmlib.release.plan import privacy_plan
 
     fits = []
     original = ppmlib.Sampler.sample
@@ -72,9 +75,9 @@ def counted_run(table, epsilon: float | None = None, report: bool = True, sample
     try:
         with tempfile.TemporaryDirectory() as folder:
             start, cpu_start = time.perf_counter(), cpu_seconds()
-            results = cmd.synthesize(table, "wage", model=options.pop("model", "normal"), predictors=PREDICTORS,
-                                     epsilon=epsilon, out=Path(folder) / "out", report=report, progress=False,
-                                     **({"sampler": sampler} if sampler else {}), **options)
+            results = cmd.synthesize(rdata.read(table, "wage", model=model, predictors=PREDICTORS),
+                                     privacy_plan(epsilon=epsilon, **plan), out=Path(folder) / "out", report=report,
+                                     progress=False, sampler=sampler)
             seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
     finally:
         ppmlib.Sampler.sample = original

@@ -19,6 +19,7 @@ from ppmlib.mechanism.weights import lw_weights
 from ppmlib.models.families import Normal
 from ppmlib.release import cluster, command, staging, tables
 from ppmlib.release import data as rdata
+from ppmlib.release.plan import privacy_plan
 
 ROWS = 2 * partitioned.BLOCK + 3000          # three row groups, the last one short
 SAMPLER = Sampler(chains=2, draws=150, warmup=150)
@@ -84,8 +85,8 @@ def test_the_cluster_release_is_the_serial_one_and_deltas_are_the_in_memory_comm
     assert meta["columns"]["dropped"] == ["secret"] and meta["m_datasets"] == 2
     assert meta["epsilon_per_dataset"] == on_cluster["LW"].epsilon == serial["LW"].epsilon
     # the in-memory command on the same file, LW at c = 1: the same sums, draws, bounds and Delta
-    in_memory = command.synthesize(str(wages), "wage", predictors="a,b", guarantee="local", m=2, seed=5,
-                                   sampler=SAMPLER, out=None, progress=False)
+    in_memory = command.synthesize(rdata.read(str(wages), "wage", predictors="a,b"), privacy_plan("local", m=2),
+                                   seed=5, sampler=SAMPLER, out=None, progress=False)
     for name in ("Unweighted", "LW"):
         np.testing.assert_array_equal(on_cluster[name].fit.draws["beta"], in_memory[name].fit.draws["beta"])
     assert on_cluster["LW"].delta == in_memory["LW"].delta
@@ -141,9 +142,13 @@ def test_the_calibration_sums_are_the_in_memory_predictions(tmp_path):
 def test_the_strict_guarantee_and_other_models_are_refused_with_the_reason(wages, tmp_path, capsys):
     out = tmp_path / "never"
     with pytest.raises(BadArgument, match=r"needs every record in one process.*guarantee='local'"):
-        command.synthesize(str(wages), "wage", predictors="a,b", out=out, client=DEAD)
+        command.synthesize(cluster.read(str(wages), "wage", predictors="a,b"), privacy_plan(), out=out, client=DEAD)
     with pytest.raises(BadArgument, match="normal model only"):
-        command.synthesize(str(wages), "wage", model="mixture", guarantee="local", out=out, client=DEAD)
+        cluster.read(str(wages), "wage", model="mixture")
+    with pytest.raises(BadArgument, match="releases LW.*the plan releases CW"):
+        command.synthesize(cluster.read(str(wages), "wage"), privacy_plan("local", "cw", radius=1.0), client=DEAD)
+    with pytest.raises(BadArgument, match="read it with ppmlib.release.cluster.read"):
+        command.synthesize(rdata.read(str(wages), "wage"), privacy_plan("local"), client=DEAD)
     code = command.main([str(wages), "--column", "wage", "--predictors", "a,b", "--out", str(out), "--dask", DEAD])
     error = capsys.readouterr().err
     assert code == 2 and "--guarantee local" in error and "--dask" in error
@@ -154,7 +159,7 @@ def test_a_csv_file_is_refused_and_a_text_predictor_named(wages, tmp_path):
     csv = tmp_path / "wages.csv"
     pd.read_parquet(wages).to_csv(csv, index=False)
     with pytest.raises(BadArgument, match="needs a Parquet file"):
-        command.synthesize(str(csv), "wage", guarantee="local", client=DEAD)
+        cluster.read(str(csv), "wage")
     text = tmp_path / "text.parquet"
     pd.DataFrame({"wage": [1.0, 2.0], "region": ["N", "S"]}).to_parquet(text)
     with pytest.raises(DataRefused, match="predictor 'region' is (large_)?string, not a number"):
@@ -167,6 +172,7 @@ def test_a_dead_scheduler_fails_fast_and_writes_nothing(wages, tmp_path, monkeyp
     out = tmp_path / "release"
     start = time.perf_counter()
     with pytest.raises(BackendUnavailable, match=r"tcp://127\.0\.0\.1:1"):
-        command.synthesize(str(wages), "wage", predictors="a,b", guarantee="local", out=out, client=DEAD)
+        command.synthesize(cluster.read(str(wages), "wage", predictors="a,b"), privacy_plan("local"), out=out,
+                           client=DEAD)
     assert time.perf_counter() - start < 15
     assert not out.exists() and list(tmp_path.iterdir()) == []

@@ -13,6 +13,7 @@ import pytest
 from ppmlib.mechanism import nss
 from ppmlib.mechanism.ledger import of_release
 from ppmlib.release import command
+from ppmlib.release.data import read
 from ppmlib.release.plan import privacy_plan
 
 BINS = ["--strict-scheme", "nss-bins", "--log-bounds", "4,8", "--total-epsilon", "3", "--m", "3", "--seed", "5"]
@@ -55,8 +56,8 @@ def test_the_release_is_the_users_table_with_the_column_from_the_bins(released):
 
 def test_the_manifests_privacy_fields_are_the_noisy_ledgers(data, released):
     manifest = json.loads((released / "synthetic.json").read_text())
-    done = command.synthesize(str(data), "wage", predictors="sex,region", strict_scheme="nss-bins",
-                              log_bounds="4,8", total_epsilon=3, m=3, seed=5, progress=False)["NSS"]
+    plan = privacy_plan(strict_scheme="nss-bins", log_bounds="4,8", total_epsilon=3, m=3)
+    done = command.synthesize(read(str(data), "wage", predictors="sex,region"), plan, seed=5, progress=False)["NSS"]
     book = of_release(done)
     assert manifest["ledger"] == json.loads(json.dumps(book.to_dict()))
     assert manifest["total_epsilon"] == book.total[0] and manifest["epsilon_per_dataset"] is None

@@ -19,6 +19,8 @@ from ppmlib.release import report
 from ppmlib.inference import exact
 from ppmlib.release import command as syn
 from ppmlib.mechanism import lineup as mlineup
+from ppmlib.release.data import read
+from ppmlib.release.plan import privacy_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = ["--chains", "4", "--draws", "500"]
@@ -116,8 +118,8 @@ def test_a_report_path_inside_out_or_over_a_foreign_file_is_refused(tmp_path, ca
 
 def test_the_kernel_gets_plain_data_that_reads_back_without_pickle(tmp_path, exact_draws):
     data = pd.DataFrame({"visits": np.arange(80) % 9})
-    results = syn.synthesize(data, "visits", model="poisson", m=2, sampler=exact.ConjugateSampler(4, 500),
-                             guarantee="local", progress=False)
+    results = syn.synthesize(read(data, "visits", model="poisson"), privacy_plan("local", m=2),
+                             sampler=exact.ConjugateSampler(4, 500), progress=False)
     folder = report.write_state(results, tmp_path)
     assert sorted(p.name for p in folder.iterdir()) == ["state.json", "state.npz", "table.parquet"]
     with np.load(folder / "state.npz", allow_pickle=False) as stored:   # no object arrays: no pickle inside

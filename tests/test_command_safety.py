@@ -18,7 +18,9 @@ import pytest
 
 from ppmlib.release import command as syn
 from ppmlib.release import survey as survey_path
+from ppmlib.release import cluster
 from ppmlib.release import data as rdata
+from ppmlib.release.plan import privacy_plan
 from ppmlib.mechanism import lineup as mlineup
 
 GOOD = ["--chains", "4", "--draws", "500"]     # exact draws: R-hat ~ 1, ESS ~ 2000, the gate passes
@@ -529,7 +531,8 @@ def test_the_cluster_path_refuses_a_delta_of_at_least_one_over_n_before_connecti
     path = tmp_path / "wages.parquet"
     pd.DataFrame({"y": np.exp(np.random.default_rng(0).normal(size=50)), "x": np.arange(50.0)}).to_parquet(path)
     with pytest.raises(ValueError, match=r"delta=0\.5 is not below 1/n = 0\.02 for the n = 50 records"):
-        syn.synthesize(path, "y", predictors=["x"], model="normal", guarantee="local", delta=0.5, report=False,
+        syn.synthesize(cluster.read(path, "y", predictors=["x"], model="normal"),
+                       privacy_plan("local", delta=0.5), report=False,
                        client="tcp://127.0.0.1:1")   # nothing listens there: the refusal comes first
 
 

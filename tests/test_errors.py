@@ -63,14 +63,16 @@ def test_the_python_path_of_the_command_speaks_python_and_only_main_speaks_flags
     # every raise in command.py and staging.py is reachable from ppmlib.release.command.synthesize;
     # main translates name=value into the flags after the fact
     from ppmlib.release import command
+    from ppmlib.release.data import read
+    from ppmlib.release.plan import privacy_plan
     flags = [f"{name}:{line}: {text}" for name in ("release/command.py", "release/staging.py")
              for line, text in _raised_messages(PACKAGE / name) if re.search(r"(^|\s|\()--[a-z]", text)]
     assert flags == []
     frame = __import__("pandas").DataFrame({"salary": np.linspace(20_000, 90_000, 40)})
     with pytest.raises(errors.BadArgument, match="needs the policy radius: radius=R .* relative=True"):
-        command.synthesize(frame, "salary", weighting="cw", guarantee="local")
+        privacy_plan(weighting="cw", guarantee="local")
     with pytest.raises(errors.BadArgument) as err:
-        command.synthesize(frame, "salary", weighting="cw", radius=0.3, guarantee="strict")
+        privacy_plan(weighting="cw", radius=0.3, guarantee="strict")
     assert "weighting= and radius= choose" in str(err.value) and "guarantee='local'" in str(err.value)
     assert "--" not in str(err.value)
     assert command._in_flags(str(err.value)) == ("--weighting and --radius choose the local mechanism's weights; "
@@ -87,6 +89,6 @@ def test_the_python_path_of_the_command_speaks_python_and_only_main_speaks_flags
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x.txt").write_text("not a release")
     with pytest.raises(errors.PPMError, match=r"out='.*full' exists and is not empty; .* pass overwrite=True"):
-        command.synthesize(frame, "salary", out=tmp_path / "full")
+        command.synthesize(read(frame, "salary"), privacy_plan(), out=tmp_path / "full")
     assert command.main([str(data), "--column", "salary", "--out", str(tmp_path / "full")]) == 2
     assert re.search(r"--out '.*full' exists and is not empty; .* pass --overwrite \(", capsys.readouterr().err)

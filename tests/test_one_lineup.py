@@ -138,6 +138,8 @@ def test_a_synthesizer_added_to_the_registry_alone_runs_through_the_commands_pip
     from ppmlib.mechanism import schemes
     from ppmlib.mechanism.bounds import record_bounds
     from ppmlib.release import command
+    from ppmlib.release.data import read
+    from ppmlib.release.plan import privacy_plan
     toy = schemes.Scheme("Toy", "toy", "pseudo posterior", "local", "every record at one public weight a",
                          released="local", settings={"a": 0.5}, make=toy_weights)
     monkeypatch.setattr(schemes, "REGISTRY", {**schemes.REGISTRY, "Toy": toy})
@@ -145,7 +147,7 @@ def test_a_synthesizer_added_to_the_registry_alone_runs_through_the_commands_pip
     parser_choices = next(a.choices for a in command._parser()._actions if a.dest == "weighting")
     assert "toy" in parser_choices
     frame = pd.DataFrame({"visits": np.random.default_rng(4).poisson(6, 150)})
-    run = command.synthesize(frame, "visits", model="poisson", guarantee="local", weighting="toy", m=3, seed=5,
+    run = command.synthesize(read(frame, "visits", model="poisson"), privacy_plan("local", "toy", m=3), seed=5,
                              sampler=ConjugateSampler(4, 500, 500), out=tmp_path / "out", report=False, progress=False)
     made = run["Toy"]
     np.testing.assert_array_equal(made.weights, np.full(150, 0.5))

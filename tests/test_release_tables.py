@@ -15,6 +15,8 @@ from ppmlib.errors import BadArgument, DataRefused
 from ppmlib.inference import exact
 from ppmlib.release import command as syn
 from ppmlib.release import load, tables
+from ppmlib.release.data import read
+from ppmlib.release.plan import privacy_plan
 
 GOOD = ["--chains", "4", "--draws", "500"]
 
@@ -71,8 +73,8 @@ def test_csv_release_is_the_users_table_with_the_column_replaced(data, tmp_path,
 def test_predictors_are_kept_and_a_tampered_file_is_refused(data, tmp_path, exact_draws):
     out = tmp_path / "release"
     table = pd.read_csv(data)
-    results = syn.synthesize(data, "visits", model="poisson", m=2, seed=4, out=out, report=False, progress=False,
-                             guarantee="local", keep=["grade"], sampler=exact.ConjugateSampler(4, 500, 500))
+    results = syn.synthesize(read(data, "visits", model="poisson", keep=["grade"]), privacy_plan("local", m=2), seed=4,
+                             out=out, report=False, progress=False, sampler=exact.ConjugateSampler(4, 500, 500))
     stacked, meta = load(out)
     np.testing.assert_array_equal(stacked["visits"].to_numpy().reshape(2, -1), results["LW"].synthetic)
     assert _column_text(out / "synthetic_2.csv", "grade") == _column_text(data, "grade")   # "b, upper" quoted again

@@ -15,6 +15,8 @@ from bs4 import BeautifulSoup
 import ppmlib
 from ppmlib.release import command as syn
 from ppmlib.release import data as rdata, plan as rplan
+from ppmlib.release.data import read
+from ppmlib.release.plan import privacy_plan
 
 TINY = ppmlib.Sampler(chains=2, draws=100, warmup=100)
 TINY_ARGS = ["--chains", "2", "--draws", "100"]
@@ -235,8 +237,8 @@ def test_command_writes_release_and_report_on_a_csv(tmp_path, capsys):
     assert all(line in said for line in meta["ledger"]["statement"])   # the manifest's statement, printed
     assert f"per dataset: epsilon = {eps:.4g}" in said and f"4 Delta = {2 * eps:.4g}" in said
     # the Python call with the same arguments gives the same numbers (seeded)
-    again = syn.synthesize(csv, "salary", model="normal", predictors=["grade", "age"], m=4, seed=3, sampler=TINY,
-                           drop_missing=True, progress=False, guarantee="local")
+    again = syn.synthesize(read(csv, "salary", model="normal", predictors=["grade", "age"], drop_missing=True),
+                           privacy_plan("local", m=4), seed=3, sampler=TINY, progress=False)
     np.testing.assert_allclose(np.exp(again["LW"].synthetic).T, released.to_numpy(), rtol=1e-12)
     assert again["LW"].epsilon == pytest.approx(eps, rel=1e-12)
     # the report: every section, the released epsilon, diagnostics of every fit, risk, drivers by rank
@@ -266,10 +268,10 @@ def test_counts_epsilon_target_parquet_and_overwrite(tmp_path):
     path = tmp_path / "counts.parquet"
     wages().to_parquet(path)
     out = tmp_path / "release"
-    syn.synthesize(path, "visits", model="poisson", m=2, seed=1, sampler=TINY, out=out, report=False,
-                   allow_failed_fits=True, progress=False)
-    results = syn.synthesize(path, "visits", model="negbin", epsilon=4.0, m=3, seed=1, sampler=TINY, out=out,
-                             overwrite=True, report=False, allow_failed_fits=True, progress=False, guarantee="local")
+    syn.synthesize(read(path, "visits", model="poisson"), privacy_plan(m=2), seed=1, sampler=TINY, out=out,
+                   report=False, allow_failed_fits=True, progress=False)
+    results = syn.synthesize(read(path, "visits", model="negbin"), privacy_plan("local", epsilon=4.0, m=3), seed=1,
+                             sampler=TINY, out=out, overwrite=True, report=False, allow_failed_fits=True, progress=False)
     assert sorted(p.name for p in out.iterdir()) == ["synthetic.json", "synthetic_1.csv", "synthetic_2.csv",
                                                      "synthetic_3.csv"]    # the old release (m = 2) replaced
     meta = json.loads((out / "synthetic.json").read_text())
@@ -291,12 +293,12 @@ def test_unreachable_epsilon_and_a_budget_exceeded_after_fitting_write_nothing(c
 
 @pytest.mark.stan
 def test_cw_and_lw_final_release_their_own_synthesizer(csv, tmp_path):
-    cw = syn.synthesize(csv, "visits", model="poisson", weighting="cw", radius=2.0, m=3, seed=2, sampler=TINY,
-                        out=tmp_path / "cw", report=False, allow_failed_fits=True, progress=False, guarantee="local")
+    cw = syn.synthesize(read(csv, "visits", model="poisson"), privacy_plan("local", "cw", radius=2.0, m=3), seed=2,
+                        sampler=TINY, out=tmp_path / "cw", report=False, allow_failed_fits=True, progress=False)
     assert json.loads((tmp_path / "cw" / "synthetic.json").read_text())["synthesizer"] == "CW"
     assert cw["CW"].settings["radius"] == 2.0 and list(cw) == ["Unweighted", "CW"]
-    final = syn.synthesize(csv, "visits", model="negbin", weighting="lw_final", m=3, seed=2, sampler=TINY,
-                           progress=False, guarantee="local")
+    final = syn.synthesize(read(csv, "visits", model="negbin"), privacy_plan("local", "lw_final", m=3), seed=2,
+                           sampler=TINY, progress=False)
     assert list(final) == ["Unweighted", "LW", "LW_final"] and final.released == "LW_final"
     assert abs(final["LW_final"].delta - final["LW"].delta) < 0.05
 

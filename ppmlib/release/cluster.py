@@ -1,9 +1,11 @@
 """The command on a Dask cluster: a Parquet file synthesized over its row groups (``--dask ADDRESS``).
 
-:func:`ppmlib.release.command.synthesize` comes here with ``client=`` (a scheduler address or a
-``distributed.Client``). Only the normal model of log(column) under the local guarantee (LW,
-at a scale c or calibrated to a target epsilon) goes this way: its fits need only sums
-(:mod:`ppmlib.mechanism.partitioned_lw`), so no record leaves the workers. What runs where:
+:func:`read` checks the file (a :class:`Parts`, the data object of a cluster run) and
+:func:`synthesize` runs it, with ``client=`` a scheduler address or a ``distributed.Client``
+(:func:`ppmlib.release.command.synthesize` comes here with a :class:`Parts`). Only the normal
+model of log(column) under the local guarantee (LW, at a scale c or calibrated to a target
+epsilon) goes this way: its fits need only sums (:mod:`ppmlib.mechanism.partitioned_lw`), so no
+record leaves the workers. What runs where:
 
 * workers, one job per row group of the input: the checks of every value and the predictors'
   standardization, the sufficient statistics, LW's risk range, weights and Delta, the PSIS sums of
@@ -21,7 +23,7 @@ holds none.
 """
 from __future__ import annotations
 
-__all__ = ["NO_REPORT", "ClusterRun", "refuse", "design", "synthesize_parts", "manifest", "run", "synthesize"]
+__all__ = ["NO_REPORT", "ClusterRun", "Parts", "read", "refuse", "design", "synthesize_parts", "manifest", "run", "synthesize"]
 
 import os
 import time
@@ -89,38 +91,72 @@ class ClusterRun(Mapping):
         return len(self.results)
 
 
-def refuse(data, *, guarantee: str, model: str, weighting: str, report, drop_missing: bool, format) -> Path:
-    """The Parquet file a cluster run reads, or a clear error for a run that cannot go over partitions.
+@dataclass(frozen=True)
+class Parts:
+    """A Parquet file to synthesize over its row groups: the data object of a cluster run (nothing is read
+    into memory but the file's schema and metadata).
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The Parquet file, at a path every worker can read.
+    column : str
+        The synthesized column (log scale, the normal model).
+    predictors : tuple of str
+        Numeric predictors.
+    columns : ppmlib.release.tables.Columns
+        The synthesized, kept and dropped columns of the release.
+    n : int
+        Records (the file's metadata).
+    inputs : tuple of pathlib.Path
+        The files read, which a release may never replace.
+    format : str
+        "parquet": one file per row group.
+    """
+    path: Path
+    column: str
+    predictors: tuple
+    columns: object
+    n: int
+    inputs: tuple
+    format: str = "parquet"
+
+
+def read(data, column: str, *, predictors=(), keep=(), model: str = "auto", drop_missing: bool = False,
+         format: str | None = None) -> Parts:
+    """A Parquet file checked for a run over its row groups (:func:`synthesize`): its columns, not its records.
 
     Parameters
     ----------
     data : str or PathLike
-        The input.
-    guarantee, model, weighting, report, drop_missing, format
-        As given to :func:`ppmlib.release.command.synthesize`.
+        The Parquet file, at a path every worker can read.
+    column : str
+        The synthesized column.
+    predictors, keep : sequence of str or str
+        Numeric predictors, and columns declared public ("A,B" or a list).
+    model : str
+        "normal" or "auto" (the only model whose fits need only sums).
+    drop_missing : bool
+        Must be False: records are not dropped over partitions.
+    format : str, optional
+        None or "parquet".
 
     Returns
     -------
-    pathlib.Path
+    Parts
 
     Raises
     ------
     BadArgument
-        The strict guarantee, a model other than normal, a weighting other than LW, a report path,
-        drop_missing, a CSV release, or data that is not a Parquet file.
+        A model other than normal, drop_missing, a CSV release, data that is not a Parquet file, or
+        the column among its predictors.
     """
-    if guarantee != "local":
-        raise BadArgument("client= runs the local guarantee only: the strict guarantee's censored fit clips each "
-                          "record's own log-likelihood term, so Stan needs every record in one process and cannot "
-                          "fit from sums; pass guarantee='local' (each dataset epsilon = 2 Delta for this file)")
+    import pyarrow.parquet as pq
+
+    from ppmlib.release import data as _data
     if model not in ("auto", "normal"):
         raise BadArgument(f"client= fits the normal model only (its fits need only sums); got model={model!r}, "
                           "pass model='normal'")
-    if weighting != "lw":
-        raise BadArgument(f"client= releases LW (at a scale c, or calibrated with epsilon=); weighting={weighting!r} "
-                          "does not run over partitions")
-    if report not in (None, False, True):
-        raise BadArgument(f"client= writes no report ({NO_REPORT.split(': ', 1)[1]}); drop report=")
     if drop_missing:
         raise BadArgument("client= does not drop records (drop_missing=True): write the file without missing values")
     if format == "csv":
@@ -129,7 +165,42 @@ def refuse(data, *, guarantee: str, model: str, weighting: str, report, drop_mis
             Path(data).suffix.lower() != ".parquet" or not Path(data).is_file():
         shown = type(data).__name__ if hasattr(data, "columns") else repr(str(data))
         raise BadArgument(f"client= needs a Parquet file (.parquet) at a path every worker can read; got {shown}")
-    return Path(data)
+    if isinstance(predictors, str):
+        predictors = [p for p in predictors.split(",") if p]
+    predictors = tuple(predictors)
+    columns = _data._release_columns(data, None, column, predictors, keep, None)
+    _data._check_dataset_column(columns, "parquet")
+    if column in predictors:
+        raise BadArgument(f"column {column!r} is also among the predictors; a variable cannot predict itself")
+    return Parts(Path(data), column, predictors, columns, pq.read_metadata(data).num_rows, _data.inputs_of(data))
+
+
+def refuse(plan, report) -> None:
+    """A clear error for a plan or a report that cannot go over partitions.
+
+    Parameters
+    ----------
+    plan : ppmlib.release.plan.Plan
+        The privacy plan.
+    report : bool, str, PathLike or None
+        As given to :func:`synthesize` (a path is refused: no report is written).
+
+    Raises
+    ------
+    BadArgument
+        The "nss-bins" scheme, the strict guarantee, a member other than LW, or a report path.
+    """
+    if plan.bins is not None:
+        raise BadArgument("strict_scheme='nss-bins' runs on one machine; it cannot be combined with client=")
+    if plan.guarantee != "local":
+        raise BadArgument("client= runs the local guarantee only: the strict guarantee's censored fit clips each "
+                          "record's own log-likelihood term, so Stan needs every record in one process and cannot "
+                          "fit from sums; pass guarantee='local' (each dataset epsilon = 2 Delta for this file)")
+    if plan.released != "LW":
+        raise BadArgument(f"client= releases LW (at a scale c, or calibrated with epsilon=); the plan releases "
+                          f"{plan.released}, which does not run over partitions (weighting='lw')")
+    if report not in (None, False, True):
+        raise BadArgument(f"client= writes no report ({NO_REPORT.split(': ', 1)[1]}); drop report=")
 
 
 def _numeric_predictors(path: Path, column: str, predictors: tuple) -> None:
@@ -336,22 +407,20 @@ def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int,
     return ClusterRun(results, columns, found["n"], m, verdict, files, seconds, delta)
 
 
-def synthesize(data, column, predictors, keep, plan, *, model, weighting, report, drop_missing, format, seed, sampler,
-               out, overwrite, allow_failed_fits, progress, client):
-    """The command over the row groups of a Parquet file on a Dask cluster: checks, then :func:`run`.
+def synthesize(parts: Parts, plan, *, sampler, seed: int = 0, out=None, report=None, overwrite: bool = False,
+               allow_failed_fits: bool = False, progress: bool = True, client=None) -> ClusterRun:
+    """A run over the row groups of a Parquet file (:func:`read`), on a Dask cluster or serially: checks, then :func:`run`.
 
     Parameters
     ----------
-    data : str or PathLike
-        The Parquet file, on storage every worker reads.
-    column, predictors, keep
-        As for :func:`ppmlib.release.data.read`.
+    parts : Parts
+        The Parquet file (:func:`read`).
     plan : ppmlib.release.plan.Plan
-        The local guarantee's plan (LW, calibrated to its epsilon when one is given).
-    model, weighting, report, drop_missing, format
-        What the cluster path refuses unless they are its own (:func:`refuse`).
-    seed, sampler, out, overwrite, allow_failed_fits, progress, client
-        As for :func:`ppmlib.release.pipeline.synthesize` and :func:`run`.
+        The local guarantee's plan, releasing LW (calibrated to its epsilon when one is given).
+    sampler, seed, out, report, overwrite, allow_failed_fits, progress
+        As for :func:`ppmlib.release.pipeline.synthesize` (``report`` True or None: no report is written).
+    client : str or distributed.Client, optional
+        The cluster; None runs the same jobs one after another in this process.
 
     Returns
     -------
@@ -360,28 +429,17 @@ def synthesize(data, column, predictors, keep, plan, *, model, weighting, report
     """
     import contextlib
 
-    import pyarrow.parquet as pq
-
-    from ppmlib.errors import BadArgument
-    from ppmlib.release import data as _data
     from ppmlib.release import staging as _staging
+    from ppmlib.release.gate import check_draws
     from ppmlib.release.pipeline import targets
     from ppmlib.release.plan import check_delta
-    path = refuse(data, guarantee=plan.guarantee, model=model, weighting=weighting, report=report,
-                  drop_missing=drop_missing, format=format)
-    if isinstance(predictors, str):
-        predictors = [p for p in predictors.split(",") if p]
-    predictors = tuple(predictors)
-    columns = _data._release_columns(data, None, column, predictors, keep, None)
-    _data._check_dataset_column(columns, "parquet")
-    check_delta(plan.delta, max(pq.read_metadata(path).num_rows, 1))
-    if column in predictors:
-        raise BadArgument(f"column {column!r} is also among the predictors; a variable cannot predict itself")
-    inputs = _data.inputs_of(data)
-    out, _ = targets(out, False, overwrite, inputs)
-    with (_staging.Staging(out, None, overwrite=overwrite, inputs=inputs) if out is not None
+    refuse(plan, report)
+    check_draws(sampler, plan.m)
+    check_delta(plan.delta, max(parts.n, 1))
+    out, _ = targets(out, False, overwrite, parts.inputs)
+    with (_staging.Staging(out, None, overwrite=overwrite, inputs=parts.inputs) if out is not None
           else contextlib.nullcontext()) as staging:
-        results = run(path, column, predictors, columns, epsilon=plan.epsilon, m=plan.m, seed=seed, sampler=sampler,
-                      budget=plan.budget, delta=plan.delta, staging=staging, client=client,
-                      allow_failed_fits=allow_failed_fits, progress=progress)
+        results = run(parts.path, parts.column, parts.predictors, parts.columns, epsilon=plan.epsilon, m=plan.m,
+                      seed=seed, sampler=sampler, budget=plan.budget, delta=plan.delta, staging=staging,
+                      client=client, allow_failed_fits=allow_failed_fits, progress=progress)
     return replace(results, out=out)

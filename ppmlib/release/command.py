@@ -41,69 +41,68 @@ import re
 import signal
 import sys
 
+from ppmlib.errors import BadArgument
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.release import data as _data
 from ppmlib.release import pipeline
 from ppmlib.release import staging as _staging
 from ppmlib.release.data import MAX_LEVELS
 from ppmlib.release.gate import FitsFailed, check_draws, gate_line
-from ppmlib.release.plan import GUARANTEES, privacy_lines, privacy_plan, strict_arguments, weightings
+from ppmlib.release.plan import GUARANTEES, Plan, privacy_lines, privacy_plan, strict_arguments, weightings
 from ppmlib.release.report import ReportFailed
 
 #: The stem of the release's file names in ``--out`` (:mod:`ppmlib.release.tables`).
 RELEASE_NAME = "synthetic"
 
 
-def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighting: str = "lw",
-               epsilon: float | None = None, radius: float | None = None, relative: bool = False, m: int = 20,
-               budget: float | None = None, seed: int = 0, out=None, report=True, overwrite: bool = False,
-               allow_failed_fits: bool = False, drop_missing: bool = False, max_levels: int = MAX_LEVELS,
-               encoding: str | None = None, sampler: Sampler | None = None,
-               progress: bool = True, guarantee: str = "strict", total_epsilon: float | None = None,
-               delta: float = 1e-6, keep=(), format: str | None = None, client=None, strict_scheme: str = "cm",
-               log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None) -> "pipeline.Run":
-    """The whole command as one call, by its flags' names: the plan, the data, then the pipeline.
+def synthesize(table, plan: Plan, *, sampler: Sampler | None = None, seed: int = 0, out=None, report=True,
+               overwrite: bool = False, allow_failed_fits: bool = False, progress: bool = True, client=None):
+    """Synthesize a data object by a privacy plan and, with ``out``, release it: the library's entry point.
 
-    The privacy plan (:func:`ppmlib.release.plan.privacy_plan`) and the draws are checked first,
-    ``out`` and the report's path before the data are read (:func:`ppmlib.release.data.read`), and
-    :func:`ppmlib.release.pipeline.synthesize` runs the rest. From Python, building the
-    :class:`~ppmlib.release.data.Table` and the :class:`~ppmlib.release.plan.Plan` and calling the
-    pipeline is the same.
+    Read the data with :func:`ppmlib.release.data.read` (a :class:`~ppmlib.release.data.Table`),
+    or with :func:`ppmlib.release.cluster.read` to run over the row groups of a Parquet file; plan
+    with :func:`ppmlib.release.plan.privacy_plan`. A Table goes through
+    :func:`ppmlib.release.pipeline.synthesize`, a :class:`~ppmlib.release.cluster.Parts` through
+    :func:`ppmlib.release.cluster.synthesize`.
 
     Parameters
     ----------
-    data, column, model, predictors, keep, drop_missing, max_levels, encoding, format
-        The data: see :func:`ppmlib.release.data.read` (format "csv", the default, or "parquet").
-    guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative, budget
-        The plan: see :func:`ppmlib.release.plan.privacy_plan`.
-    strict_scheme, log_bounds, bin_width, posterior_draws
-        The strict scheme ("cm" or "nss-bins") and nss-bins' settings: see :func:`ppmlib.release.plan.privacy_plan`.
+    table : ppmlib.release.data.Table or ppmlib.release.cluster.Parts
+        The data object.
+    plan : ppmlib.release.plan.Plan
+        What runs and what is released.
     sampler, seed, out, report, overwrite, allow_failed_fits, progress
         The run: see :func:`ppmlib.release.pipeline.synthesize`.
     client : str or distributed.Client, optional
-        Run over the row groups of a Parquet file on this Dask cluster (:func:`ppmlib.release.cluster.synthesize`).
+        With a Parts: the Dask cluster to run on (None: its jobs one after another here).
 
     Returns
     -------
-    ppmlib.release.pipeline.Run
-        The synthesizers by name, the data, the plan, the gate's verdict and the paths written
-        (a run over a cluster: :func:`ppmlib.release.cluster.run`'s results).
+    ppmlib.release.pipeline.Run or ppmlib.release.cluster.ClusterRun
+        The synthesizers by name, the data, the plan, the gate's verdict and the paths written.
+
+    Examples
+    --------
+    A count column under the local guarantee (exact Poisson draws stand in for NUTS here):
+
+    >>> import pandas as pd
+    >>> from ppmlib.inference.exact import ConjugateSampler
+    >>> from ppmlib.release.data import read
+    >>> from ppmlib.release.plan import privacy_plan
+    >>> table = read(pd.DataFrame({"visits": [0, 1, 2, 3, 4, 5, 6, 7] * 10}), "visits", model="poisson")
+    >>> run = synthesize(table, privacy_plan("local", m=2), sampler=ConjugateSampler(4, 500), progress=False)
+    >>> run.released, run["LW"].synthetic.shape
+    ('LW', (2, 80))
     """
-    plan = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative, budget,
-                        strict_scheme, log_bounds, bin_width, posterior_draws)
-    if client is not None and plan.bins is not None:
-        raise ValueError("strict_scheme='nss-bins' runs on one machine; it cannot be combined with client=")
+    from ppmlib.release import cluster
     sampler = _sampler(sampler)
-    check_draws(sampler, plan.m)
+    if isinstance(table, cluster.Parts):
+        return cluster.synthesize(table, plan, sampler=sampler, seed=seed, out=out, report=report,
+                                  overwrite=overwrite, allow_failed_fits=allow_failed_fits, progress=progress,
+                                  client=client)
     if client is not None:
-        from ppmlib.release import cluster
-        return cluster.synthesize(data, column, predictors, keep, plan, model=model, weighting=weighting,
-                                  report=report, drop_missing=drop_missing, format=format, seed=seed,
-                                  sampler=sampler, out=out, overwrite=overwrite,
-                                  allow_failed_fits=allow_failed_fits, progress=progress, client=client)
-    pipeline.targets(out, report, overwrite, _data.inputs_of(data))     # refused before the data are read
-    table = _data.read(data, column, model=model, predictors=predictors, keep=keep, drop_missing=drop_missing,
-                       max_levels=max_levels, encoding=encoding, format=format or "csv")
+        raise BadArgument("client= runs over the row groups of a Parquet file: read it with "
+                          "ppmlib.release.cluster.read, not ppmlib.release.data.read")
     return pipeline.synthesize(table, plan, sampler=sampler, seed=seed, out=out, report=report, overwrite=overwrite,
                                allow_failed_fits=allow_failed_fits, progress=progress)
 
@@ -238,17 +237,26 @@ def _sampler_of(args) -> Sampler:
 
 
 def _call(args):
-    """:func:`synthesize` with the command's arguments."""
+    """:func:`synthesize` with the command's arguments: the plan and the draws first, ``--out`` and
+    ``--report`` before the data are read."""
     report = False if args.no_report else (args.report if args.report is not None else True)
-    return synthesize(
-        args.data, args.column, model=args.model, predictors=args.predictors, weighting=args.weighting,
-        epsilon=args.epsilon, radius=args.radius, relative=args.relative, m=args.m, budget=args.budget,
-        seed=args.seed, out=args.out, report=report, overwrite=args.overwrite,
-        allow_failed_fits=args.allow_failed_fits, drop_missing=args.drop_missing, max_levels=args.max_levels,
-        encoding=args.encoding, sampler=_sampler_of(args), guarantee=args.guarantee,
-        total_epsilon=args.total_epsilon, delta=args.delta, keep=args.keep, format=args.format, client=args.client,
-        strict_scheme=args.strict_scheme, log_bounds=args.log_bounds, bin_width=args.bin_width,
-        posterior_draws=args.posterior_draws)
+    plan = privacy_plan(args.guarantee, args.weighting, args.epsilon, args.total_epsilon, args.delta, args.m,
+                        args.radius, args.relative, args.budget, args.strict_scheme, args.log_bounds, args.bin_width,
+                        args.posterior_draws)
+    sampler = _sampler_of(args)
+    check_draws(sampler, plan.m)
+    if args.client is not None:
+        from ppmlib.release import cluster
+        cluster.refuse(plan, report)
+        table = cluster.read(args.data, args.column, predictors=args.predictors, keep=args.keep, model=args.model,
+                             drop_missing=args.drop_missing, format=args.format)
+    else:
+        pipeline.targets(args.out, report, args.overwrite, _data.inputs_of(args.data))   # before the data are read
+        table = _data.read(args.data, args.column, model=args.model, predictors=args.predictors, keep=args.keep,
+                           drop_missing=args.drop_missing, max_levels=args.max_levels, encoding=args.encoding,
+                           format=args.format or "csv")
+    return synthesize(table, plan, sampler=sampler, seed=args.seed, out=args.out, report=report,
+                      overwrite=args.overwrite, allow_failed_fits=args.allow_failed_fits, client=args.client)
 
 
 # Python's words in an error that are not written name=value, and the flag a user of the command sets instead
@@ -293,11 +301,11 @@ def _summary(args, results) -> str:
     chosen, prepared = results[results.released], results.prepared
     m = chosen.synthetic.shape[0]
     gate = gate_line(results.verdict)
-    model = "no model fit" if getattr(results.plan, "bins", None) is not None else f"model {prepared.model}"
+    model = "no model fit" if results.plan.bins is not None else f"model {prepared.model}"
     lines = [f"released {m} synthetic datasets of {args.column!r} ({prepared.n} records, {model}, "
              f"{chosen.name}) to {results.out}",
              _data.summary_columns(results.columns),
-             privacy_lines(chosen, m, getattr(results, "delta", 1e-6)),
+             privacy_lines(chosen, m, results.delta),
              gate]
     if results.report is not None:
         lines.append(f"report (confidential, not for publication): {results.report}")
