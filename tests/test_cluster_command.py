@@ -176,3 +176,33 @@ def test_a_dead_scheduler_fails_fast_and_writes_nothing(wages, tmp_path, monkeyp
                            client=DEAD)
     assert time.perf_counter() - start < 15
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_the_one_writer_writes_the_manifest_of_parts_the_workers_wrote(tmp_path):
+    from ppmlib.mechanism.partitioned_lw import PartitionedFit, WrittenParts
+    from ppmlib.release import release
+    from ppmlib.errors import BudgetExceeded
+    folder = tmp_path / "release"
+    folder.mkdir()
+    frame = pd.DataFrame({tables.DATASET: [1, 1, 2, 2], "id": [0, 1, 0, 1], "wage": [1.5, 2.5, 3.5, 4.5]})
+    frame.to_parquet(folder / tables.part_file(0))
+    files = [{"file": tables.part_file(0), "datasets": "1-2", "records": "0-1",
+              "sha256": tables.file_sha256(folder / tables.part_file(0))}]
+    fit = SimpleNamespace(model=SimpleNamespace(name="normal"))
+    parts = WrittenParts(PartitionedFit("LW", fit, 1.0, 0.75), m=2, n=2, files=files)
+    where = dict(column="wage", keep=("id",), names=["id", "wage", "secret"], format="parquet")
+    with pytest.raises(BudgetExceeded, match=r"2 datasets at epsilon = 1.5 each cost m \* epsilon = 3 > max_epsilon = 2"):
+        release(parts, folder, max_epsilon=2.0, **where)
+    assert not (folder / tables.MANIFEST).exists()
+    assert release(parts, folder, max_epsilon=3.0, delta=1e-6, extra={"run": "test"}, **where) == folder
+    stacked, meta = tables.load_folder(folder)                     # every listed file's SHA-256 checked
+    assert stacked["wage"].tolist() == [1.5, 2.5, 3.5, 4.5]
+    assert (meta["m_datasets"], meta["n_records_per_dataset"], meta["epsilon_per_dataset"]) == (2, 2, 1.5)
+    assert meta["total_epsilon"] == 3.0 and meta["ledger"]["m"] == 2 and meta["ledger"]["guarantee"] == "local"
+    assert meta["files"] == files and meta["rows"] == tables.PARTS_ROWS and meta["run"] == "test"
+    assert meta["columns"]["dropped"] == ["secret"] and "datasets_file" not in meta
+    with pytest.raises(FileExistsError, match="exists; pass overwrite=True"):
+        release(parts, folder, **where)
+    (folder / tables.part_file(0)).unlink()
+    with pytest.raises(BadArgument, match="lacks the written datasets"):
+        release(parts, folder, overwrite=True, **where)

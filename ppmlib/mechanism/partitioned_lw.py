@@ -21,10 +21,10 @@ memory (last bits), so the c chosen can differ in its last digits.
 """
 from __future__ import annotations
 
-__all__ = ["PartitionedFit", "fit_sums", "lw"]
+__all__ = ["PartitionedFit", "WrittenParts", "fit_sums", "lw"]
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -73,6 +73,52 @@ class PartitionedFit:
     def diagnostics(self) -> dict:
         """The fit's diagnostics (:attr:`ppmlib.Fit.diagnostics`)."""
         return self.fit.diagnostics
+
+
+@dataclass(frozen=True)
+class WrittenParts:
+    """A release kind: a synthesis whose m datasets a cluster's workers wrote, one file per row group
+    of the input, so that only their description is held here. ``ppmlib.release.release(parts, folder)``
+    writes its manifest beside the files (the datasets are never in this process's memory).
+
+    Attributes
+    ----------
+    released : PartitionedFit
+        The synthesizer released (its ``epsilon`` per dataset, ``guarantee`` "local").
+    m, n : int
+        Datasets, and records in each.
+    files : list of dict
+        Each file written: its name, its datasets ("1-m"), its records ("first-last") and SHA-256.
+    """
+    released: PartitionedFit
+    m: int
+    n: int
+    files: list = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """The released synthesizer's name."""
+        return self.released.name
+
+    @property
+    def fit(self) -> Fit:
+        """The released synthesizer's fit."""
+        return self.released.fit
+
+    @property
+    def epsilon(self) -> float:
+        """epsilon = 2 Delta per synthetic dataset."""
+        return self.released.epsilon
+
+    @property
+    def guarantee(self) -> str:
+        """"local", the released synthesizer's."""
+        return self.released.guarantee
+
+    @property
+    def shape(self) -> tuple:
+        """(m, n): the shape the datasets would have in memory."""
+        return (self.m, self.n)
 
 
 def fit_sums(sums: dict, n: int, *, sampler: Sampler | None = None, seed: int = 0, prior: dict | None = None) -> Fit:

@@ -10,7 +10,8 @@ record leaves the workers. What runs where:
 * workers, one job per row group of the input: the checks of every value and the predictors'
   standardization, the sufficient statistics, LW's risk range, weights and Delta, the PSIS sums of
   the calibration, and the synthesis, which writes that row group's part of the release;
-* the client: the Stan fits from the reduced sums, the choice of c, the manifest, the publication.
+* the client: the Stan fits from the reduced sums, the choice of c, the manifest (written by
+  :func:`ppmlib.release.release`, the one writer, for a :class:`ppmlib.mechanism.partitioned_lw.WrittenParts`), the publication.
 
 The release is ``synthetic.part-00000.parquet`` ... (one file per input row group, each holding the
 m datasets of its records with a ``dataset`` column, one Parquet row group per dataset) and the
@@ -23,14 +24,13 @@ holds none.
 """
 from __future__ import annotations
 
-__all__ = ["NO_REPORT", "ClusterRun", "Parts", "read", "refuse", "design", "synthesize_parts", "manifest", "run", "synthesize"]
+__all__ = ["NO_REPORT", "ClusterRun", "Parts", "read", "refuse", "design", "synthesize_parts", "run", "synthesize"]
 
 import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -313,36 +313,6 @@ def synthesize_parts(parts, layout, released, m: int, seed: int, order: tuple, f
     return partitioned.jobs(_write_part, items, client, n_jobs)
 
 
-def manifest(released, m: int, n: int, budget, delta: float, extra: dict) -> dict:
-    """The privacy budget's entries of the manifest (``ppmlib.release.publish.manifest``), for
-    a synthesis whose datasets are on disk, not in memory.
-
-    Parameters
-    ----------
-    released : PartitionedFit
-    m, n : int
-        Datasets and records per dataset.
-    budget : float or None
-        The budget checked.
-    delta : float
-        The ledger's delta.
-    extra : dict
-        More entries (the diagnostics verdict, how the run was made).
-
-    Returns
-    -------
-    dict
-    """
-    from ppmlib.release.publish import manifest as budget_entries
-    # the manifest reads only the shape of the synthetic values: a zero-stride view holds no memory
-    shown = SimpleNamespace(name=released.name, fit=released.fit, epsilon=released.epsilon, guarantee="local",
-                            synthetic=np.broadcast_to(np.float64(0.0), (m, n)))
-    meta = budget_entries(shown, "", budget, "", delta)
-    for name in ("datasets_file", "datasets_sha256"):   # the folder's manifest lists every file instead
-        meta.pop(name)
-    return {**meta, **extra}
-
-
 def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int, seed: int, sampler, budget,
         delta: float, staging, client, allow_failed_fits: bool, progress: bool):
     """The whole cluster run: design, fits, synthesis into ``staging``, manifest, publication.
@@ -374,8 +344,9 @@ def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int,
 
     from ppmlib.inference import parallel
     from ppmlib.mechanism import lineup as _lineup
-    from ppmlib.mechanism.partitioned_lw import lw
+    from ppmlib.mechanism.partitioned_lw import WrittenParts, lw
     from ppmlib.release import gate, staging as _staging
+    from ppmlib.release.publish import release
 
     with (parallel.connected(client, parallel.CONNECT_TIMEOUT) if client is not None
           else contextlib.nullcontext()) as dask_client:
@@ -399,10 +370,9 @@ def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int,
             seconds["synthesis and writing"] = time.perf_counter() - start
             extra = {"written_by": _staging.WRITTEN_BY, "diagnostics": verdict,
                      "report": NO_REPORT, "run": "over the row groups of a Parquet file (Dask), from sums"}
-            meta = manifest(released, m, found["n"], budget, delta, extra)
-            tables.write_manifest(staging.release, meta, "parquet", files, columns,
-                                  "the input's records in their original order: one file per input row group, "
-                                  "each holding the m datasets (the dataset column, one Parquet row group each)")
+            release(WrittenParts(released, m, found["n"], files), staging.release, max_epsilon=budget, delta=delta,
+                    extra=extra, column=columns.synthesized, public=columns.public_by_model,
+                    keep=columns.declared_public, names=columns.order + columns.dropped, format="parquet")
             staging.publish()
     return ClusterRun(results, columns, found["n"], m, verdict, files, seconds, delta)
 

@@ -139,14 +139,14 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         only numbers and text (valid JSON: no NaN, no infinity), and the CSV's SHA-256.
     """
     from ppmlib.mechanism.ledger import of_release
-    m, n = synthesis.synthetic.shape[:2]
+    m, n = synthesis.shape if _written(synthesis) else synthesis.synthetic.shape[:2]
     if _noisy(synthesis):
         return _noisy_manifest(synthesis, csv_name, max_epsilon, csv_sha256)
     epsilon = _epsilon(synthesis)
     guarantee = getattr(synthesis, "guarantee", "local")
     text = {"neighbours": NEIGHBOURS, "guarantee": COVERS, "not_covered": DOES_NOT_COVER} if guarantee == "local" \
         else _strict_text(synthesis)
-    book = of_release(synthesis, delta).to_dict() if epsilon > 0 else None
+    book = of_release(synthesis, delta, m=int(m)).to_dict() if epsilon > 0 else None
     return {
         "synthesizer": synthesis.name,
         **_model(synthesis),
@@ -161,6 +161,12 @@ def manifest(synthesis: "Synthesis", csv_name: str, max_epsilon: float | None, c
         **text,
         "ledger": book,
     }
+
+
+def _written(synthesis) -> bool:
+    """A synthesis whose datasets are files already written, one per row group of the input
+    (:class:`ppmlib.mechanism.partitioned_lw.WrittenParts`): only its manifest is left to write."""
+    return not hasattr(synthesis, "synthetic") and isinstance(getattr(synthesis, "files", None), list)
 
 
 def _noisy(synthesis) -> bool:
@@ -228,13 +234,17 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     ``<path>.json``. This is the one writer of every kind of synthesis: a
     :class:`ppmlib.Synthesis`, a joint one (:class:`ppmlib.mechanism.joint.JointSynthesis`: one
     column per dataset and variable) and a survey pair
-    (:class:`ppmlib.mechanism.survey.SurveySynthesis`: its public columns first); the manifest's
-    privacy statement is the ledger's (:func:`ppmlib.mechanism.ledger.of_release`).
+    (:class:`ppmlib.mechanism.survey.SurveySynthesis`: its public columns first), and a cluster's
+    parts (:class:`ppmlib.mechanism.partitioned_lw.WrittenParts`: its datasets already written into
+    the folder ``path`` by the workers, one Parquet file per row group; only the manifest is written,
+    listing them); the manifest's privacy statement is the ledger's
+    (:func:`ppmlib.mechanism.ledger.of_release`).
 
     Parameters
     ----------
-    synthesis : Synthesis, JointSynthesis or SurveySynthesis
-        The synthesis whose ``synthetic`` (m, n), or (m, n, J), datasets are released.
+    synthesis : Synthesis, JointSynthesis, SurveySynthesis or WrittenParts
+        The synthesis whose ``synthetic`` (m, n), or (m, n, J), datasets are released (a
+        WrittenParts: whose files in ``path`` are).
     path : str or PathLike
         ``<path>.csv`` gets the datasets (n rows, columns ``dataset_1`` ... ``dataset_m``) and
         ``<path>.json`` the manifest (a ``.csv`` or ``.json`` suffix on ``path`` is dropped, any other
@@ -297,6 +307,9 @@ def release(synthesis: "Synthesis", path, *, max_epsilon: float | None = None, o
     ...
     ppmlib.errors.BudgetExceeded: release refused: 5 datasets at epsilon = 3.935 each cost m * epsilon = 19.68 > max_epsilon = 10; ...
     """
+    if _written(synthesis):
+        return _release_written(synthesis, path, column, public, keep, names, format, overwrite=overwrite,
+                                meta=_meta(synthesis, "", max_epsilon, "", delta, extra), max_epsilon=max_epsilon)
     if not (hasattr(synthesis, "synthetic") and (hasattr(synthesis, "epsilon") or _noisy(synthesis))):
         raise TypeError(f"synthesis must be a Synthesis (with synthetic datasets and an epsilon), got "
                         f"{type(synthesis).__name__}")
@@ -387,6 +400,27 @@ def _release_table(synthesis, path, data: np.ndarray, table, column, public, kee
     for name in ("datasets_file", "datasets_sha256"):   # the folder's manifest lists every file instead
         meta.pop(name)
     return tables.release_folder(_as_written(data), table, columns, path, meta, fmt, overwrite=overwrite)
+
+
+def _release_written(parts, path, column, public, keep, names, fmt: str, *, meta: dict, max_epsilon,
+                     overwrite: bool) -> Path:
+    """The manifest of datasets already written into the folder ``path``, one file per row group
+    (:func:`ppmlib.release.tables.write_manifest`), after the budget and the files are checked."""
+    from ppmlib.release import tables
+    if fmt != "parquet":
+        raise BadArgument(f"datasets written one file per row group are Parquet files; got format={fmt!r}")
+    _check_budget(parts, parts.m, max_epsilon)
+    folder = Path(os.fspath(path))
+    absent = [entry["file"] for entry in parts.files if not (folder / entry["file"]).is_file()]
+    if absent or not parts.files:
+        raise BadArgument(f"the folder {str(folder)!r} lacks the written datasets {absent or 'of any row group'}")
+    if (folder / tables.MANIFEST).exists() and not overwrite:
+        raise FileExistsError(f"{str(folder / tables.MANIFEST)!r} exists; pass overwrite=True to replace it")
+    for name in ("datasets_file", "datasets_sha256"):   # the folder's manifest lists every file instead
+        meta.pop(name)
+    columns = tables.public_columns(list(names) if names is not None else [column, *public, *keep], column, public, keep)
+    tables.write_manifest(folder, meta, fmt, parts.files, columns, tables.PARTS_ROWS)
+    return folder
 
 
 def load(path) -> tuple["pd.DataFrame", dict]:

@@ -24,7 +24,7 @@ target renamed into place; :func:`load_folder` returns the stacked table after c
 """
 from __future__ import annotations
 
-__all__ = ["FORMATS", "MANIFEST", "DATASET", "Columns", "public_columns", "dataset_files", "part_file",
+__all__ = ["FORMATS", "MANIFEST", "PARTS_ROWS", "DATASET", "Columns", "public_columns", "dataset_files", "part_file",
            "file_sha256", "is_release_file", "write_manifest", "write_folder", "release_folder", "load_folder"]
 
 import hashlib
@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 FORMATS = ("csv", "parquet")
 #: The manifest's file name in a release folder.
 MANIFEST = "synthetic.json"
+#: How the rows of a release written one file per row group of the input are laid out (the manifest's "rows").
+PARTS_ROWS = ("the input's records in their original order: one file per input row group, each holding the m "
+              "datasets (the dataset column, one Parquet row group each)")
 #: The column of a stacked table (Parquet release, :func:`load_folder`) that numbers the datasets 1 ... m.
 DATASET = "dataset"
 _STEM = "synthetic"
