@@ -54,11 +54,10 @@ def dask_client():
 
 
 def _run(path, out, client, epsilon=None):
-    columns = tables.public_columns(list(pd.read_parquet(path).columns), "wage", ("a", "b"), ("id",))
+    table = cluster.read(path, "wage", predictors=("a", "b"), keep=("id",))
     with staging.Staging(out) as stage:
-        return cluster.run(path, "wage", ("a", "b"), columns, epsilon=epsilon, m=2, seed=5, sampler=SAMPLER,
-                           budget=None, delta=1e-6, staging=stage, client=client, allow_failed_fits=True,
-                           progress=False)
+        return cluster.run(table, epsilon=epsilon, m=2, seed=5, sampler=SAMPLER, budget=None, delta=1e-6,
+                           staging=stage, client=client, allow_failed_fits=True, progress=False)
 
 
 @pytest.mark.stan

@@ -11,6 +11,7 @@ import pytest
 
 from ppmlib.release import survey as survey_release
 from ppmlib.errors import BudgetExceeded, DataRefused
+from ppmlib.inference.posterior import Sampler
 from ppmlib.release import command as syn
 from ppmlib.release import data as rdata, plan as rplan
 
@@ -33,6 +34,17 @@ def command(path, out, *extra):
             "--m", "3", "--chains", "1", "--draws", "200", "--out", str(out), *map(str, extra)]
 
 
+def draws(k):
+    """k exact draws per conditional (the survey path's draws are chains x draws of its sampler)."""
+    return Sampler(chains=1, draws=k, warmup=k)
+
+
+def survey(path, out, *, cells=(), m=2, report=True):
+    """The survey path from Python: the data object, the plan (local, m datasets), 50 draws."""
+    table = survey_release.read(path, "yedu", "w", cells=cells)
+    return syn.synthesize(table, rplan.privacy_plan("local", m=m), sampler=draws(50), out=out, report=report)
+
+
 def run(argv, capsys):
     status = syn.main([str(a) for a in argv])
     said = capsys.readouterr()
@@ -47,8 +59,8 @@ def no_fit(monkeypatch):
 def test_release_and_report_beside_it(survey_csv, tmp_path):
     path, frame = survey_csv
     out = tmp_path / "release"
-    s = survey_release.synthesize_survey(path, "yedu", "w", cells=["sex"], strata="stratum", psu="psu",
-                                         epsilon=2.0, m=3, draws=100, out=out)
+    table = survey_release.read(path, "yedu", "w", cells=["sex"], strata="stratum", psu="psu")
+    s = syn.synthesize(table, rplan.privacy_plan("local", epsilon=2.0, m=3), sampler=draws(100), out=out).synthesis
     assert sorted(p.name for p in out.iterdir()) == ["synthetic.json", "synthetic_1.csv", "synthetic_2.csv",
                                                      "synthetic_3.csv"]
     first = pd.read_csv(out / "synthetic_1.csv")
@@ -101,14 +113,15 @@ def test_bad_weights_write_nothing(survey_csv, tmp_path, bad):
         w[3] = "n/a"
     frame.assign(w=w).to_csv(path, index=False)
     with pytest.raises(DataRefused):
-        survey_release.synthesize_survey(path, "yedu", "w", cells=["sex"], m=2, draws=50, out=tmp_path / "r")
+        survey(path, tmp_path / "r", cells=["sex"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["survey.csv"]
 
 
 def test_budget_refused_before_fitting(survey_csv, tmp_path):
     path, _ = survey_csv
     with pytest.raises(BudgetExceeded, match="nothing was fitted or written"):
-        survey_release.synthesize_survey(path, "yedu", "w", epsilon=2.0, m=5, budget=5.0, out=tmp_path / "r")
+        syn.synthesize(survey_release.read(path, "yedu", "w"), rplan.privacy_plan("local", epsilon=2.0, m=5, budget=5.0),
+                       out=tmp_path / "r")
     assert not (tmp_path / "r").exists()
 
 
@@ -229,10 +242,9 @@ def test_the_input_is_read_once_before_the_fit(survey_csv, tmp_path, capsys, mon
 def test_the_report_goes_where_asked_never_inside_the_release(survey_csv, tmp_path):
     path, _ = survey_csv
     with pytest.raises(ValueError, match="inside out="):
-        survey_release.synthesize_survey(path, "yedu", "w", m=2, draws=50, out=tmp_path / "r",
-                                         report=tmp_path / "r" / "page.html")
+        survey(path, tmp_path / "r", report=tmp_path / "r" / "page.html")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["survey.csv"]
-    survey_release.synthesize_survey(path, "yedu", "w", m=2, draws=50, out=tmp_path / "r", report=tmp_path / "p.html")
+    survey(path, tmp_path / "r", report=tmp_path / "p.html")
     assert "Survey synthesis report" in (tmp_path / "p.html").read_text()
     assert not survey_release.report_path(tmp_path / "r").exists()
 
@@ -247,9 +259,9 @@ def test_too_few_records_for_the_cells_are_refused_before_any_fit(survey_csv, tm
     monkeypatch.setattr(survey_release, "_check_finite", lambda synthesis: None)
     if refused:
         with pytest.raises(DataRefused, match=f"{n} records are too few"):
-            survey_release.run_survey(path, "yedu", "w", cells=cells, m=2, draws=50)
+            survey(path, None, cells=cells)
     else:
-        assert survey_release.run_survey(path, "yedu", "w", cells=cells, m=2, draws=50).synthesis == "fitted"
+        assert survey(path, None, cells=cells).synthesis == "fitted"
 
 
 def test_a_run_that_would_not_fit_in_memory_is_refused_before_fitting(survey_csv, tmp_path, capsys, monkeypatch):

@@ -313,17 +313,15 @@ def synthesize_parts(parts, layout, released, m: int, seed: int, order: tuple, f
     return partitioned.jobs(_write_part, items, client, n_jobs)
 
 
-def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int, seed: int, sampler, budget,
-        delta: float, staging, client, allow_failed_fits: bool, progress: bool):
-    """The whole cluster run: design, fits, synthesis into ``staging``, manifest, publication.
+def run(table: Parts, *, epsilon, m: int, seed: int, sampler, budget, delta: float, staging, client,
+        allow_failed_fits: bool, progress: bool):
+    """The whole cluster run: design, fits, synthesis into ``staging``, then the pipeline's last step
+    (:func:`ppmlib.release.pipeline.write`: the manifest by the one writer, the publication).
 
     Parameters
     ----------
-    path : pathlib.Path
-        The Parquet file.
-    column, predictors, columns
-        The synthesized column, the numeric predictors, and what the release carries
-        (:class:`ppmlib.release.tables.Columns`).
+    table : Parts
+        The Parquet file, its column, numeric predictors and what the release carries (:func:`read`).
     epsilon : float or None
         The target epsilon per dataset; None: LW at c = 1.
     m, seed, sampler, budget, delta, allow_failed_fits, progress
@@ -345,13 +343,12 @@ def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int,
     from ppmlib.inference import parallel
     from ppmlib.mechanism import lineup as _lineup
     from ppmlib.mechanism.partitioned_lw import WrittenParts, lw
-    from ppmlib.release import gate, staging as _staging
-    from ppmlib.release.publish import release
+    from ppmlib.release import gate, pipeline
 
     with (parallel.connected(client, parallel.CONNECT_TIMEOUT) if client is not None
           else contextlib.nullcontext()) as dask_client:
         start = time.perf_counter()
-        parts, layout = design(path, column, predictors, client=dask_client)
+        parts, layout = design(table.path, table.column, table.predictors, client=dask_client)
         checked = time.perf_counter() - start
         found = lw(parts, layout, epsilon=epsilon, sampler=sampler, seed=seed, client=dask_client, progress=progress)
         results = _lineup.Results([("Unweighted", found["Unweighted"]), ("LW", found["LW"])])
@@ -365,16 +362,14 @@ def run(path: Path, column: str, predictors: tuple, columns, *, epsilon, m: int,
         files = []
         if staging is not None:
             start = time.perf_counter()
-            files = synthesize_parts(parts, layout, released, m, found["synthesis_seed"], columns.order,
+            files = synthesize_parts(parts, layout, released, m, found["synthesis_seed"], table.columns.order,
                                      staging.release, client=dask_client)
             seconds["synthesis and writing"] = time.perf_counter() - start
-            extra = {"written_by": _staging.WRITTEN_BY, "diagnostics": verdict,
-                     "report": NO_REPORT, "run": "over the row groups of a Parquet file (Dask), from sums"}
-            release(WrittenParts(released, m, found["n"], files), staging.release, max_epsilon=budget, delta=delta,
-                    extra=extra, column=columns.synthesized, public=columns.public_by_model,
-                    keep=columns.declared_public, names=columns.order + columns.dropped, format="parquet")
-            staging.publish()
-    return ClusterRun(results, columns, found["n"], m, verdict, files, seconds, delta)
+            # no report: it needs every record in one process (NO_REPORT says so in the manifest)
+            pipeline.write(staging, WrittenParts(released, m, found["n"], files), table, verdict, budget=budget,
+                           delta=delta, extra={"report": NO_REPORT,
+                                               "run": "over the row groups of a Parquet file (Dask), from sums"})
+    return ClusterRun(results, table.columns, found["n"], m, verdict, files, seconds, delta)
 
 
 def synthesize(parts: Parts, plan, *, sampler, seed: int = 0, out=None, report=None, overwrite: bool = False,
@@ -397,19 +392,15 @@ def synthesize(parts: Parts, plan, *, sampler, seed: int = 0, out=None, report=N
     ClusterRun
         As :func:`run` returns it, with ``out`` the release folder.
     """
-    import contextlib
-
-    from ppmlib.release import staging as _staging
+    from ppmlib.release import pipeline
     from ppmlib.release.gate import check_draws
-    from ppmlib.release.pipeline import targets
     from ppmlib.release.plan import check_delta
     refuse(plan, report)
     check_draws(sampler, plan.m)
     check_delta(plan.delta, max(parts.n, 1))
-    out, _ = targets(out, False, overwrite, parts.inputs)
-    with (_staging.Staging(out, None, overwrite=overwrite, inputs=parts.inputs) if out is not None
-          else contextlib.nullcontext()) as staging:
-        results = run(parts.path, parts.column, parts.predictors, parts.columns, epsilon=plan.epsilon, m=plan.m,
-                      seed=seed, sampler=sampler, budget=plan.budget, delta=plan.delta, staging=staging,
-                      client=client, allow_failed_fits=allow_failed_fits, progress=progress)
+    out, _ = pipeline.targets(out, False, overwrite, parts.inputs)
+    with pipeline.staged(out, None, overwrite, parts.inputs) as staging:
+        results = run(parts, epsilon=plan.epsilon, m=plan.m, seed=seed, sampler=sampler, budget=plan.budget,
+                      delta=plan.delta, staging=staging, client=client, allow_failed_fits=allow_failed_fits,
+                      progress=progress)
     return replace(results, out=out)

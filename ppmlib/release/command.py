@@ -60,14 +60,17 @@ def synthesize(table, plan: Plan, *, sampler: Sampler | None = None, seed: int =
     """Synthesize a data object by a privacy plan and, with ``out``, release it: the library's entry point.
 
     Read the data with :func:`ppmlib.release.data.read` (a :class:`~ppmlib.release.data.Table`),
-    or with :func:`ppmlib.release.cluster.read` to run over the row groups of a Parquet file; plan
-    with :func:`ppmlib.release.plan.privacy_plan`. A Table goes through
-    :func:`ppmlib.release.pipeline.synthesize`, a :class:`~ppmlib.release.cluster.Parts` through
-    :func:`ppmlib.release.cluster.synthesize`.
+    with :func:`ppmlib.release.survey.read` for an outcome and its sampling weight together, or
+    with :func:`ppmlib.release.cluster.read` to run over the row groups of a Parquet file; plan
+    with :func:`ppmlib.release.plan.privacy_plan`. Each goes through its path, a caller of the
+    pipeline's steps (:mod:`ppmlib.release.pipeline`): a Table through
+    :func:`ppmlib.release.pipeline.synthesize`, a :class:`~ppmlib.release.survey.SurveyTable`
+    through :func:`ppmlib.release.survey.synthesize`, a :class:`~ppmlib.release.cluster.Parts`
+    through :func:`ppmlib.release.cluster.synthesize`.
 
     Parameters
     ----------
-    table : ppmlib.release.data.Table or ppmlib.release.cluster.Parts
+    table : ppmlib.release.data.Table, ppmlib.release.survey.SurveyTable or ppmlib.release.cluster.Parts
         The data object.
     plan : ppmlib.release.plan.Plan
         What runs and what is released.
@@ -78,7 +81,7 @@ def synthesize(table, plan: Plan, *, sampler: Sampler | None = None, seed: int =
 
     Returns
     -------
-    ppmlib.release.pipeline.Run or ppmlib.release.cluster.ClusterRun
+    ppmlib.release.pipeline.Run, ppmlib.release.survey.SurveyRun or ppmlib.release.cluster.ClusterRun
         The synthesizers by name, the data, the plan, the gate's verdict and the paths written.
 
     Examples
@@ -94,17 +97,18 @@ def synthesize(table, plan: Plan, *, sampler: Sampler | None = None, seed: int =
     >>> run.released, run["LW"].synthetic.shape
     ('LW', (2, 80))
     """
-    from ppmlib.release import cluster
+    from ppmlib.release import cluster, survey
     sampler = _sampler(sampler)
+    run = dict(sampler=sampler, seed=seed, out=out, report=report, overwrite=overwrite,
+               allow_failed_fits=allow_failed_fits, progress=progress)
     if isinstance(table, cluster.Parts):
-        return cluster.synthesize(table, plan, sampler=sampler, seed=seed, out=out, report=report,
-                                  overwrite=overwrite, allow_failed_fits=allow_failed_fits, progress=progress,
-                                  client=client)
+        return cluster.synthesize(table, plan, client=client, **run)
     if client is not None:
         raise BadArgument("client= runs over the row groups of a Parquet file: read it with "
-                          "ppmlib.release.cluster.read, not ppmlib.release.data.read")
-    return pipeline.synthesize(table, plan, sampler=sampler, seed=seed, out=out, report=report, overwrite=overwrite,
-                               allow_failed_fits=allow_failed_fits, progress=progress)
+                          "ppmlib.release.cluster.read")
+    if isinstance(table, survey.SurveyTable):
+        return survey.synthesize(table, plan, **run)
+    return pipeline.synthesize(table, plan, **run)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,11 +243,23 @@ def _sampler_of(args) -> Sampler:
 def _call(args):
     """:func:`synthesize` with the command's arguments: the plan and the draws first, ``--out`` and
     ``--report`` before the data are read."""
+    from ppmlib.release import survey
     report = False if args.no_report else (args.report if args.report is not None else True)
+    if _survey(args):
+        problem = survey.flag_problem(args)
+        if problem is not None:
+            raise BadArgument(problem)
     plan = privacy_plan(args.guarantee, args.weighting, args.epsilon, args.total_epsilon, args.delta, args.m,
                         args.radius, args.relative, args.budget, args.strict_scheme, args.log_bounds, args.bin_width,
                         args.posterior_draws)
     sampler = _sampler_of(args)
+    if _survey(args):               # exact draws: no chain for the gate to judge, so no check_draws
+        pipeline.targets(args.out, report, args.overwrite, _data.inputs_of(args.data))   # before the data are read
+        table = survey.read(args.data, args.column, args.weights, cells=args.predictors, strata=args.strata,
+                            psu=args.psu, keep=args.keep, drop_missing=args.drop_missing, max_levels=args.max_levels,
+                            encoding=args.encoding, format=args.format)
+        return synthesize(table, plan, sampler=sampler, seed=args.seed, out=args.out, report=report,
+                          overwrite=args.overwrite, allow_failed_fits=args.allow_failed_fits)
     check_draws(sampler, plan.m)
     if args.client is not None:
         from ppmlib.release import cluster
@@ -257,6 +273,11 @@ def _call(args):
                            format=args.format or "csv")
     return synthesize(table, plan, sampler=sampler, seed=args.seed, out=args.out, report=report,
                       overwrite=args.overwrite, allow_failed_fits=args.allow_failed_fits, client=args.client)
+
+
+def _survey(args) -> bool:
+    """The survey path: --weights (or --strata or --psu, which need it)."""
+    return args.weights is not None or bool(args.strata) or bool(args.psu)
 
 
 # Python's words in an error that are not written name=value, and the flag a user of the command sets instead
@@ -296,8 +317,11 @@ def _cluster_summary(args, results) -> str:
 
 
 def _summary(args, results) -> str:
+    from ppmlib.release import survey
     if getattr(args, "client", None) is not None:
         return _cluster_summary(args, results)
+    if isinstance(results, survey.SurveyRun):
+        return survey.summary(results)
     chosen, prepared = results[results.released], results.prepared
     m = chosen.synthetic.shape[0]
     gate = gate_line(results.verdict)
@@ -337,11 +361,7 @@ def main(argv=None) -> int:
     previous = _staging.on_signals()
     try:
         _staging.sweep()
-        if args.weights is not None or args.strata or args.psu:
-            from ppmlib.release import survey
-            said = survey.run(args)        # the survey path: the column and its weight together
-        else:
-            said = _summary(args, _call(args))
+        said = _summary(args, _call(args))
     except (ValueError, TypeError, OSError, ArithmeticError, CalibrationFailed, FitsFailed, ReportFailed,
             BackendUnavailable) as err:
         print(f"error: {_in_flags(str(err))}\nnothing was written to {args.out}", file=sys.stderr)

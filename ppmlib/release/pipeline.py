@@ -12,7 +12,7 @@ A plan of the "nss-bins" strict scheme runs no lineup: :func:`nss_bins` releases
 """
 from __future__ import annotations
 
-__all__ = ["Run", "targets", "synthesize", "nss_bins", "NO_FITS"]
+__all__ = ["Run", "targets", "staged", "write", "synthesize", "nss_bins", "NO_FITS"]
 
 import contextlib
 import time
@@ -180,8 +180,7 @@ def synthesize(table: Table, plan: Plan, *, sampler: Sampler | None = None, seed
         _gate.check_draws(sampler, plan.m)
         _gate.check_memory(table.prepared, sampler, plan.m, len(plan.members))
     prepared = table.prepared
-    with (_staging.Staging(out, report, overwrite=overwrite, inputs=table.inputs) if out is not None
-          else contextlib.nullcontext()) as staging:
+    with staged(out, report, overwrite, table.inputs) as staging:
         if plan.bins is not None:
             results, verdict = nss_bins(log_y, keys, plan, seed), NO_FITS
         else:
@@ -249,16 +248,70 @@ def nss_bins(log_y, keys, plan: Plan, seed: int) -> _lineup.Results:
 
 
 def _write(run: Run, staging: "_staging.Staging") -> None:
-    """The release (and the report) in the staging folder, then published in one step."""
-    from ppmlib.release.publish import release
+    """The released member in the data's units, and the main path's report (the notebook)."""
     chosen = run[run.released]
     in_units = replace(chosen, synthetic=run.prepared.original_units(chosen.synthetic))
-    columns = run.columns
-    release(in_units, staging.release, max_epsilon=run.budget,
-            extra={"written_by": _staging.WRITTEN_BY, "diagnostics": run.verdict}, delta=run.delta,
-            table=run.public_table, column=columns.synthesized, public=columns.public_by_model,
-            keep=columns.declared_public, format=run.format, names=columns.order + columns.dropped)
-    if run.report is not None:
+
+    def report(staging):
         from ppmlib.release import report as _report
         _report.write(run, staging.report, staging.private, resamples=_gate.resamples(run.prepared.n))
+    write(staging, in_units, run.table, run.verdict, budget=run.budget, delta=run.delta,
+          report=report if run.report is not None else None)
+
+
+def staged(out, report, overwrite: bool, inputs):
+    """Where a run writes: the private staging folder of ``out`` (:class:`ppmlib.release.staging.Staging`),
+    or, without ``out``, nothing (a null context that gives None).
+
+    Parameters
+    ----------
+    out, report : pathlib.Path or None
+        As :func:`targets` returns them.
+    overwrite : bool
+        A previous release (and report) may be replaced.
+    inputs : tuple of pathlib.Path
+        The files read, never replaced.
+
+    Returns
+    -------
+    context manager
+        Gives the Staging, or None.
+    """
+    if out is None:
+        return contextlib.nullcontext()
+    return _staging.Staging(out, report, overwrite=overwrite, inputs=inputs)
+
+
+def write(staging: "_staging.Staging", synthesis, table, verdict: dict, *, budget=None, delta: float = 1e-6,
+          extra: dict | None = None, report=None) -> None:
+    """Every path's last step: the release (:func:`ppmlib.release.release`, the one writer) with the
+    data object's columns, the report, then the one-step publication.
+
+    Parameters
+    ----------
+    staging : ppmlib.release.staging.Staging
+        Where the release (``staging.release``) and the report are written before publication.
+    synthesis : Synthesis, SurveySynthesis, NSSRelease or WrittenParts
+        What is released, in the data's units.
+    table : ppmlib.release.data.Table, ppmlib.release.survey.SurveyTable or ppmlib.release.cluster.Parts
+        The data object: its ``columns``, ``public`` table (None for parts written by workers) and ``format``.
+    verdict : dict
+        The diagnostics gate's verdict, recorded in the manifest.
+    budget : float, optional
+        The most the release may cost (the manifest's ``budget_max_epsilon``).
+    delta : float
+        The ledger's delta.
+    extra : dict, optional
+        More manifest entries, after ``written_by`` and ``diagnostics``.
+    report : callable, optional
+        ``report(staging)`` writes the report to ``staging.report`` (None: no report).
+    """
+    from ppmlib.release.publish import release
+    columns = table.columns
+    release(synthesis, staging.release, max_epsilon=budget, delta=delta,
+            extra={"written_by": _staging.WRITTEN_BY, "diagnostics": verdict, **(extra or {})},
+            table=getattr(table, "public", None), column=columns.synthesized, public=columns.public_by_model,
+            keep=columns.declared_public, format=table.format, names=columns.order + columns.dropped)
+    if report is not None and staging.report_target is not None:
+        report(staging)
     staging.publish()

@@ -5,8 +5,13 @@
 With ``--weights`` the command synthesizes the pair (outcome, weight) with
 :func:`ppmlib.mechanism.survey.survey_synthesizer`: the ``--predictors`` are the public cells of the
 table (categorical columns, at most ``--max-levels`` levels each, kept as they are), ``--strata``
-and ``--psu`` the public design columns (kept for the standard errors). Everything else is the
-main path's (``ppmlib.release.command``): the same checks of ``--out`` and ``--report`` before
+and ``--psu`` the public design columns (kept for the standard errors). From Python:
+``synthesize(read(data, column, weights, cells=...), privacy_plan("local", ...))``, or the same
+data object and plan given to :func:`ppmlib.release.command.synthesize`. The path is a caller of
+the pipeline's steps (:mod:`ppmlib.release.pipeline`: ``targets``, ``staged``, ``write``) and of
+the plan (:func:`ppmlib.release.plan.privacy_plan`); it has its own reader (the weight's checks,
+categorical cells), fit (exact draws, so the gate's verdict is :data:`EXACT_VERDICT`) and report
+(weighted tables). Everything else is the main path's (``ppmlib.release.command``): the same checks of ``--out`` and ``--report`` before
 any work, the lock, the staging folder and the one-rename publication, the signal handlers and
 the sweep of what killed runs left; the same release (``synthetic_1.csv`` ... or one
 ``synthetic.parquet`` with a ``dataset`` column, each the user's table with the outcome and the
@@ -19,13 +24,13 @@ standard errors, and what the weights' synthesis changed. Nothing is written whe
 """
 from __future__ import annotations
 
-__all__ = ["ALL", "EXACT_GATE", "BOUND_BLOCK", "SurveyRun", "memory_needed", "run_survey", "synthesize_survey", "report_path", "report_html",
-           "add_arguments", "run", "summary"]
+__all__ = ["ALL", "EXACT_GATE", "EXACT_VERDICT", "BOUND_BLOCK", "SurveyTable", "SurveyRun", "read", "synthesize",
+           "memory_needed", "report_path", "report_html", "add_arguments", "flag_problem", "summary"]
 
-import contextlib
 import html
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,6 +41,9 @@ from ppmlib.evaluate.survey import release_tables
 from ppmlib.mechanism.survey import SurveySynthesis, survey_synthesizer
 from ppmlib.release.staging import REPORT_MARK
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 #: The cells' column when no --predictors are given (one cell; never released).
 ALL = "(all)"
 #: What the diagnostics gate says of the survey model's fits: its draws are exact, no chain to judge.
@@ -44,7 +52,7 @@ EXACT_GATE = "exact draws from the conjugate pseudo posterior (no Markov chain):
 
 @dataclass(frozen=True)
 class SurveyRun:
-    """What :func:`run_survey` did: the synthesis, what the release carries, and where it went.
+    """What :func:`synthesize` did: the synthesis, what the release carries, and where it went.
 
     Attributes
     ----------
@@ -127,66 +135,156 @@ def _check_size(table, cells: list) -> None:
                           f"coefficients per cell): it needs at least {need}; use fewer or coarser predictors")
 
 
-def run_survey(data, column: str, weights: str, *, cells=(), strata: str | None = None, psu: str | None = None,
-               epsilon: float | None = None, total_epsilon: float | None = None, delta: float = 1e-6, m: int = 20,
-               budget: float | None = None, seed: int = 0, draws: int = 1000, out=None, overwrite: bool = False,
-               report=True, keep=(), format: str | None = None, encoding: str | None = None,
-               drop_missing: bool = False, max_levels: int | None = None,
-               allow_failed_fits: bool = False) -> SurveyRun:
-    """:func:`synthesize_survey`, returning what the command reports.
+@dataclass(frozen=True)
+class SurveyTable:
+    """The data object of the survey path: the records read and checked, and what the release carries.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        The complete records the model uses (confidential), with the :data:`ALL` column when no cells are given.
+    column, weights : str
+        The outcome and its sampling weight.
+    cells : tuple of str
+        The public cells (``(ALL,)``: one cell).
+    strata, psu : str or None
+        The public design columns.
+    columns : ppmlib.release.tables.Columns
+        The synthesized (outcome and weight), kept and dropped columns of the release.
+    public : pandas.DataFrame
+        The kept columns of those records, in their order.
+    format : str
+        "csv" or "parquet".
+    inputs : tuple of pathlib.Path
+        The files read, which a release may never replace.
+    dropped : int
+        Records dropped for a missing value (``drop_missing``).
+    """
+    table: "pd.DataFrame"
+    column: str
+    weights: str
+    cells: tuple
+    strata: str | None
+    psu: str | None
+    columns: object
+    public: "pd.DataFrame"
+    format: str
+    inputs: tuple
+    dropped: int = 0
+
+    @property
+    def n(self) -> int:
+        return len(self.table)
+
+
+def read(data, column: str, weights: str, *, cells=(), strata: str | None = None, psu: str | None = None, keep=(),
+         drop_missing: bool = False, max_levels: int | None = None, encoding: str | None = None,
+         format: str | None = None) -> SurveyTable:
+    """Read and check a survey's records for a release of (outcome, weight): every refusal before any fit.
 
     Parameters
     ----------
-    data, column, weights, cells, strata, psu, epsilon, m, budget, seed, draws, out, overwrite, report
-        As for :func:`synthesize_survey`.
-    total_epsilon, delta, keep, format, encoding, drop_missing, max_levels, allow_failed_fits
-        As for :func:`ppmlib.release.command.synthesize`.
+    data : str, PathLike or pandas.DataFrame
+        As for :func:`ppmlib.release.data.load_table`.
+    column, weights : str
+        The outcome column and the sampling-weight column (two different columns, neither a cell,
+        a design column or kept).
+    cells : sequence of str or str
+        Public categorical columns whose crossing makes the table's cells (none: one cell); each at
+        most ``max_levels`` levels; a numeric column is refused.
+    strata, psu : str, optional
+        Public design columns.
+    keep : sequence of str or str
+        Columns declared public, released as they are.
+    drop_missing, max_levels, encoding, format
+        As for :func:`ppmlib.release.data.read`.
+
+    Returns
+    -------
+    SurveyTable
+    """
+    from ppmlib.release import data as _data
+    format = _data._release_format(format or "csv")
+    cells, keep, design = _names(cells), _names(keep), [c for c in (strata, psu) if c]
+    _check_roles(column, weights, cells, design, keep)
+    table, dropped, columns = _read(data, column, weights, cells, design, keep, encoding=encoding,
+                                    drop_missing=drop_missing, max_levels=max_levels)
+    public = table.loc[:, [c for c in columns.order if c not in columns.all_synthesized]]
+    model_table = table if cells else table.assign(**{ALL: "all"})
+    return SurveyTable(model_table, column, weights, tuple(cells) or (ALL,), strata, psu, columns, public, format,
+                       _data.inputs_of(data), dropped)
+
+
+#: The diagnostics gate's verdict on the survey model: its draws are exact, no chain to judge, and
+#: allow_failed_fits nothing to allow.
+EXACT_VERDICT = {"verdict": "passed", "gate": EXACT_GATE, "failing": [], "released_anyway": False}
+
+
+def synthesize(table: SurveyTable, plan, *, sampler=None, seed: int = 0, out=None, report=True,
+               overwrite: bool = False, allow_failed_fits: bool = False, progress: bool = True) -> SurveyRun:
+    """Synthesize (outcome, weight) jointly by a privacy plan and, with ``out``, release and report them.
+
+    The pipeline's steps (:mod:`ppmlib.release.pipeline`: the checked targets, the staging folder,
+    the one writer and the publication); what differs is said here: the fit (exact draws of the
+    survey model, :func:`ppmlib.mechanism.survey.survey_synthesizer`, so the gate's verdict is
+    :data:`EXACT_VERDICT`), the default target (``STRICT_EPSILON`` per dataset when the plan has no
+    epsilon) and the report (one HTML page of weighted tables, :func:`report_html`).
+
+    Parameters
+    ----------
+    table : SurveyTable
+        The data (:func:`read`).
+    plan : ppmlib.release.plan.Plan
+        Under guarantee "local", releasing LW (:func:`ppmlib.release.plan.privacy_plan`), m >= 2.
+    sampler : Sampler, optional
+        Its chains x draws is the number of exact draws per conditional (default 4 x 1000).
+    seed, out, report, overwrite, progress
+        As for :func:`ppmlib.release.pipeline.synthesize`.
+    allow_failed_fits : bool
+        Nothing to allow: the draws are exact.
 
     Returns
     -------
     SurveyRun
     """
-    from ppmlib.release import data as _data
-    from ppmlib.release import staging as _staging
-    from ppmlib.release.pipeline import targets
-
-    m, delta, epsilon, budget, draws = _plan(epsilon, total_epsilon, delta, m, budget, draws)
-    format = _data._release_format(format or "csv")
-    cells, keep, design = _names(cells), _names(keep), [c for c in (strata, psu) if c]
-    _check_roles(column, weights, cells, design, keep)
-    out, page = targets(out, report, overwrite, _data.inputs_of(data))
-    table, dropped, columns = _read(data, column, weights, cells, design, keep, encoding=encoding,
-                                    drop_missing=drop_missing, max_levels=max_levels)
-    _check_memory(len(table), m)
-    public_table = table.loc[:, [c for c in columns.order if c not in columns.all_synthesized]]
-    model_table = table if cells else table.assign(**{ALL: "all"})
-    # the draws are exact: the diagnostics gate has nothing to judge, and allow_failed_fits nothing to allow
-    verdict = {"verdict": "passed", "gate": EXACT_GATE, "failing": [], "released_anyway": False}
-    with (_staging.Staging(out, page, overwrite=overwrite, inputs=_data.inputs_of(data)) if out is not None
-          else contextlib.nullcontext()) as staging:
-        synthesis = survey_synthesizer(model_table, column, weights, cells or [ALL], strata=strata, psu=psu,
-                                       epsilon=epsilon, m=m, draws=draws, seed=seed)
+    from ppmlib.inference.posterior import _sampler
+    from ppmlib.release import pipeline
+    from ppmlib.release.plan import check_delta
+    epsilon, budget, draws = _numbers(plan, _sampler(sampler))
+    out, page = pipeline.targets(out, report, overwrite, table.inputs)
+    check_delta(plan.delta, table.n)
+    _check_memory(table.n, plan.m)
+    with pipeline.staged(out, page, overwrite, table.inputs) as staging:
+        synthesis = survey_synthesizer(table.table, table.column, table.weights, list(table.cells),
+                                       strata=table.strata, psu=table.psu, epsilon=epsilon, m=plan.m, draws=draws,
+                                       seed=seed)
         _check_finite(synthesis)
         if staging is not None:
-            _write(synthesis, staging, public_table, columns, format=format, budget=budget, delta=delta,
-                   verdict=verdict, report=(model_table, cells or [ALL], {"strata": strata, "psu": psu}))
-    return SurveyRun(synthesis, columns, verdict, out, page, len(table), dropped, delta)
+            design = {"strata": table.strata, "psu": table.psu}
+
+            def write_report(staging):
+                page_text = report_html(synthesis, table.table, list(table.cells), delta=plan.delta, **design)
+                staging.report.write_text(page_text, encoding="utf-8")
+            pipeline.write(staging, synthesis, table, EXACT_VERDICT, budget=budget, delta=plan.delta,
+                           report=write_report)
+    return SurveyRun(synthesis, table.columns, EXACT_VERDICT, out, page, table.n, table.dropped, plan.delta)
 
 
-def _plan(epsilon, total_epsilon, delta, m, budget, draws) -> tuple:
-    """The checked numbers of a run: m, delta, the per-dataset target (the command's default when none is
-    given), the budget (refused before any fit when the target exceeds it) and the draws."""
-    from ppmlib.release.plan import STRICT_EPSILON, check_budget, privacy_plan
-    m = _checks.integer(m, "m", low=2)
-    delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
-    epsilon = privacy_plan(guarantee="local", weighting="lw", epsilon=epsilon, total_epsilon=total_epsilon,
-                           delta=delta, m=m).epsilon
-    epsilon = STRICT_EPSILON if epsilon is None else epsilon
-    budget = check_budget(budget, epsilon, m)
-    draws = _checks.integer(draws, "draws", low=1)
+def _numbers(plan, sampler) -> tuple:
+    """The checked numbers of a run: the per-dataset target (the command's default when the plan has
+    none), the budget (refused before any fit when the target exceeds it) and the draws."""
+    from ppmlib.release.plan import STRICT_EPSILON, check_budget
+    if plan.bins is not None or plan.guarantee != "local" or plan.released != "LW":
+        raise BadArgument("the survey pair is synthesized by the survey model with LW weights under "
+                          "guarantee='local' (the survey model is not censored): each dataset is then epsilon-DP "
+                          "for this file only; make the plan with guarantee='local' and weighting='lw'")
+    m = _checks.integer(plan.m, "m", low=2)
+    epsilon = STRICT_EPSILON if plan.epsilon is None else plan.epsilon
+    budget = check_budget(plan.budget, epsilon, m)
+    draws = _checks.integer(sampler.chains * sampler.draws, "draws", low=1)
     if m > draws:
         raise BadArgument(f"m = {m} synthetic datasets need at least m draws; draws = {draws}")
-    return m, delta, epsilon, budget, draws
+    return epsilon, budget, draws
 
 
 def _read(data, column, weights, cells, design, keep, *, encoding, drop_missing, max_levels) -> tuple:
@@ -245,69 +343,6 @@ def _check_finite(synthesis: SurveySynthesis) -> None:
                           f"exp(log weight) beyond 1e308): at epsilon = {synthesis.epsilon:.3g} per dataset the record "
                           "weights leave the survey model too little of the data. Give a larger epsilon=, more "
                           "records or fewer cells; nothing was written")
-
-
-def _write(synthesis, staging, public_table, columns, *, format, budget, delta, verdict, report) -> None:
-    """The release (by :func:`ppmlib.release.release`) and the report into staging, then published."""
-    from ppmlib.release import staging as _staging
-    from ppmlib.release.publish import release
-    release(synthesis, staging.release, max_epsilon=budget, delta=delta, table=public_table,
-            column=columns.synthesized, public=columns.public_by_model, keep=columns.declared_public,
-            format=format, names=columns.order + columns.dropped,
-            extra={"written_by": _staging.WRITTEN_BY, "diagnostics": verdict})
-    if staging.report_target is not None:
-        table, cells, design = report
-        staging.report.write_text(report_html(synthesis, table, cells, delta=delta, **design), encoding="utf-8")
-    staging.publish()
-
-
-def synthesize_survey(data, column: str, weights: str, *, cells=(), strata: str | None = None,
-                      psu: str | None = None, epsilon: float | None = None, m: int = 20,
-                      budget: float | None = None, seed: int = 0, draws: int = 1000, out=None,
-                      overwrite: bool = False, report=True, **options) -> SurveySynthesis:
-    """Load, synthesize (outcome, weight) jointly, and (with ``out``) release and report, as the command does.
-
-    Parameters
-    ----------
-    data : str, PathLike or pandas.DataFrame
-        As for :func:`ppmlib.release.data.load_table`.
-    column, weights : str
-        The outcome column and the sampling-weight column (two different columns, neither a cell,
-        a design column or kept).
-    cells : sequence of str
-        Public categorical columns whose crossing makes the table's cells (none: one cell); each at
-        most ``max_levels`` levels; a numeric column is refused.
-    strata, psu : str, optional
-        Public design columns.
-    epsilon : float, optional
-        Target epsilon per dataset (LW weights calibrated to it); None: ``total_epsilon``'s share,
-        else the command's default ``ppmlib.release.plan.STRICT_EPSILON``.
-    m : int
-        Synthetic datasets (they cost m * epsilon).
-    budget : float, optional
-        The most m * epsilon may cost; refused before fitting when the target already exceeds it.
-    seed : int
-    draws : int
-        Exact draws per conditional.
-    out : str or PathLike, optional
-        The release folder, checked as the command checks it
-        (:func:`ppmlib.release.staging.check_out`); the report goes beside it.
-    overwrite : bool
-        Replace a previous release (and report) of the command; nothing else.
-    report : bool or str or PathLike
-        True: the confidential report at ``<out>.report-confidential.html``; a path: there
-        (never inside ``out``); False: no report.
-    **options
-        ``total_epsilon``, ``delta``, ``keep``, ``format``, ``encoding``, ``drop_missing``,
-        ``max_levels``, ``allow_failed_fits``: as for :func:`ppmlib.release.command.synthesize`.
-
-    Returns
-    -------
-    SurveySynthesis
-    """
-    return run_survey(data, column, weights, cells=cells, strata=strata, psu=psu, epsilon=epsilon, m=m,
-                      budget=budget, seed=seed, draws=draws, out=out, overwrite=overwrite, report=report,
-                      **options).synthesis
 
 
 def report_path(out) -> Path:
@@ -421,8 +456,18 @@ def add_arguments(parser) -> None:
     group.add_argument("--psu", default=None, metavar="COLUMN", help="the design's primary sampling units (public, kept)")
 
 
-def _flag_problem(args) -> str | None:
-    """What is wrong with the flags for the survey path, in the command's words (None: nothing)."""
+def flag_problem(args) -> str | None:
+    """What is wrong with the flags for the survey path, in the command's words (None: nothing).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The command's arguments.
+
+    Returns
+    -------
+    str or None
+    """
     if args.weights is None:
         return "--strata and --psu describe a survey design; they need --weights COLUMN"
     if getattr(args, "client", None) is not None:
@@ -439,40 +484,6 @@ def _flag_problem(args) -> str | None:
         return (f"with --weights the column and its weight get the survey model (a normal mean per cell, a normal "
                 f"log weight given the column, LW weights); {', '.join(unused)} cannot be used")
     return None
-
-
-def run(args) -> str:
-    """Run the survey path from the parsed arguments (the command's signal handlers and sweep are in
-    place: :func:`ppmlib.release.command.main`); returns the summary to print.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The command's arguments, ``--weights`` among them.
-
-    Returns
-    -------
-    str
-        The summary: what was released where, the columns, the privacy statement, the gate.
-
-    Raises
-    ------
-    ppmlib.errors.BadArgument
-        A flag the survey path cannot use (the message names it).
-    ValueError, OSError, ppmlib.errors.CalibrationFailed
-        As :func:`run_survey` raises them; nothing was written.
-    """
-    problem = _flag_problem(args)
-    if problem is not None:
-        raise BadArgument(problem)
-    report = False if args.no_report else (args.report if args.report is not None else True)
-    done = run_survey(args.data, args.column, args.weights, cells=args.predictors, strata=args.strata, psu=args.psu,
-                      epsilon=args.epsilon, total_epsilon=args.total_epsilon, delta=args.delta, m=args.m,
-                      budget=args.budget, seed=args.seed, draws=args.chains * args.draws, out=args.out,
-                      overwrite=args.overwrite, report=report, keep=args.keep, format=args.format,
-                      encoding=args.encoding, drop_missing=args.drop_missing, max_levels=args.max_levels,
-                      allow_failed_fits=args.allow_failed_fits)
-    return summary(done)
 
 
 def summary(done: SurveyRun) -> str:
