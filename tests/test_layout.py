@@ -144,3 +144,17 @@ def test_contributing_names_only_files_that_exist():
     named = set(re.findall(r"`((?:[\w.-]+/)*[\w.-]+\.(?:py|md|stan|yml|json))`", text))
     assert {"ppmlib/mechanism/schemes.py", "ppmlib/release/publish.py", "ppmlib/baselines/peers.py"} <= named
     assert sorted(p for p in named if not (ROOT / p).exists() and not (ROOT / "tests" / p).exists()) == []
+
+
+def test_the_command_is_thin_and_its_entry_point_takes_a_data_object_and_a_plan():
+    # the house's "done when": release/command.py under 400 lines, and synthesize(table, plan) with the
+    # run's options only (the data's and the plan's settings belong to data.read and plan.privacy_plan)
+    import inspect
+
+    from ppmlib.release import command
+    import ppmlib.synthesize
+    lines = len(Path(command.__file__).read_text().splitlines())
+    assert lines < 400, f"ppmlib/release/command.py has {lines} lines"
+    assert list(inspect.signature(command.synthesize).parameters) == [
+        "table", "plan", "sampler", "seed", "out", "report", "overwrite", "allow_failed_fits", "progress", "client"]
+    assert ppmlib.synthesize.synthesize is command.synthesize
