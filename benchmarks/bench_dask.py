@@ -3,8 +3,8 @@
 Writes a seeded wage-like file (log wage a normal regression on five predictors: age, years of
 education, experience, weekly hours, a 0/1 indicator), row groups of ``--row-group`` records,
 then runs ``ppmlib.release.command.synthesize(cluster.read(...), plan, client=...)`` (the command's
-``--dask`` path: the normal model, ``--guarantee local``, LW at c = 1 or calibrated to ``--epsilon``) on a LocalCluster of
-``--workers`` single-threaded worker processes, each with ``--memory-limit``. Records the wall
+``--dask`` path: the normal model, ``--guarantee local``, LW at c = 1 or calibrated to ``--epsilon``)
+on a LocalCluster of ``--workers`` single-threaded worker processes, each with ``--memory-limit``. Records the wall
 time, each stage's time, the fits, and the peak resident memory of every worker (psutil, sampled
 every half second through the client) and of the client, to ``benchmarks/results/<--name>.json``
 (benchmarks/_results.py).
