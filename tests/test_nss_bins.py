@@ -201,3 +201,16 @@ def test_stratified_allocation_shuffles_within_a_cell_and_is_seeded():
     assert not np.array_equal(a.synthetic, iid.synthetic)
     with pytest.raises(BadArgument, match="allocation"):
         nss.synthesize_bins(log_y, keys, allocation="sorted", **run)
+
+
+def test_without_noise_the_mean_shape_stratified_keeps_each_cells_binned_counts():
+    rng = np.random.default_rng(13)
+    log_y, keys = rng.normal(5, 0.7, 600), _keys(rng, 600)
+    done = nss.synthesize_bins(log_y, keys, bounds=(3.0, 7.0), width=0.5, total_epsilon=math.inf, m=2, seed=3)
+    edges = np.linspace(3.0, 7.0, 9)
+    cell = keys["a"] + keys["b"]
+    for c in cell.unique():
+        rows = (cell == c).to_numpy()
+        data = np.histogram(np.clip(log_y[rows], 3.0, 7.0 - 1e-9), bins=edges)[0]
+        for d in range(2):
+            assert np.abs(np.histogram(done.synthetic[d][rows], bins=edges)[0] - data).max() <= 1

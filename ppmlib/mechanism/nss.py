@@ -804,6 +804,7 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
     total_epsilon, delta : float
         The release's (epsilon, delta), every database: Gaussian noise at rho =
         :func:`ppmlib.mechanism.ledger.rho_for_total`, or Laplace noise at epsilon (then delta is 0).
+        ``math.inf`` adds no noise (no privacy: the model's own ceiling, for measurement).
     m : int
         Synthetic datasets.
     k : int, optional
@@ -851,8 +852,11 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         raise BadArgument(f"mechanism must be one of {', '.join(COUNT_MECHANISMS)}, got {mechanism!r}")
     if allocation not in ALLOCATIONS:
         raise BadArgument(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
-    budget = ({"rho": rho_for_total(total_epsilon, delta)} if mechanism == "gaussian" else
-              {"epsilon": _checks.real(total_epsilon, "total_epsilon", low=0, low_open=True)})
+    if total_epsilon == math.inf:                                                      # the model's ceiling
+        budget = {"rho": math.inf}
+    else:
+        budget = ({"rho": rho_for_total(total_epsilon, delta)} if mechanism == "gaussian" else
+                  {"epsilon": _checks.real(total_epsilon, "total_epsilon", low=0, low_open=True)})
     noise_seed, draw_seed = make_seeds(_checks.seed(seed) or 0, 2)
     counts = release_counts(log_y, keys, bounds=bounds, width=width, seed=noise_seed, noise=noise, **budget)
     rng = np.random.default_rng(draw_seed)
