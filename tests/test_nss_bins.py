@@ -172,3 +172,45 @@ def test_too_many_cells_times_bins_is_refused_before_any_noise(monkeypatch):
     keys = pd.DataFrame({"id": np.arange(n).astype(str)})
     with pytest.raises(BadArgument, match=r"5000 cells x 100 bins = 500,000 noisy counts, more than 200,000"):
         nss.synthesize_bins(np.full(n, 5.0), keys, bounds=(0.0, 10.0), width=0.1, total_epsilon=1.0)
+
+
+def test_stratified_allocation_puts_n_c_p_cb_records_in_each_bin_up_to_one():
+    rng = np.random.default_rng(11)
+    probs = rng.dirichlet(np.ones(6), size=3)                                  # 3 cells x 6 bins
+    index = rng.integers(0, 3, 500)
+    edges = np.linspace(0.0, 6.0, 7)
+    values = nss._values_stratified(probs, index, edges, np.random.default_rng(2))
+    for c in range(3):
+        held = np.histogram(values[index == c], bins=edges)[0]
+        assert np.all(np.abs(held - (index == c).sum() * probs[c]) < 1.0)
+    iid = nss._values_in_bins(probs, index, edges, np.random.default_rng(2))
+    worst = max(np.abs(np.histogram(iid[index == c], bins=edges)[0] - (index == c).sum() * probs[c]).max()
+                for c in range(3))
+    assert worst > 1.0                                                          # independent draws do not
+
+
+def test_stratified_allocation_shuffles_within_a_cell_and_is_seeded():
+    rng = np.random.default_rng(12)
+    log_y, keys = rng.normal(5, 0.6, 400), _keys(rng, 400)
+    run = dict(bounds=(3.0, 7.0), width=0.25, total_epsilon=4.0, m=2, seed=9)
+    a = nss.synthesize_bins(log_y, keys, **run)
+    assert np.array_equal(a.synthetic, nss.synthesize_bins(log_y, keys, **run).synthetic)
+    first = keys.index[(keys["a"] == "0") & (keys["b"] == "0")]
+    assert not np.all(np.diff(a.synthetic[0][first]) >= 0)                    # not sorted within the cell
+    iid = nss.synthesize_bins(log_y, keys, allocation="iid", **run)
+    assert not np.array_equal(a.synthetic, iid.synthetic)
+    with pytest.raises(BadArgument, match="allocation"):
+        nss.synthesize_bins(log_y, keys, allocation="sorted", **run)
+
+
+def test_without_noise_the_mean_shape_stratified_keeps_each_cells_binned_counts():
+    rng = np.random.default_rng(13)
+    log_y, keys = rng.normal(5, 0.7, 600), _keys(rng, 600)
+    done = nss.synthesize_bins(log_y, keys, bounds=(3.0, 7.0), width=0.5, total_epsilon=math.inf, m=2, seed=3)
+    edges = np.linspace(3.0, 7.0, 9)
+    cell = keys["a"] + keys["b"]
+    for c in cell.unique():
+        rows = (cell == c).to_numpy()
+        data = np.histogram(np.clip(log_y[rows], 3.0, 7.0 - 1e-9), bins=edges)[0]
+        for d in range(2):
+            assert np.abs(np.histogram(done.synthetic[d][rows], bins=edges)[0] - data).max() <= 1

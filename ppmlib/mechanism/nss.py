@@ -663,6 +663,8 @@ def bin_prior(counts: NoisyCounts, prior_strength: float = 1.0) -> np.ndarray:
 
 #: How the bins scheme's m datasets use the posterior of each cell's shape (see :func:`synthesize_bins`).
 SHAPES = ("draws", "mean")
+#: How each cell's records take their bins (see :func:`synthesize_bins`): "stratified" or "iid".
+ALLOCATIONS = ("stratified", "iid")
 #: Posterior draws averaged for ``shape="mean"``.
 MEAN_DRAWS = 40
 #: How the bins scheme's posterior treats the noise: "latent" (Gibbs over the true counts) or "clipped".
@@ -764,9 +766,27 @@ def _values_in_bins(probs: np.ndarray, index: np.ndarray, edges: np.ndarray, rng
     return rng.uniform(edges[b], edges[b + 1])
 
 
+def _values_stratified(probs: np.ndarray, index: np.ndarray, edges: np.ndarray, rng) -> np.ndarray:
+    """One synthetic log y per record, each cell's bins taken by systematic sampling: the n_c records of
+    cell c take the bins at the points (u + i) / n_c, i = 0..n_c - 1, of the cell's distribution function
+    (one uniform u per cell), so that bin b holds n_c p_cb records up to one; a uniform value within
+    the bin; the values shuffled over the cell's records."""
+    cumulative = np.cumsum(probs, axis=1)
+    cumulative /= cumulative[:, -1:]
+    out = np.empty(len(index))
+    order = np.argsort(index, kind="stable")
+    cells, starts, sizes = np.unique(index[order], return_index=True, return_counts=True)
+    for c, start, size in zip(cells, starts, sizes):
+        points = (rng.uniform() + np.arange(size)) / size
+        b = np.minimum(np.searchsorted(cumulative[c], points, side="right"), len(edges) - 2)
+        out[order[start:start + size][rng.permutation(size)]] = rng.uniform(edges[b], edges[b + 1])
+    return out
+
+
 def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: float, delta: float = 1e-6,
                     m: int = 5, k: int | None = None, mechanism: str = "laplace", prior_strength: float = 0.003,
-                    method: str = "latent", shape: str = "mean", seed: int = 0, noise: str = "numpy") -> NSSRelease:
+                    method: str = "latent", shape: str = "mean", allocation: str = "stratified", seed: int = 0,
+                    noise: str = "numpy") -> NSSRelease:
     """m synthetic datasets of log y from noisy (cell, bin) counts: (total_epsilon, delta)-DP for every database.
 
     Every check (bounds, bins, cells x bins, k, the prior's strength) runs before any noise is drawn.
@@ -784,6 +804,7 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
     total_epsilon, delta : float
         The release's (epsilon, delta), every database: Gaussian noise at rho =
         :func:`ppmlib.mechanism.ledger.rho_for_total`, or Laplace noise at epsilon (then delta is 0).
+        ``math.inf`` adds no noise (no privacy: the model's own ceiling, for measurement).
     m : int
         Synthetic datasets.
     k : int, optional
@@ -802,6 +823,12 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         between-dataset spread no longer carries the noise. "draws": dataset j's bins from
         posterior draw ceil(j k / m) (proper multiple imputation: the datasets differ by the
         shape's uncertainty).
+    allocation : str
+        How a dataset gives each cell's records their bins, from that dataset's shape:
+        "stratified" (default, measured best: bin b of cell c holds n_c p_cb records up to one, by
+        systematic sampling with one uniform offset per cell) or "iid" (a bin drawn for each record
+        independently, which adds multinomial noise to the shape). Both are post-processing of
+        the noisy counts: the guarantee is the same.
     seed : int
         Seeds the noise, the draws and the synthetic values.
     noise : str
@@ -823,8 +850,13 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         raise BadArgument(f"shape must be one of {', '.join(SHAPES)}, got {shape!r}")
     if mechanism not in COUNT_MECHANISMS:
         raise BadArgument(f"mechanism must be one of {', '.join(COUNT_MECHANISMS)}, got {mechanism!r}")
-    budget = ({"rho": rho_for_total(total_epsilon, delta)} if mechanism == "gaussian" else
-              {"epsilon": _checks.real(total_epsilon, "total_epsilon", low=0, low_open=True)})
+    if allocation not in ALLOCATIONS:
+        raise BadArgument(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
+    if total_epsilon == math.inf:                                                      # the model's ceiling
+        budget = {"rho": math.inf}
+    else:
+        budget = ({"rho": rho_for_total(total_epsilon, delta)} if mechanism == "gaussian" else
+                  {"epsilon": _checks.real(total_epsilon, "total_epsilon", low=0, low_open=True)})
     noise_seed, draw_seed = make_seeds(_checks.seed(seed) or 0, 2)
     counts = release_counts(log_y, keys, bounds=bounds, width=width, seed=noise_seed, noise=noise, **budget)
     rng = np.random.default_rng(draw_seed)
@@ -833,7 +865,8 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         probs, which = mean[None], np.zeros(m, int)
     else:
         probs = bin_posterior(counts, int(which.max()) + 1, prior_strength=prior_strength, method=method, seed=rng)
-    synthetic = np.stack([_values_in_bins(probs[d], counts.cells.index, counts.edges, rng) for d in which])
+    values = _values_stratified if allocation == "stratified" else _values_in_bins
+    synthetic = np.stack([values(probs[d], counts.cells.index, counts.edges, rng) for d in which])
     return NSSRelease(synthetic, counts, counts.rho, delta if mechanism == "gaussian" else 0.0, {},
                       k_draws=None if shape == "mean" else k, shape=shape)
 

@@ -13,7 +13,7 @@ __all__ = ["LINEUP", "SYNTHESIZERS", "TARGETS", "RELATIONS", "MODES", "Release",
            "grid_delta", "match_scalar_weight", "match_reweighting", "EXACT_KINDS", "pipeline", "target_index",
            "neighbour", "Audit", "audit", "run", "releases_table", "targets_table", "bounds_table", "tightness",
            "modes_table", "calibration_by_trials", "sampler_check", "audit_epsilons", "audit_roc",
-           "audit_modes", "audit_censored"]
+           "audit_modes", "audit_censored", "audit_noisy_counts"]
 
 import time
 from dataclasses import dataclass, field, replace
@@ -698,3 +698,57 @@ def audit_censored(y, epsilon: float, *, trials: int = 2000, targets=TARGETS, co
                      "eps_lb": result.epsilon, "bound": epsilon, "ratio": result.epsilon / epsilon,
                      "AUC": result.auc, "trials": trials})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# the noisy-counts release (the command's default strict scheme), attacked the same way
+# ---------------------------------------------------------------------------------------------
+
+def audit_noisy_counts(y, epsilon: float, *, trials: int = 20000, bounds=None, width: float = 0.05, seed=0,
+                       confidence: float = 0.95):
+    """The audit's lower bound on epsilon for the noisy counts of :func:`ppmlib.mechanism.nss.release_counts`
+    (Laplace noise at ``epsilon``), D against D' without its largest record (add/remove).
+
+    Each trial releases the counts of log y over public bins, on D or on D' at random, with its own seed;
+    the attacker reads the count of the bin that holds the removed record. Everything the scheme
+    releases (the m datasets) is post-processing of these counts, so this is the strongest attack
+    on it; its lower bound must stay at or below ``epsilon``, and sits near it when the noise is the
+    stated one.
+
+    Parameters
+    ----------
+    y : array_like
+        The database (positive values; the counts are of log y).
+    epsilon : float
+        The counts' epsilon.
+    trials : int
+        Releases, shared between D and D'.
+    bounds : tuple of two floats, optional
+        Public bounds of log y (default: the range of log y, widened to whole bins and one bin more).
+    width : float
+        The bins' width.
+    seed, confidence
+        As for :func:`ppmlib.evaluate.audit.epsilon_lower_bound`.
+
+    Returns
+    -------
+    ppmlib.evaluate.audit.AttackBound
+    """
+    from ppmlib.mechanism.nss import release_counts
+    y = _checks.finite_array(y, "y", ndim=1)
+    if (y <= 0).any():
+        raise BadArgument("y must be positive: the counts are of log y")
+    log_y = np.log(y)
+    trials = _checks.integer(trials, "trials", low=8)
+    if bounds is None:
+        bounds = (width * (np.floor(log_y.min() / width) - 1), width * (np.ceil(log_y.max() / width) + 1))
+    target = int(np.argmax(log_y))
+    worlds = (np.delete(log_y, target), log_y)
+    exact = release_counts(log_y, None, bounds=bounds, width=width, rho=np.inf)
+    column = min(int(np.searchsorted(exact.edges, log_y[target], side="right")) - 1, exact.counts.shape[1] - 1)
+    member_seed, noise_seed = seeds(seed, 2)
+    member = np.random.default_rng(member_seed).random(trials) < 0.5
+    noise = seeds(noise_seed, trials)
+    scores = np.array([release_counts(worlds[int(on)], None, bounds=bounds, width=width, epsilon=epsilon,
+                                      seed=s).counts[0, column] for on, s in zip(member, noise)])
+    return epsilon_lower_bound(scores, member, confidence=confidence)
