@@ -236,6 +236,7 @@ def main() -> None:
     args.k = args.k or None
     scratch = Path(args.scratch)
     scratch.mkdir(parents=True, exist_ok=True)
+    keep_committed(scratch)
     command = " ".join(sys.argv)
     for name in args.files:
         design = design_of(name, args.n, args.seed, args.model)
@@ -247,18 +248,34 @@ def main() -> None:
                 if part == "peers" and E != args.totals[0]:
                     rows = [r for r in rows if r["synthesizer"] != "CART"]
                 for r in rows:
-                    r.update({"file": name, "n": len(design.data), "m": args.m, "delta": args.delta,
+                    r.update({"file": name, "seed": args.seed, "n": len(design.data), "m": args.m, "delta": args.delta,
                               "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2),
                               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
-                cell = scratch / f"{name}.{part}{_variant(args, part)}.{E:g}.json"
+                seed = f".seed{args.seed}" if args.seed != 1 else ""
+                cell = scratch / f"{name}.{part}{_variant(args, part)}{seed}.{E:g}.json"
                 cell.write_text(json.dumps({"command": command, "rows": [_clean(r) for r in rows]}, indent=1))
                 print(f"{name} {part} E={E:g}: {len(rows)} rows", flush=True)
                 write_results(scratch)
 
 
+_RUN_ONE_AT_A_TIME = "Cells were run one (file, part, total) at a time: "
+
+
+def keep_committed(scratch: Path) -> None:
+    """Start an empty ``scratch`` from the committed ``against_peers.json``, so a run of a few cells
+    adds to the recorded ones instead of replacing them (their rows keep their own dates)."""
+    committed = _results.RESULTS / "against_peers.json"
+    if any(scratch.glob("*.json")) or not committed.exists():
+        return
+    kept = json.loads(committed.read_text())
+    rows = [{**r, "seed": r.get("seed") or 1} for r in kept["rows"]]
+    commands = kept["notes"].split(_RUN_ONE_AT_A_TIME, 1)[-1].split("; ")
+    (scratch / "_committed.json").write_text(json.dumps({"commands": commands, "rows": rows}, indent=1))
+
+
 def write_results(scratch: Path) -> None:
     """Rewrite ``against_peers.json`` from every cell kept in ``scratch``."""
-    columns = ["file", "synthesizer", "model", "total epsilon", "delta", "per-dataset epsilon", "release epsilon",
+    columns = ["file", "seed", "synthesizer", "model", "total epsilon", "delta", "per-dataset epsilon", "release epsilon",
                "release delta", "covers", "share censored", "seconds", "S_pMSE logit", "S_pMSE CART",
                "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "gate", "max R-hat",
                "divergences", "min ESS", "SD log y ratio", "coverage 95%", "k draws", "n", "m", "load at start", "load at end", "date"]
@@ -266,11 +283,11 @@ def write_results(scratch: Path) -> None:
     today = time.strftime("%Y-%m-%d", time.gmtime())
     for cell in sorted(scratch.glob("*.json")):
         kept = json.loads(cell.read_text())
-        commands.add(kept["command"])
+        commands.update(kept["commands"] if "commands" in kept else [kept["command"]])
         # a cell kept from an earlier run carries its date; a new one is today's
         rows += [{**{c: r.get(c) for c in columns}, "date": r.get("date", today)} for r in kept["rows"]]
     rows.sort(key=lambda r: (r["file"], r["total epsilon"] if r["total epsilon"] is not None else -1,
-                             r["synthesizer"]))
+                             r["synthesizer"], r["seed"] or 1))
     _results.record("against_peers", title="ppm-synthesize (strict CM, strict NSS, NSS over bins and local LW) beside the histogram, "
                     "AIM, MST and CART at equal total (epsilon, delta), public wage files, n = 3,000, m = 5",
                     rows=rows, notes="delta = 1e-6 (a public constant, below 1/n). The strict row's and the "
@@ -279,8 +296,7 @@ def write_results(scratch: Path) -> None:
                     "the ledger's (basic m eps or zCDP at delta, the smaller). CART promises nothing. The "
                     "strict and local rows' seconds include the shared unweighted fit. AIM: 8 rounds, 100 "
                     "Private-PGM iterations; MST: 100. Each row's date is its run's (cells of an earlier run are kept "
-                    "as they were). Cells were run one (file, part, total) at a time: "
-                    + "; ".join(sorted(commands)))
+                    "as they were). " + _RUN_ONE_AT_A_TIME + "; ".join(sorted(commands)))
 
 
 if __name__ == "__main__":
