@@ -46,7 +46,8 @@ __all__ = ["SENSITIVITY_S", "SENSITIVITY_Q", "SENSITIVITY_COUNTS", "NOISES", "MA
            "NoisyStatistics", "NoisyCounts", "NSSRelease", "cells_of", "noise_scales", "counts_scale",
            "opendp_gaussian", "opendp_laplace", "COUNT_MECHANISMS", "release_statistics", "release_counts", "stan_data", "posterior", "bin_prior",
            "bin_posterior", "BIN_POSTERIORS", "SHAPES", "MEAN_DRAWS",
-           "synthesize", "synthesize_bins", "check_bounds"]
+           "synthesize", "synthesize_bins", "check_bounds", "BOUNDS_GRID", "BOUNDS_QUANTILES", "BOUNDS_REACH", "BOUNDS_SHARE",
+           "PrivateBounds", "private_quantile", "private_bounds", "spent_on_bounds", "split_budget"]
 
 import math
 from dataclasses import dataclass
@@ -71,6 +72,18 @@ NOISES = ("numpy", "opendp")
 MAX_CLIPPED = 0.5
 #: Refuse a table of more (cell, bin) counts than this (its noise would drown the data, and it is held k times).
 MAX_CELL_BINS = 200_000
+#: The public grid of candidate bounds of log y when none are given (:func:`private_bounds`): from -25
+#: to 25 (values from about 1.4e-11 to 7.2e10, any positive column's range), in steps of the bins' width.
+BOUNDS_GRID = (-25.0, 25.0)
+#: The quantiles of log y the private bounds start from: the quartiles (an extreme quantile is out of
+#: reach at a small epsilon: the exponential mechanism's many far candidates outweigh it).
+BOUNDS_QUANTILES = (0.25, 0.75)
+#: The bins' range reaches this many times the quartiles' distance beyond each quartile (for a normal
+#: log y, 3.4 SDs each side of the median).
+BOUNDS_REACH = 2
+#: The share of the release's budget the bins scheme spends on private bounds when none are given
+#: (measured on the public wage files: ``benchmarks/nss_bins_share.py``).
+BOUNDS_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -364,6 +377,8 @@ class NSSRelease:
     shape : str
         "draws" (dataset j from posterior draw ceil(j k / m)) or "mean" (the bins scheme: every
         dataset from the posterior mean of each cell's shape; k is then not used).
+    bounds : PrivateBounds, optional
+        The bins' range when it was chosen from the data (its epsilon adds to the release's).
     """
     synthetic: np.ndarray
     statistics: "NoisyStatistics | NoisyCounts"
@@ -372,6 +387,7 @@ class NSSRelease:
     diagnostics: dict
     k_draws: int | None = None
     shape: str = "draws"
+    bounds: "PrivateBounds | None" = None
 
     #: Its key in the registry (:mod:`ppmlib.mechanism.schemes`) and the release's synthesizer.
     name = "NSS"
@@ -764,12 +780,157 @@ def _values_in_bins(probs: np.ndarray, index: np.ndarray, edges: np.ndarray, rng
     return rng.uniform(edges[b], edges[b + 1])
 
 
-def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: float, delta: float = 1e-6,
+@dataclass(frozen=True)
+class PrivateBounds:
+    """The bins' range of log y chosen from the data by the exponential mechanism (pure epsilon-DP).
+
+    Attributes
+    ----------
+    bounds : (float, float)
+        The chosen (low, high), two points of the public grid, low < high.
+    epsilon : float
+        What choosing them cost, pure epsilon-DP for every database (epsilon / 2 per quantile).
+    share : float
+        The share of the release's budget this is.
+    quantiles : (float, float)
+        The quantiles chosen (the range reaches ``reach`` times their distance beyond each).
+    grid : (float, float)
+        The public grid's range (its step is the bins' width).
+    reach : int
+        See :data:`BOUNDS_REACH`.
+    """
+    bounds: tuple
+    epsilon: float
+    share: float
+    quantiles: tuple
+    grid: tuple
+    reach: int = BOUNDS_REACH
+
+    def describe(self) -> str:
+        """One line, public values only."""
+        (low, high), (q0, q1), (g0, g1) = self.bounds, self.quantiles, self.grid
+        return (f"the bins' range ({low:g}, {high:g}) of log y chosen from the data: its {q0:g} and {q1:g} quantiles "
+                f"by the exponential mechanism over the public grid from {g0:g} to {g1:g} in steps of the bins' "
+                f"width, epsilon {self.epsilon / 2:.4g} each ({self.share:g} of the release's budget), the range "
+                f"reaching {self.reach:g} times their distance beyond each")
+
+
+def private_quantile(log_y: np.ndarray, q: float, epsilon: float, candidates: np.ndarray, rng) -> float:
+    """One candidate near the q quantile of log y, by the exponential mechanism: pure epsilon-DP.
+
+    The utility of candidate c is -| #{log y < c} - q n |; adding or removing one record changes it
+    by at most max(q, 1 - q) <= 1 (sensitivity 1), so choosing c with probability proportional to
+    exp(epsilon u(c) / 2) is epsilon-DP (McSherry and Talwar 2007). Drawn exactly by the Gumbel-max
+    trick from the seeded generator (a floating-point draw, not hardened, like the numpy noise).
+
+    Parameters
+    ----------
+    log_y : ndarray, shape (n,)
+    q : float
+        In (0, 1).
+    epsilon : float
+        > 0.
+    candidates : ndarray
+        The public grid.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    float
+    """
+    below = np.searchsorted(np.sort(log_y), candidates, side="left")
+    utility = -np.abs(below - q * len(log_y))
+    return float(candidates[np.argmax(epsilon * utility / 2 + rng.gumbel(size=len(candidates)))])
+
+
+def grid_of(width: float, grid=BOUNDS_GRID) -> np.ndarray:
+    """The public candidates of :func:`private_bounds`: ``grid`` in steps of the bins' width (checked to divide it)."""
+    from ppmlib.models.bins import bin_edges
+    return bin_edges(grid[0], grid[1], width)
+
+
+def private_bounds(log_y, *, epsilon: float, width: float, share: float = BOUNDS_SHARE, seed=None,
+                   quantiles=BOUNDS_QUANTILES, grid=BOUNDS_GRID) -> PrivateBounds:
+    """The bins' range from the data: the ``quantiles`` of log y on the public grid, epsilon-DP,
+    widened by :data:`BOUNDS_REACH` times their distance on each side.
+
+    Each quantile costs epsilon / 2 (:func:`private_quantile`; basic composition). If the two land
+    in the wrong order they are swapped, equal ones count as one bin apart, and the range reaches
+    ``BOUNDS_REACH`` times their distance beyond each, within the grid (post-processing; the edges
+    stay on the grid's steps). With few records and a small epsilon the quartiles can land far off (the grid is wide):
+    give public bounds there.
+
+    Parameters
+    ----------
+    log_y : array_like, shape (n,)
+        The confidential log values.
+    epsilon : float
+        What the pair costs, > 0.
+    width : float
+        The bins' width, the grid's step.
+    share : float
+        The share of the release's budget ``epsilon`` is (recorded for the statement).
+    seed : int or numpy.random.Generator, optional
+    quantiles, grid : (float, float)
+        The quantiles aimed at, and the public grid's range.
+
+    Returns
+    -------
+    PrivateBounds
+    """
+    log_y = _checks.finite_array(log_y, "log_y", ndim=1)
+    epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
+    candidates = grid_of(width, grid)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(_checks.seed(seed))
+    low, high = sorted(private_quantile(log_y, q, epsilon / 2, candidates, rng) for q in quantiles)
+    spread = max(high - low, width)
+    low, high = max(low - BOUNDS_REACH * spread, candidates[0]), min(high + BOUNDS_REACH * spread, candidates[-1])
+    return PrivateBounds((float(low), float(high)), epsilon, share, tuple(quantiles), tuple(grid))
+
+
+def spent_on_bounds(bounds, share) -> float | None:
+    """The share of the budget spent on private bounds: None when public ``bounds`` are given (then
+    ``share`` must not be), else ``share`` (default :data:`BOUNDS_SHARE`), checked to lie in (0, 1)."""
+    if bounds is not None:
+        if share is not None:
+            raise BadArgument("give public bounds or a bounds share, not both: with public bounds no share of the "
+                              "budget is spent on them")
+        return None
+    return _checks.real(BOUNDS_SHARE if share is None else share, "bounds_share", low=0, high=1, low_open=True,
+                        high_open=True)
+
+
+def split_budget(total_epsilon: float, delta: float, mechanism: str, share: float | None) -> tuple[dict, float]:
+    """The counts' budget (``{"epsilon": ...}`` for Laplace, ``{"rho": ...}`` for Gaussian) and the
+    private bounds' pure epsilon (0 without a share).
+
+    Laplace: the bounds get share x total_epsilon, the counts the rest (pure epsilons add up).
+    Gaussian: rho = :func:`ppmlib.mechanism.ledger.rho_for_total` (total_epsilon, delta); the bounds
+    get share x rho, i.e. a pure epsilon of sqrt(2 share rho) (epsilon-DP is epsilon^2/2-zCDP), the
+    counts the rest (rho adds up).
+
+    Returns
+    -------
+    (dict, float)
+    """
+    share = share or 0.0
+    if mechanism == "gaussian":
+        rho = rho_for_total(total_epsilon, delta)
+        return {"rho": (1 - share) * rho}, math.sqrt(2 * share * rho)
+    total = _checks.real(total_epsilon, "total_epsilon", low=0, low_open=True)
+    return {"epsilon": (1 - share) * total}, share * total
+
+
+def synthesize_bins(log_y, keys, *, bounds=None, width: float = 0.25, total_epsilon: float, delta: float = 1e-6,
                     m: int = 5, k: int | None = None, mechanism: str = "laplace", prior_strength: float = 0.003,
-                    method: str = "latent", shape: str = "mean", seed: int = 0, noise: str = "numpy") -> NSSRelease:
+                    method: str = "latent", shape: str = "mean", seed: int = 0, noise: str = "numpy",
+                    bounds_share: float | None = None) -> NSSRelease:
     """m synthetic datasets of log y from noisy (cell, bin) counts: (total_epsilon, delta)-DP for every database.
 
-    Every check (bounds, bins, cells x bins, k, the prior's strength) runs before any noise is drawn.
+    Every check (bounds, bins, cells x bins, k, the prior's strength, the share) runs before any
+    noise is drawn. Without public ``bounds``, ``bounds_share`` of the budget buys the bins' range
+    from the data (:func:`private_bounds`) and the counts get the rest (:func:`split_budget`); the
+    release's total is still ``total_epsilon``.
 
     Parameters
     ----------
@@ -777,8 +938,9 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         The confidential log values.
     keys : pandas.DataFrame or None
         The categorical keys (released as they are).
-    bounds : sequence of two floats
-        Public (low, high) of log y, the bins' range, fixed before seeing the data.
+    bounds : sequence of two floats, optional
+        Public (low, high) of log y, the bins' range, fixed before seeing the data; None: chosen
+        from the data at ``bounds_share`` of the budget.
     width : float
         The public bins' width.
     total_epsilon, delta : float
@@ -806,11 +968,15 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         Seeds the noise, the draws and the synthetic values.
     noise : str
         ``"numpy"`` (seeded) or ``"opendp"``.
+    bounds_share : float, optional
+        Without ``bounds``: the share of the budget spent on them, in (0, 1) (default
+        :data:`BOUNDS_SHARE`); refused with ``bounds``.
 
     Returns
     -------
     NSSRelease
-        ``statistics`` is the :class:`NoisyCounts`; ``diagnostics`` is empty (exact draws).
+        ``statistics`` is the :class:`NoisyCounts`; ``diagnostics`` is empty (exact draws);
+        ``bounds`` the :class:`PrivateBounds` (None with public bounds).
     """
     from ppmlib.mechanism.censoring import draw_of_dataset
     log_y = _checks.finite_array(log_y, "log_y", ndim=1)
@@ -823,9 +989,15 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         raise BadArgument(f"shape must be one of {', '.join(SHAPES)}, got {shape!r}")
     if mechanism not in COUNT_MECHANISMS:
         raise BadArgument(f"mechanism must be one of {', '.join(COUNT_MECHANISMS)}, got {mechanism!r}")
-    budget = ({"rho": rho_for_total(total_epsilon, delta)} if mechanism == "gaussian" else
-              {"epsilon": _checks.real(total_epsilon, "total_epsilon", low=0, low_open=True)})
-    noise_seed, draw_seed = make_seeds(_checks.seed(seed) or 0, 2)
+    share = spent_on_bounds(bounds, bounds_share)
+    budget, bounds_epsilon = split_budget(total_epsilon, delta, mechanism, share)
+    noise_seed, draw_seed, bounds_seed = make_seeds(_checks.seed(seed) or 0, 3)
+    chosen = None
+    if share is not None:
+        grid_of(width)
+        _public_bins(log_y, keys, BOUNDS_GRID, width)       # the widest range the bounds can take, before any noise
+        chosen = private_bounds(log_y, epsilon=bounds_epsilon, width=width, share=share, seed=bounds_seed)
+        bounds = chosen.bounds
     counts = release_counts(log_y, keys, bounds=bounds, width=width, seed=noise_seed, noise=noise, **budget)
     rng = np.random.default_rng(draw_seed)
     if shape == "mean":
@@ -835,7 +1007,7 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         probs = bin_posterior(counts, int(which.max()) + 1, prior_strength=prior_strength, method=method, seed=rng)
     synthetic = np.stack([_values_in_bins(probs[d], counts.cells.index, counts.edges, rng) for d in which])
     return NSSRelease(synthetic, counts, counts.rho, delta if mechanism == "gaussian" else 0.0, {},
-                      k_draws=None if shape == "mean" else k, shape=shape)
+                      k_draws=None if shape == "mean" else k, shape=shape, bounds=chosen)
 
 
 def check_bins_settings(log_y, keys, *, bounds, width: float) -> None:
@@ -850,6 +1022,10 @@ def check_bins_settings(log_y, keys, *, bounds, width: float) -> None:
     keys : pandas.DataFrame or None
         The categorical keys.
     bounds, width
-        As for :func:`synthesize_bins`.
+        As for :func:`synthesize_bins` (bounds None: to be chosen from the data, so the public grid
+        :data:`BOUNDS_GRID`, the widest range they can take, is checked).
     """
+    if bounds is None:      # chosen from the data later: the widest range they can take
+        grid_of(width)
+        bounds = BOUNDS_GRID
     _public_bins(_checks.finite_array(log_y, "log_y", ndim=1), keys, bounds, width, names=("log_bounds", "bin_width"))

@@ -20,8 +20,9 @@ folder published by one rename once every fit passes the diagnostics gate
 
 The privacy statement, exactly, is the ledger's (:func:`ppmlib.mechanism.ledger.of_release`): the
 manifest carries it, the command prints it and the report renders it, word for word. Under
-``--guarantee strict`` (the default) each synthetic dataset is epsilon-DP for every database
-(removal and addition of one record); under ``--guarantee local`` each is epsilon = 2 Delta DP for
+``--guarantee strict`` (the default) the release is epsilon-DP for every database (removal and
+addition of one record): as a whole under its default scheme ``--strict-scheme nss-bins`` (one
+noisy release, of which the m datasets are post-processing), each dataset under ``cm``; under ``--guarantee local`` each is epsilon = 2 Delta DP for
 this file against its removal neighbours only (replace-one neighbours cost 4 Delta; the weights are
 computed from the data and are outside the guarantee). Either way the m datasets are priced by basic
 and zCDP composition at ``--delta``, and the release reveals n.
@@ -60,8 +61,9 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
                allow_failed_fits: bool = False, drop_missing: bool = False, max_levels: int = MAX_LEVELS,
                encoding: str | None = None, sampler: Sampler | None = None,
                progress: bool = True, guarantee: str = "strict", total_epsilon: float | None = None,
-               delta: float = 1e-6, keep=(), format: str | None = None, client=None, strict_scheme: str = "cm",
-               log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None) -> "pipeline.Run":
+               delta: float = 1e-6, keep=(), format: str | None = None, client=None, strict_scheme: str | None = None,
+               log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None,
+               bounds_share: float | None = None) -> "pipeline.Run":
     """The whole command as one call, by its flags' names: the plan, the data, then the pipeline.
 
     The privacy plan (:func:`ppmlib.release.plan.privacy_plan`) and the draws are checked first,
@@ -76,8 +78,9 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         The data: see :func:`ppmlib.release.data.read` (format "csv", the default, or "parquet").
     guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative, budget
         The plan: see :func:`ppmlib.release.plan.privacy_plan`.
-    strict_scheme, log_bounds, bin_width, posterior_draws
-        The strict scheme ("cm" or "nss-bins") and nss-bins' settings: see :func:`ppmlib.release.plan.privacy_plan`.
+    strict_scheme, log_bounds, bin_width, posterior_draws, bounds_share
+        The strict scheme ("nss-bins", the default, or "cm") and nss-bins' settings: see
+        :func:`ppmlib.release.plan.privacy_plan`.
     sampler, seed, out, report, overwrite, allow_failed_fits, progress
         The run: see :func:`ppmlib.release.pipeline.synthesize`.
     client : str or distributed.Client, optional
@@ -90,9 +93,10 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         (a run over a cluster: :func:`ppmlib.release.cluster.run`'s results).
     """
     plan = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative, budget,
-                        strict_scheme, log_bounds, bin_width, posterior_draws)
+                        strict_scheme, log_bounds, bin_width, posterior_draws, bounds_share)
     if client is not None and plan.bins is not None:
-        raise ValueError("strict_scheme='nss-bins' runs on one machine; it cannot be combined with client=")
+        raise ValueError("strict_scheme='nss-bins' (the strict guarantee's default) runs on one machine; it cannot "
+                         "be combined with client= (give guarantee='local')")
     sampler = _sampler(sampler)
     check_draws(sampler, plan.m)
     if client is not None:
@@ -118,9 +122,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Differentially private synthetic values of one sensitive column of your file, by the "
                     "pseudo posterior mechanism: a release (your table with the column replaced, as CSV or Parquet, "
                     "and a JSON manifest of its privacy budget) and a confidential HTML report.",
-        epilog="Privacy, --guarantee strict (default): every record's log-likelihood term is censored, so each "
-               "synthetic dataset is epsilon-DP for every database against removal and addition of one record; "
-               "the m datasets are priced by the zCDP ledger (rho = m epsilon^2 / 8, converted to (epsilon, "
+        epilog="Privacy, --guarantee strict (default): the whole release is epsilon-DP for every database "
+               "against removal and addition of one record. Its default scheme (--strict-scheme nss-bins) "
+               "releases noisy counts of the log column over bins per cell of the predictors (pure "
+               "--total-epsilon-DP, a share of it choosing the bins' range unless --log-bounds are given), and the "
+               "m datasets are post-processing of them; --strict-scheme cm censors every record's "
+               "log-likelihood term, so each dataset is epsilon-DP, "
+               "the m datasets priced by the zCDP ledger (rho = m epsilon^2 / 8, converted to (epsilon, "
                "delta)) beside basic composition m * epsilon. --guarantee local: each dataset is epsilon = 2 Delta "
                "DP for this file only, against its removal neighbours (one record removed; adding an arbitrary "
                "record is not covered; replace-one neighbours cost 4 Delta), Delta estimated from the draws; the "
@@ -168,7 +176,7 @@ def _mechanism_arguments(parser) -> None:
     parser.add_argument("--epsilon", type=float, default=None, metavar="E",
                         help="calibrate LW so that each dataset is E-DP (fails with the reachable range)")
     parser.add_argument("--guarantee", default="strict", choices=GUARANTEES,
-                        help="strict (default): CM, each dataset epsilon-DP for every database; local: the "
+                        help="strict (default): epsilon-DP for every database (--strict-scheme); local: the "
                              "pseudo posterior mechanism, epsilon = 2 Delta for this file only")
     parser.add_argument("--total-epsilon", type=float, default=None, metavar="E",
                         help="the release's total epsilon at --delta: the per-dataset epsilon is solved from it")
@@ -248,7 +256,7 @@ def _call(args):
         encoding=args.encoding, sampler=_sampler_of(args), guarantee=args.guarantee,
         total_epsilon=args.total_epsilon, delta=args.delta, keep=args.keep, format=args.format, client=args.client,
         strict_scheme=args.strict_scheme, log_bounds=args.log_bounds, bin_width=args.bin_width,
-        posterior_draws=args.posterior_draws)
+        posterior_draws=args.posterior_draws, bounds_share=args.bounds_share)
 
 
 # Python's words in an error that are not written name=value, and the flag a user of the command sets instead

@@ -220,7 +220,8 @@ def _bins_inputs(prepared, plan: Plan):
 def nss_bins(log_y, keys, plan: Plan, seed: int) -> _lineup.Results:
     """The "nss-bins" release of a plan: m datasets of log y from noisy counts over public bins
     (:func:`ppmlib.mechanism.nss.synthesize_bins`, Laplace noise: the whole release pure
-    ``plan.bins.total_epsilon``-DP for every database), as results holding it under its registry key.
+    ``plan.bins.total_epsilon``-DP for every database, ``plan.bins.bounds_share`` of it choosing the bins'
+    range when no public bounds are given), as results holding it under its registry key.
 
     Parameters
     ----------
@@ -242,7 +243,7 @@ def nss_bins(log_y, keys, plan: Plan, seed: int) -> _lineup.Results:
     bins, start = plan.bins, time.perf_counter()
     done = synthesize_bins(log_y, keys, bounds=bins.bounds, width=bins.width, total_epsilon=bins.total_epsilon,
                            delta=plan.delta, m=plan.m, k=bins.k, mechanism="laplace",
-                           shape="mean" if bins.k is None else "draws", seed=seed)
+                           shape="mean" if bins.k is None else "draws", seed=seed, bounds_share=bins.bounds_share)
     results = _lineup.Results({plan.released: done})
     results.seconds[plan.released] = time.perf_counter() - start
     return results
