@@ -204,7 +204,7 @@ NO_FITS = {"verdict": "no fits", "gate": "no model fits: each cell's shape is dr
 def _bins_inputs(prepared, plan: Plan):
     """log y and the categorical keys of the "nss-bins" scheme, every refusal before any noise."""
     from ppmlib.datasets.design import is_categorical
-    from ppmlib.mechanism.nss import check_bins_settings
+    from ppmlib.mechanism.nss import check_bins_settings, split_budget
     if not prepared.log_scale:
         raise BadArgument(f"strict_scheme='nss-bins' synthesizes the log of a positive column; model={prepared.model!r} "
                          "is a count model (give model='normal' or 'auto', or strict_scheme='cm')")
@@ -213,7 +213,9 @@ def _bins_inputs(prepared, plan: Plan):
         raise BadArgument(f"strict_scheme='nss-bins' needs categorical predictors (their cells are public); "
                          f"{numeric} are numeric: leave them out of predictors= or use strict_scheme='cm'")
     keys = prepared.table[list(prepared.predictors)].reset_index(drop=True) if prepared.predictors else None
-    check_bins_settings(prepared.y, keys, bounds=plan.bins.bounds, width=plan.bins.width)
+    bins = plan.bins
+    _, bounds_epsilon = split_budget(bins.total_epsilon, plan.delta, "laplace", bins.bounds_share)
+    check_bins_settings(prepared.y, keys, bounds=bins.bounds, width=bins.width, bounds_epsilon=bounds_epsilon)
     return prepared.y, keys
 
 
