@@ -70,7 +70,7 @@ def test_the_python_path_of_the_command_speaks_python_and_only_main_speaks_flags
     with pytest.raises(errors.BadArgument, match="needs the policy radius: radius=R .* relative=True"):
         command.synthesize(frame, "salary", weighting="cw", guarantee="local")
     with pytest.raises(errors.BadArgument) as err:
-        command.synthesize(frame, "salary", weighting="cw", radius=0.3, guarantee="strict")
+        command.synthesize(frame, "salary", weighting="cw", radius=0.3, guarantee="strict", strict_scheme="cm")
     assert "weighting= and radius= choose" in str(err.value) and "guarantee='local'" in str(err.value)
     assert "--" not in str(err.value)
     assert command._in_flags(str(err.value)) == ("--weighting and --radius choose the local mechanism's weights; "

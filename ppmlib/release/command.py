@@ -42,6 +42,7 @@ import re
 import signal
 import sys
 
+from ppmlib.errors import BadArgument
 from ppmlib.inference.posterior import Sampler, _sampler
 from ppmlib.release import data as _data
 from ppmlib.release import pipeline
@@ -95,8 +96,8 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
     plan = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative, budget,
                         strict_scheme, log_bounds, bin_width, posterior_draws, bounds_share)
     if client is not None and plan.bins is not None:
-        raise ValueError("strict_scheme='nss-bins' (the strict guarantee's default) runs on one machine; it cannot "
-                         "be combined with client= (give guarantee='local')")
+        raise BadArgument("the strict guarantee's default scheme, strict_scheme='nss-bins', needs every record in one "
+                          "process: it cannot run with client= (give guarantee='local')")
     sampler = _sampler(sampler)
     check_draws(sampler, plan.m)
     if client is not None:

@@ -12,7 +12,8 @@ release, its m datasets post-processing (:func:`ppmlib.mechanism.nss.synthesize_
 """
 from __future__ import annotations
 
-__all__ = ["privacy_lines", "weightings", "GUARANTEES", "STRICT_EPSILON", "STRICT_SCHEMES", "DEFAULT_STRICT_SCHEME", "BIN_WIDTH",
+__all__ = ["privacy_lines", "weightings", "GUARANTEES", "STRICT_EPSILON", "STRICT_SCHEMES", "DEFAULT_STRICT_SCHEME",
+           "DEFAULT_POSTERIOR_DRAWS", "BIN_WIDTH",
            "NSS_TOTAL_EPSILON", "MAX_BINS", "Bins", "Plan", "lineup_for", "privacy_plan", "check_budget", "check_delta",
            "strict_arguments"]
 
@@ -116,6 +117,11 @@ STRICT_SCHEMES = {"cm": "CM", "nss-bins": "NSS"}
 #: (``benchmarks/bench_against_peers.py``, ``benchmarks/nss_bins_k.py`` and
 #: ``benchmarks/nss_bins_share.py`` on cps1988, cpssw8 and psid7682), never on a user's file.
 DEFAULT_STRICT_SCHEME = "nss-bins"
+
+#: The nss-bins scheme's k when none is given (None: every dataset from the posterior mean shape; an
+#: integer k: the m datasets from min(k, m) posterior draws), measured on the public wage files only
+#: (``benchmarks/nss_bins_k.py``).
+DEFAULT_POSTERIOR_DRAWS = None
 
 #: The public bins' default width on the log scale (the width the against-peers benchmark measured).
 BIN_WIDTH = 0.25
@@ -289,9 +295,11 @@ def _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsil
     if strict_scheme != "nss-bins":
         raise BadArgument("log_bounds=, bin_width=, posterior_draws= and bounds_share= set the nss-bins scheme; give "
                           "them with strict_scheme='nss-bins'")
-    if guarantee != "strict" or weighting != "lw" or radius is not None:
-        raise BadArgument("strict_scheme='nss-bins' is a strict scheme: it takes neither guarantee='local' nor "
-                          "weighting= nor radius=")
+    if guarantee != "strict":
+        raise BadArgument("strict_scheme='nss-bins' is a strict scheme: it takes no guarantee='local'")
+    if weighting != "lw" or radius is not None:
+        raise BadArgument("weighting= and radius= choose the local mechanism's weights; guarantee='strict' releases "
+                          "NSS (give guarantee='local' to use them)")
     if epsilon is not None:
         raise BadArgument("epsilon= is CM's epsilon per dataset; strict_scheme='nss-bins' spends total_epsilon= on "
                           "one noisy release, of which the m datasets are post-processing")
@@ -304,7 +312,9 @@ def _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsil
     else:
         bounds, share = _bounds(log_bounds), None
         width = _width(bounds, BIN_WIDTH if bin_width is None else bin_width)
-    if posterior_draws is not None:
+    if posterior_draws is None and DEFAULT_POSTERIOR_DRAWS is not None:
+        posterior_draws = min(DEFAULT_POSTERIOR_DRAWS, m)
+    elif posterior_draws is not None:
         posterior_draws = _checks.integer(posterior_draws, "posterior_draws")
         if posterior_draws < 1:
             raise BadArgument(f"posterior_draws={posterior_draws} must be at least 1 (the draws behind the m datasets)")
