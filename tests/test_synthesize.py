@@ -167,8 +167,7 @@ def test_lineup_for_each_weighting(weighting, epsilon, radius, members, released
     (["--column", "income"], "column(s) ['income'] not in the data"),
     (["--column", "grade"], "column 'grade' is not numeric: 120 of 120 rows are not numbers"),
     (["--column", "visits", "--model", "poisson", "--predictors", "grade", "--strict-scheme", "cm"], "intercept-only"),
-    (["--column", "visits", "--model", "poisson", "--predictors", "grade"], "is a count model (give --model normal or "
-                                                                            "auto, or --strict-scheme cm)"),
+    (["--column", "visits", "--model", "poisson"], "--model poisson is a count model: give --strict-scheme cm for it"),
     (["--column", "salary", "--model", "negbin"], "non-integer values; the negbin model synthesizes counts"),
     (["--column", "salary", "--guarantee", "local", "--weighting", "cw"], "--weighting cw needs the policy radius"),
     (["--column", "salary", "--guarantee", "local", "--radius", "0.3"], "--radius is the CW policy radius"),

@@ -206,12 +206,14 @@ def _bins_inputs(prepared, plan: Plan):
     from ppmlib.datasets.design import is_categorical
     from ppmlib.mechanism.nss import check_bins_settings, split_budget
     if not prepared.log_scale:
-        raise BadArgument(f"strict_scheme='nss-bins' synthesizes the log of a positive column; model={prepared.model!r} "
-                         "is a count model (give model='normal' or 'auto', or strict_scheme='cm')")
+        raise BadArgument(f"strict_scheme='nss-bins' (the strict guarantee's default scheme) synthesizes the log of a "
+                          f"positive column; model={prepared.model!r} is a count model: give strict_scheme='cm' for it "
+                          "(or model='normal')")
     numeric = [p for p in prepared.predictors if not is_categorical(prepared.table[p])]
     if numeric:
-        raise BadArgument(f"strict_scheme='nss-bins' needs categorical predictors (their cells are public); "
-                         f"{numeric} are numeric: leave them out of predictors= or use strict_scheme='cm'")
+        raise BadArgument(f"strict_scheme='nss-bins' (the strict guarantee's default scheme) needs categorical "
+                          f"predictors (their cells are public); {numeric} are numeric: leave them out of predictors= "
+                          "or give strict_scheme='cm'")
     keys = prepared.table[list(prepared.predictors)].reset_index(drop=True) if prepared.predictors else None
     bins = plan.bins
     _, bounds_epsilon = split_budget(bins.total_epsilon, plan.delta, "laplace", bins.bounds_share)
