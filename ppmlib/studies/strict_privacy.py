@@ -778,7 +778,7 @@ def seed_targets(table: pd.DataFrame, candidate: str) -> pd.DataFrame:
     out["to AIM"] = out["candidate"] / out["AIM"]
     out["to histogram"] = out["candidate"] / out["Histogram"]
     out["worst seed to AIM"] = (pmse[candidate] / pmse["AIM"]).groupby(level=by).max()
-    out["SD log y ratio"] = wide["SD log y ratio"][candidate].groupby(level=by).mean()
+    out["SD log y ratio"] = wide["SD log y ratio"][candidate].loc[pmse.index].groupby(level=by).mean()
     out["seeds"] = pmse.groupby(level=by).size()
     return out[["candidate", "AIM", "Histogram", "to AIM", "to histogram", "worst seed to AIM", "SD log y ratio",
                 "seeds"]]
