@@ -90,6 +90,7 @@ def test_the_report_states_the_manifests_privacy_and_has_no_fits(data, tmp_path)
         items = [html.unescape(item) for item in re.findall(r"<li>(.*?)</li>", found, flags=re.S)]
         assert items == manifest["ledger"]["statement"]
     assert "There are no Stan fits to diagnose" in page and "The largest cells" in page
+    assert "share of the budget choosing the bins" in page          # none here: --log-bounds are public
 
 
 def test_same_seed_same_bytes(data, released, tmp_path):
