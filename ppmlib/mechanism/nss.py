@@ -39,6 +39,14 @@ counts are latent (a seeded numpy Gibbs sampler, :func:`bin_posterior`). The sha
 datasets (a value uniform within its drawn bin) are post-processing of the one noisy table, and
 the release states its guarantee through :func:`ppmlib.mechanism.ledger.of_release`. What it does
 not cover is as above (keys, cell counts, n, the input checks, numpy noise not hardened).
+
+Without public bounds (:func:`private_bounds`), a declared share of the budget chooses the bins'
+range from the data: the quartiles of log y by the exponential mechanism on a public grid
+(:data:`BOUNDS_GRID` in steps of the bins' width), each at half the share, the range reaching
+:data:`BOUNDS_REACH` times their distance beyond each. The counts get the rest
+(:func:`split_budget`); the ledger adds the two (pure epsilons add; for Gaussian counts the bounds'
+epsilon^2 / 2 adds to rho). Too few records for the share are refused from public numbers before
+any noise (:func:`check_private_bounds`).
 """
 from __future__ import annotations
 

@@ -1,14 +1,17 @@
 """The privacy plan of a release: which synthesizers run, which one is released, at what epsilon.
 
 Under the strict guarantee (the default) the command releases a strict synthesizer of the registry
-(:func:`ppmlib.mechanism.schemes.released_under` "strict": CM), each dataset epsilon-DP for every
-database; under the local guarantee a pseudo posterior mechanism (the registry's synthesizers
+(:func:`ppmlib.mechanism.schemes.released_under` "strict"), epsilon-DP for every database: by
+default NSS over bins (``strict_scheme="nss-bins"``, :data:`DEFAULT_STRICT_SCHEME`, below; the
+whole release), or CM (``"cm"``; each dataset); under the local guarantee a pseudo posterior mechanism (the registry's synthesizers
 released under "local": LW, LW_final, CW), epsilon = 2 Delta for this database only. Either way
 the per-dataset epsilon may be solved from a total for the release (the ledger's zCDP
 composition), and everything is checked before any fit. :func:`privacy_plan` returns one
-:class:`Plan`. The strict guarantee has a second scheme, ``strict_scheme="nss-bins"`` (the
-registry's NSS): noisy counts of log y over public bins per cell, pure epsilon-DP for the whole
-release, its m datasets post-processing (:func:`ppmlib.mechanism.nss.synthesize_bins`).
+:class:`Plan`. The strict default, ``strict_scheme="nss-bins"`` (the registry's
+NSS): noisy counts of log y over bins per cell, pure epsilon-DP for the whole release, the bins'
+range public or chosen from the data at a declared share of the budget, its m datasets
+post-processing (:func:`ppmlib.mechanism.nss.synthesize_bins`); its scheme, k and share were
+chosen on public wage files only.
 """
 from __future__ import annotations
 
