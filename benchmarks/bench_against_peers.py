@@ -12,7 +12,7 @@ log(column) given the keys (partially synthetic: the keys are released as they a
 total epsilon E of ``--totals`` (default 1, 5, 20) and delta = ``--delta`` (default 1e-6, a public
 constant fixed before the data, well below 1/n for n = 3,000), ``--m`` datasets (default 5):
 
-* ppm-synthesize, strict (the command's default): CM (every record's term censored to
+* ppm-synthesize, strict CM (``--strict-scheme cm``, the command's default until the bins scheme): CM (every record's term censored to
   [-eps/2, eps/2]) with the command's default model (``--model``, default the one ``--model auto``
   picks), at the per-dataset eps that :func:`ppmlib.mechanism.ledger.solve_per_dataset_epsilon`
   solves for (E, delta, m). Its (E, delta) holds for every database, the whole release,
@@ -30,6 +30,10 @@ constant fixed before the data, well below 1/n for n = 3,000), ``--m`` datasets 
   posterior (:func:`ppmlib.mechanism.nss.bin_posterior`, ``--prior-strength``); the m datasets
   from k = ``--k`` posterior draws (default m) or, with ``--shape mean``, all from the posterior
   mean shape. Every database, the whole release.
+* the command's default strict release (``--parts default``): what ``ppm-synthesize`` gives with no
+  strict flag, its plan's defaults (scheme, bounds share, k, bins' width) from
+  :func:`ppmlib.release.plan.privacy_plan` run by :func:`ppmlib.release.pipeline.nss_bins`. No model
+  fits (no gate to pass: the row says so). Every database, the whole release.
 * the perturbed histogram (pure E-DP), AIM and MST (OpenDP, (E, delta)-DP via zCDP; AIM with the
   strict-privacy chapter's settings, 8 rounds and 100 Private-PGM iterations; MST 100 iterations),
   and CART (no formal privacy, run once).
@@ -40,6 +44,9 @@ coefficients on the keys) and the identification risk, from
 :func:`ppmlib.studies.strict_privacy.scores`; the coverage of the analyst's 95% intervals (the
 regression of log y on the keys, combined by the partially synthetic rules) of the confidential
 estimate, :func:`ppmlib.evaluate.coverage.coverage_rate`; the synthetic SD of log y over the data's.
+
+``--seed`` draws the sample, the noise and the synthetic values (seed 1 is the one-run-per-cell
+table; AIM, the histogram and the default release are rerun on seeds 2-4 for the claims on 4 seeds).
 
 Each run computes the (file, part, total) cells it is asked for, keeps their rows in ``--scratch``
 (so AIM's long runs can go in the background one total at a time), and rewrites
@@ -181,6 +188,41 @@ def nss_bins_rows(design, totals, args) -> list:
     return rows
 
 
+def default_rows(design, totals, args) -> list:
+    """The command's default strict release, what a user gets with no strict flag: the plan's defaults
+    (:func:`ppmlib.release.plan.privacy_plan` at the total, delta and m) run by the command's own
+    step (:func:`ppmlib.release.pipeline.nss_bins`); no model fits, so no gate to pass."""
+    from ppmlib.baselines.peers import frames_of
+    from ppmlib.release.pipeline import nss_bins
+    from ppmlib.release.plan import privacy_plan
+    from ppmlib.studies.against_alternatives import score
+    _, _, keys, _ = FILES[design.name]
+    rows = []
+    for E in totals:
+        plan = privacy_plan(total_epsilon=E, delta=args.delta, m=args.m)
+        start = time.perf_counter()
+        done = nss_bins(design.y, design.data[list(keys)].reset_index(drop=True), plan, args.seed)[plan.released]
+        seconds = time.perf_counter() - start
+        eps, dlt = done.total
+        frames = frames_of(done.synthetic, design.data, design.table.column)
+        bins = plan.bins
+        shape = "mean shape" if bins.k is None else f"k = {bins.k}"
+        rows.append({"synthesizer": f"ppm-synthesize strict default (nss-bins, bounds share {bins.bounds_share:g}, "
+                                    f"{shape})", "model": "bins per cell, noisy counts", "total epsilon": E,
+                     "release epsilon": eps, "release delta": dlt, "k draws": bins.k,
+                     "covers": "every database (pure E-DP of one noisy release, bounds included)",
+                     "seconds": seconds, "gate": "no fits",
+                     **(score(design, frames, B=100, seed=args.seed) if args.seed == 1 else _logit_pmse(design, frames)),
+                     **_frame_measures(design, frames)})
+    return rows
+
+
+def _logit_pmse(design, frames) -> dict:
+    """S_pMSE (logit with pairwise interactions) alone: the seeds beyond the first need only the claims' measures."""
+    from ppmlib.evaluate.utility import pmse
+    return {"S_pMSE logit": pmse(design.data, frames, interactions=True).summary()["S_pMSE"]}
+
+
 def _bins_label(args) -> str:
     shape = "mean shape" if args.shape == "mean" else f"k = {args.k or args.m}"
     return f"{args.mechanism}, {shape}, prior {args.prior_strength:g}"
@@ -212,7 +254,7 @@ def main() -> None:
     parser.add_argument("--files", nargs="+", choices=sorted(FILES), default=sorted(FILES))
     parser.add_argument("--totals", nargs="+", type=float, default=[1.0, 5.0, 20.0])
     parser.add_argument("--delta", type=float, default=1e-6)
-    parser.add_argument("--parts", nargs="+", choices=("peers", "ppm", "nss", "nss-bins"),
+    parser.add_argument("--parts", nargs="+", choices=("peers", "ppm", "nss", "nss-bins", "default"),
                         default=["peers", "ppm", "nss", "nss-bins"])
     parser.add_argument("--share", type=float, default=0.5, help="NSS: the share of rho spent on the sums")
     parser.add_argument("--cell-effects", action="store_true",
@@ -236,29 +278,47 @@ def main() -> None:
     args.k = args.k or None
     scratch = Path(args.scratch)
     scratch.mkdir(parents=True, exist_ok=True)
+    keep_committed(scratch)
     command = " ".join(sys.argv)
     for name in args.files:
         design = design_of(name, args.n, args.seed, args.model)
         for part in args.parts:
             for E in args.totals:
                 load = os.getloadavg()[0]
-                rows = {"peers": peer_rows, "ppm": ppm_rows, "nss": nss_rows, "nss-bins": nss_bins_rows}[part](
+                rows = {"peers": peer_rows, "ppm": ppm_rows, "nss": nss_rows, "nss-bins": nss_bins_rows,
+                        "default": default_rows}[part](
                     design, [E], args)
                 if part == "peers" and E != args.totals[0]:
                     rows = [r for r in rows if r["synthesizer"] != "CART"]
                 for r in rows:
-                    r.update({"file": name, "n": len(design.data), "m": args.m, "delta": args.delta,
+                    r.update({"file": name, "seed": args.seed, "n": len(design.data), "m": args.m, "delta": args.delta,
                               "load at start": round(load, 2), "load at end": round(os.getloadavg()[0], 2),
                               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())})
-                cell = scratch / f"{name}.{part}{_variant(args, part)}.{E:g}.json"
+                seed = f".seed{args.seed}" if args.seed != 1 else ""
+                cell = scratch / f"{name}.{part}{_variant(args, part)}{seed}.{E:g}.json"
                 cell.write_text(json.dumps({"command": command, "rows": [_clean(r) for r in rows]}, indent=1))
                 print(f"{name} {part} E={E:g}: {len(rows)} rows", flush=True)
                 write_results(scratch)
 
 
+_RUN_ONE_AT_A_TIME = "Cells were run one (file, part, total) at a time: "
+
+
+def keep_committed(scratch: Path) -> None:
+    """Start an empty ``scratch`` from the committed ``against_peers.json``, so a run of a few cells
+    adds to the recorded ones instead of replacing them (their rows keep their own dates)."""
+    committed = _results.RESULTS / "against_peers.json"
+    if any(scratch.glob("*.json")) or not committed.exists():
+        return
+    kept = json.loads(committed.read_text())
+    rows = [{**r, "seed": r.get("seed") or 1} for r in kept["rows"]]
+    commands = kept["notes"].split(_RUN_ONE_AT_A_TIME, 1)[-1].split("; ")
+    (scratch / "_committed.json").write_text(json.dumps({"commands": commands, "rows": rows}, indent=1))
+
+
 def write_results(scratch: Path) -> None:
     """Rewrite ``against_peers.json`` from every cell kept in ``scratch``."""
-    columns = ["file", "synthesizer", "model", "total epsilon", "delta", "per-dataset epsilon", "release epsilon",
+    columns = ["file", "seed", "synthesizer", "model", "total epsilon", "delta", "per-dataset epsilon", "release epsilon",
                "release delta", "covers", "share censored", "seconds", "S_pMSE logit", "S_pMSE CART",
                "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "gate", "max R-hat",
                "divergences", "min ESS", "SD log y ratio", "coverage 95%", "k draws", "n", "m", "load at start", "load at end", "date"]
@@ -266,12 +326,13 @@ def write_results(scratch: Path) -> None:
     today = time.strftime("%Y-%m-%d", time.gmtime())
     for cell in sorted(scratch.glob("*.json")):
         kept = json.loads(cell.read_text())
-        commands.add(kept["command"])
+        commands.update(kept["commands"] if "commands" in kept else [kept["command"]])
         # a cell kept from an earlier run carries its date; a new one is today's
         rows += [{**{c: r.get(c) for c in columns}, "date": r.get("date", today)} for r in kept["rows"]]
     rows.sort(key=lambda r: (r["file"], r["total epsilon"] if r["total epsilon"] is not None else -1,
-                             r["synthesizer"]))
-    _results.record("against_peers", title="ppm-synthesize (strict CM, strict NSS, NSS over bins and local LW) beside the histogram, "
+                             r["synthesizer"], r["seed"] or 1))
+    _results.record("against_peers", title="ppm-synthesize (its default strict release, strict CM, strict NSS, NSS over bins "
+                    "and local LW) beside the histogram, "
                     "AIM, MST and CART at equal total (epsilon, delta), public wage files, n = 3,000, m = 5",
                     rows=rows, notes="delta = 1e-6 (a public constant, below 1/n). The strict row's and the "
                     "peers' (E, delta) hold for every database and the whole release (removal neighbours); "
@@ -279,8 +340,7 @@ def write_results(scratch: Path) -> None:
                     "the ledger's (basic m eps or zCDP at delta, the smaller). CART promises nothing. The "
                     "strict and local rows' seconds include the shared unweighted fit. AIM: 8 rounds, 100 "
                     "Private-PGM iterations; MST: 100. Each row's date is its run's (cells of an earlier run are kept "
-                    "as they were). Cells were run one (file, part, total) at a time: "
-                    + "; ".join(sorted(commands)))
+                    "as they were). " + _RUN_ONE_AT_A_TIME + "; ".join(sorted(commands)))
 
 
 if __name__ == "__main__":

@@ -131,7 +131,7 @@ class Run:
         self.env = {**os.environ, "KILLTEST_TOKEN": self.token, "KILLTEST_MARKER": str(self.marker),
                     "KILLTEST_POINT": point, "TMPDIR": str(tmp_path / "tmp"), "PPMLIB_CACHE": str(tmp_path / "cache"),
                     "PYTHONPATH": str(ROOT)}
-        model = (["--model", "poisson"] if kind == "main" else
+        model = (["--model", "poisson", "--strict-scheme", "cm"] if kind == "main" else
                  ["--weights", "w", "--predictors", "grade", "--guarantee", "local", "--epsilon", "4"])
         argv = [str(self.data), "--column", "visits", *model, "--m", "2", "--chains", "2", "--draws",
                 "150", "--allow-failed-fits", "--out", str(self.out)] + ([] if report else ["--no-report"])

@@ -14,6 +14,7 @@ from ppmlib.mechanism import nss
 from ppmlib.mechanism.ledger import of_release
 from ppmlib.release import command
 from ppmlib.release.data import read
+from ppmlib.release.plan import DEFAULT_POSTERIOR_DRAWS as DEFAULT_K
 from ppmlib.release.plan import privacy_plan
 
 BINS = ["--strict-scheme", "nss-bins", "--log-bounds", "4,8", "--total-epsilon", "3", "--m", "3", "--seed", "5"]
@@ -90,6 +91,7 @@ def test_the_report_states_the_manifests_privacy_and_has_no_fits(data, tmp_path)
         items = [html.unescape(item) for item in re.findall(r"<li>(.*?)</li>", found, flags=re.S)]
         assert items == manifest["ledger"]["statement"]
     assert "There are no Stan fits to diagnose" in page and "The largest cells" in page
+    assert "share of the budget choosing the bins" in page          # none here: --log-bounds are public
 
 
 def test_same_seed_same_bytes(data, released, tmp_path):
@@ -126,12 +128,34 @@ def test_too_many_cells_x_bins_and_numeric_keys_are_refused(data, tmp_path, caps
     assert command.main([str(data), "--column", "wage", "--predictors", "sex,age", *BINS, "--out",
                          str(tmp_path / "never")]) == 2
     assert "['age'] are numeric" in capsys.readouterr().err
-    assert command.main([str(data), "--column", "wage", *BINS[:1] + BINS[1:2], "--out", str(tmp_path / "never")]) == 2
-    assert "--log-bounds LOW,HIGH" in capsys.readouterr().err
+    # no --log-bounds: 300 records cannot pay for choosing the range at 0.1 of a total of 1
+    monkeypatch.setattr(nss, "private_quantile", lambda *a, **k: pytest.fail("the bounds were drawn"))
+    assert command.main([str(data), "--column", "wage", "--predictors", "sex,region", "--out",
+                         str(tmp_path / "never")]) == 2
+    err = capsys.readouterr().err
+    assert "n = 300 records" in err and "--log-bounds LOW,HIGH" in err and "--bounds-share" in err
     assert not list(tmp_path.glob("never*"))
 
 
-def test_cm_stays_the_default_and_nss_is_the_registrys_strict_scheme():
-    assert privacy_plan().released == "CM" and privacy_plan().bins is None
+def test_the_default_strict_release_is_nss_bins_with_the_share_and_k_in_its_manifest(data, tmp_path, capsys):
+    """No strict flags: nss-bins, its range chosen at the declared share of the total, the manifest
+    stating the share, k and a total equal to --total-epsilon (9: 300 records need n x 0.1 x 9 >= 255)."""
+    out = tmp_path / "default"
+    assert command.main([str(data), "--column", "wage", "--predictors", "sex,region", "--total-epsilon", "9",
+                         "--m", "3", "--no-report", "--out", str(out)]) == 0
+    manifest = json.loads((out / "synthetic.json").read_text())
+    book = manifest["ledger"]
+    assert manifest["synthesizer"] == "NSS" and book["bounds_share"] == nss.BOUNDS_SHARE
+    assert book["bounds_epsilon"] == pytest.approx(9 * nss.BOUNDS_SHARE) and book["release_epsilon"] == pytest.approx(9)
+    assert book["k_draws"] == ("mean shape" if DEFAULT_K is None else DEFAULT_K)
+    assert f"share {nss.BOUNDS_SHARE:g}" in manifest["guarantee"] and "chosen from the data" in manifest["guarantee"]
+    assert "\n".join(book["statement"]) in capsys.readouterr().out
+    plan = privacy_plan()
+    assert plan.released == "NSS" and plan.bins.bounds is None and plan.bins.bounds_share == nss.BOUNDS_SHARE
+
+
+def test_cm_is_asked_for_by_name_and_nss_is_the_registrys_strict_scheme():
+    assert privacy_plan(strict_scheme="cm").released == "CM" and privacy_plan(strict_scheme="cm").bins is None
+    assert privacy_plan("local").bins is None
     plan = privacy_plan(strict_scheme="nss-bins", log_bounds=(4, 8), m=3)
     assert plan.released == "NSS" and plan.members == () and plan.bins.width == 0.25

@@ -43,8 +43,15 @@ def data(tmp_path):
     return path
 
 
+def cm_path(argv) -> list:
+    """The arguments as text. These tests guard CM's path (model fits, the gate): a strict run without
+    a scheme asks for cm by name (the default scheme, nss-bins, fits nothing)."""
+    argv = [str(a) for a in argv]
+    return argv + ([] if {"--guarantee", "--weights", "--strict-scheme"} & set(argv) else ["--strict-scheme", "cm"])
+
+
 def run(argv, capsys):
-    status = syn.main([str(a) for a in argv])
+    status = syn.main(cm_path(argv))
     said = capsys.readouterr()
     return status, said.out, said.err
 
@@ -178,7 +185,7 @@ def test_a_second_run_into_the_same_out_fails_at_once_and_the_first_publishes(da
 
     def meanwhile(*args, **kwargs):
         if not second:   # while the first run fits, a second one starts into the same --out
-            second["status"] = syn.main([str(a) for a in PATHS[kind](data, out, "--no-report", *GOOD)])
+            second["status"] = syn.main(cm_path(PATHS[kind](data, out, "--no-report", *GOOD)))
             second["err"] = capsys.readouterr().err
         return original(*args, **kwargs)
 
@@ -549,4 +556,4 @@ def test_an_unexpected_exception_ends_in_one_line_without_its_message(data, tmp_
     assert "confidential-value-42" not in err and "Traceback" not in err and not (tmp_path / "out").exists()
     monkeypatch.setenv("PPMLIB_DEBUG", "1")
     with pytest.raises(KeyError):
-        syn.main([str(a) for a in poisson(data, tmp_path / "out")])
+        syn.main(cm_path(poisson(data, tmp_path / "out")))

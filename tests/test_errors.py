@@ -72,7 +72,7 @@ def test_the_python_path_of_the_command_speaks_python_and_only_main_speaks_flags
     with pytest.raises(errors.BadArgument, match="needs the policy radius: radius=R .* relative=True"):
         privacy_plan(weighting="cw", guarantee="local")
     with pytest.raises(errors.BadArgument) as err:
-        privacy_plan(weighting="cw", radius=0.3, guarantee="strict")
+        privacy_plan(weighting="cw", radius=0.3, guarantee="strict", strict_scheme="cm")
     assert "weighting= and radius= choose" in str(err.value) and "guarantee='local'" in str(err.value)
     assert "--" not in str(err.value)
     assert command._in_flags(str(err.value)) == ("--weighting and --radius choose the local mechanism's weights; "

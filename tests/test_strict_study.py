@@ -1,5 +1,6 @@
 """The strict chapter's study helpers: the fit table's gate and the peers at their own totals."""
 import numpy as np
+import pytest
 
 from ppmlib.datasets import simulate
 from ppmlib.studies import against_alternatives as alternatives
@@ -66,3 +67,24 @@ def test_seed_summary_averages_over_seeds_and_counts_the_wins():
     out = seed_summary(pd.DataFrame(rows)).loc[("f", 2.0)]
     assert out["NSS bins"] == 2.0 and out["histogram"] == 2.0 and out["ratio"] == 1.0
     assert out["seeds no worse"] == 2 and out["seeds"] == 3 and out["NSS bins coverage"] == 1.0
+
+
+def test_target_cells_judge_seed_one_and_seed_targets_average_the_seeds_both_ran():
+    import pandas as pd
+
+    from ppmlib.studies.strict_privacy import seed_targets, target_cells
+    extra = []
+    for seed, mine, aim, hist, sd in [(2, 1.0, 0.5, 1.0, 1.2), (3, 0.6, 1.5, 0.4, 1.0)]:
+        extra += [{"file": "f", "seed": seed, "total epsilon": 2.0, "synthesizer": who, "S_pMSE logit": v,
+                   "seconds": 1.0, "SD log y ratio": s}
+                  for who, v, s in (("mine", mine, sd), ("AIM", aim, None), ("Histogram", hist, None))]
+    extra.append({"file": "f", "seed": 4, "total epsilon": 2.0, "synthesizer": "mine", "S_pMSE logit": 9.0,
+                  "seconds": 1.0, "SD log y ratio": 1.0})                 # no AIM on seed 4: left out
+    table = pd.concat([_peer_rows(), pd.DataFrame(extra)], ignore_index=True)
+    assert target_cells(table, "mine").set_index("total epsilon")["<= AIM"].tolist() == [True, True, False, True]
+    out = seed_targets(table, "mine").loc[("f", 2.0)]
+    # seeds 1-3 at E = 2: mine 1.4, 1.0, 0.6 (mean 1.0); AIM 1.5, 0.5, 1.5 (mean 7/6); histogram 1.0, 1.0, 0.4 (0.8)
+    assert out["candidate"] == pytest.approx(1.0) and out["AIM"] == pytest.approx(7 / 6)
+    assert out["to AIM"] == pytest.approx(6 / 7) and out["to histogram"] == pytest.approx(1.25)
+    assert out["worst seed to AIM"] == pytest.approx(2.0) and out["seeds"] == 3
+    assert out["SD log y ratio"] == pytest.approx((1.0 + 1.2 + 1.0) / 3)

@@ -168,15 +168,23 @@ def test_lineup_for_each_weighting(weighting, epsilon, radius, members, released
 @pytest.mark.parametrize("extra, message", [
     (["--column", "income"], "column(s) ['income'] not in the data"),
     (["--column", "grade"], "column 'grade' is not numeric: 120 of 120 rows are not numbers"),
-    (["--column", "visits", "--model", "poisson", "--predictors", "grade"], "intercept-only"),
+    (["--column", "visits", "--model", "poisson", "--predictors", "grade", "--strict-scheme", "cm"], "intercept-only"),
+    (["--column", "visits", "--model", "poisson"], "--model poisson is a count model: give --strict-scheme cm for it"),
     (["--column", "salary", "--model", "negbin"], "non-integer values; the negbin model synthesizes counts"),
     (["--column", "salary", "--guarantee", "local", "--weighting", "cw"], "--weighting cw needs the policy radius"),
     (["--column", "salary", "--guarantee", "local", "--radius", "0.3"], "--radius is the CW policy radius"),
     (["--column", "salary", "--guarantee", "local", "--weighting", "cw", "--radius", "0.3", "--epsilon", "4"],
      "cannot be combined"),
-    (["--column", "salary", "--weighting", "cw", "--radius", "0.3"], "--guarantee strict releases CM"),
-    (["--column", "salary", "--epsilon", "1", "--total-epsilon", "5"], "not both"),
-    (["--column", "salary", "--epsilon", "4", "--m", "10", "--budget", "30"], "cost 40 > budget = 30"),
+    (["--column", "salary", "--weighting", "cw", "--radius", "0.3"], "--guarantee strict releases NSS"),
+    (["--column", "salary", "--strict-scheme", "cm", "--weighting", "cw", "--radius", "0.3"],
+     "--guarantee strict releases CM"),
+    (["--column", "salary", "--epsilon", "1"], "--epsilon is CM's epsilon per dataset; the default strict scheme"),
+    (["--column", "salary", "--strict-scheme", "cm", "--epsilon", "1", "--total-epsilon", "5"], "not both"),
+    (["--column", "salary", "--strict-scheme", "cm", "--epsilon", "4", "--m", "10", "--budget", "30"],
+     "cost 40 > budget = 30"),
+    (["--column", "salary", "--bounds-share", "1"], "--bounds-share 1 must lie strictly between 0 and 1"),
+    (["--column", "salary", "--bounds-share", "0.2", "--log-bounds", "9,12"], "not both"),
+    (["--column", "salary", "--strict-scheme", "nss-bins", "--guarantee", "local"], "takes none"),
     (["--column", "salary", "--m", "0"], "m must be"),
 ])
 def test_command_refuses_bad_options_and_leaves_out_untouched(csv, tmp_path, capsys, extra, message):
@@ -268,7 +276,7 @@ def test_counts_epsilon_target_parquet_and_overwrite(tmp_path):
     path = tmp_path / "counts.parquet"
     wages().to_parquet(path)
     out = tmp_path / "release"
-    syn.synthesize(read(path, "visits", model="poisson"), privacy_plan(m=2), seed=1, sampler=TINY, out=out,
+    syn.synthesize(read(path, "visits", model="poisson"), privacy_plan(m=2, strict_scheme="cm"), seed=1, sampler=TINY, out=out,
                    report=False, allow_failed_fits=True, progress=False)
     results = syn.synthesize(read(path, "visits", model="negbin"), privacy_plan("local", epsilon=4.0, m=3), seed=1,
                              sampler=TINY, out=out, overwrite=True, report=False, allow_failed_fits=True, progress=False)
@@ -304,13 +312,13 @@ def test_cw_and_lw_final_release_their_own_synthesizer(csv, tmp_path):
 
 
 @pytest.mark.stan
-def test_the_default_release_is_strict_and_says_so_word_for_word(csv, tmp_path, capsys):
-    """No flags: CM at the total epsilon asked for; the printed lines are the ledger's, and the manifest
-    carries the same lines and numbers."""
+def test_a_strict_cm_release_says_so_word_for_word(csv, tmp_path, capsys):
+    """--strict-scheme cm (the default before the bins scheme): CM at the total epsilon asked for; the
+    printed lines are the ledger's, and the manifest carries the same lines and numbers."""
     from ppmlib.mechanism.ledger import SCOPES, ledger, solve_per_dataset_epsilon
     out = tmp_path / "release"
     assert syn.main([str(csv), "--column", "visits", "--model", "poisson", "--m", "3", "--total-epsilon", "6",
-                     "--delta", "1e-5", "--no-report", "--allow-failed-fits", "--out", str(out)] + TINY_ARGS) == 0
+                     "--strict-scheme", "cm", "--delta", "1e-5", "--no-report", "--allow-failed-fits", "--out", str(out)] + TINY_ARGS) == 0
     said = capsys.readouterr().out
     meta = json.loads((out / "synthetic.json").read_text())
     eps = solve_per_dataset_epsilon(6.0, 1e-5, 3)

@@ -120,7 +120,7 @@ def bins_prior(low: float, high: float, width: float = BIN_WIDTH) -> dict:
 
 
 def has_censored_fit(model: str) -> bool:
-    """Whether a candidate can be fitted censored (the strict guarantee, CM, the command's default):
+    """Whether a candidate can be fitted censored (the strict guarantee's CM, ``--strict-scheme cm``):
     its family has a Stan program, not only an exact sampler of the uncensored pseudo posterior.
 
     Parameters

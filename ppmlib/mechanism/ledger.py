@@ -349,6 +349,12 @@ class NoisyReleaseLedger:
         "strict".
     mean_shape : bool
         Every dataset comes from the posterior mean (the bins scheme's ``shape="mean"``): no k.
+    bounds_epsilon : float
+        The pure epsilon spent on choosing the public bins' range from the data
+        (:func:`ppmlib.mechanism.nss.private_bounds`; 0 with public bounds). It composes with the
+        noisy release: epsilons add (Laplace), or epsilon^2 / 2 adds to rho (Gaussian).
+    bounds_share : float, optional
+        The share of the release's budget that is.
     """
     rho: float
     m: int
@@ -359,6 +365,8 @@ class NoisyReleaseLedger:
     hardened: bool = False
     guarantee: str = "strict"
     mean_shape: bool = False
+    bounds_epsilon: float = 0.0
+    bounds_share: float | None = None
 
     @property
     def k(self) -> int:
@@ -371,11 +379,17 @@ class NoisyReleaseLedger:
         return SCOPES["strict"]
 
     @property
+    def total_rho(self) -> float:
+        """The whole release's zCDP parameter: the noisy release's rho plus the bounds' epsilon^2 / 2."""
+        return self.rho + self.bounds_epsilon ** 2 / 2
+
+    @property
     def total(self) -> tuple[float, float]:
-        """The release's (epsilon, delta): pure for Laplace noise, else from rho at delta."""
+        """The release's (epsilon, delta): pure for Laplace noise (the counts' epsilon plus the
+        bounds'), else from the total rho at delta."""
         if self.pure_epsilon is not None:
-            return self.pure_epsilon, 0.0
-        return cdp_epsilon(self.rho, self.delta), self.delta
+            return self.pure_epsilon + self.bounds_epsilon, 0.0
+        return cdp_epsilon(self.total_rho, self.delta), self.delta
 
     @property
     def not_covered(self) -> str:
@@ -393,7 +407,12 @@ class NoisyReleaseLedger:
         """
         eps, dlt = self.total
         whole = (f"({eps:.4g}, 0)-DP (pure epsilon-DP, Laplace noise)" if self.pure_epsilon is not None else
-                 f"rho = {self.rho:.4g}-zCDP, i.e. ({eps:.4g}, {dlt:.3g})-DP")
+                 f"rho = {self.total_rho:.4g}-zCDP, i.e. ({eps:.4g}, {dlt:.3g})-DP")
+        if self.bounds_epsilon:
+            whole += (f": the counts' {self.pure_epsilon:.4g} plus the bounds' {self.bounds_epsilon:.4g} (share "
+                      f"{self.bounds_share:g})" if self.pure_epsilon is not None else
+                      f": the counts' rho {self.rho:.4g} plus the bounds' {self.bounds_epsilon ** 2 / 2:.4g} "
+                      f"(share {self.bounds_share:g})")
         return [
             f"guarantee: strict; every number below holds for {self.scope}",
             self.released,
@@ -416,9 +435,10 @@ class NoisyReleaseLedger:
         eps, dlt = self.total
         return {"guarantee": self.guarantee, "covers": self.scope, "epsilon_per_dataset": None, "m": self.m,
                 "k_draws": "mean shape" if self.mean_shape else self.k,
-                "basic_composition_epsilon": self.pure_epsilon, "rho_zcdp": self.rho,
+                "basic_composition_epsilon": None if self.pure_epsilon is None else eps, "rho_zcdp": self.total_rho,
                 "delta": self.delta, "zcdp_epsilon_total": None if self.pure_epsilon is not None else eps,
-                "release_epsilon": eps, "release_delta": dlt, "statement": self.statement()}
+                "release_epsilon": eps, "release_delta": dlt, "bounds_share": self.bounds_share,
+                "bounds_epsilon": self.bounds_epsilon, "statement": self.statement()}
 
 
 def of_release(synthesis, delta: float = 1e-6, *, m: int | None = None) -> "Ledger | NoisyReleaseLedger":
@@ -455,10 +475,14 @@ def of_release(synthesis, delta: float = 1e-6, *, m: int | None = None) -> "Ledg
     statistics = getattr(synthesis, "statistics", None)
     if statistics is not None:
         pure = getattr(statistics, "mechanism", "gaussian") == "laplace"
+        bounds = getattr(synthesis, "bounds", None)
         return NoisyReleaseLedger(float(synthesis.rho), m, 0.0 if pure else float(synthesis.delta),
-                                  statistics.describe(), float(statistics.epsilon) if pure else None,
+                                  statistics.describe() + ("" if bounds is None else "; " + bounds.describe()),
+                                  float(statistics.epsilon) if pure else None,
                                   getattr(synthesis, "k_draws", None), statistics.noise == "opendp",
-                                  mean_shape=getattr(synthesis, "shape", "draws") == "mean")
+                                  mean_shape=getattr(synthesis, "shape", "draws") == "mean",
+                                  bounds_epsilon=0.0 if bounds is None else float(bounds.epsilon),
+                                  bounds_share=None if bounds is None else float(bounds.share))
     return ledger(float(synthesis.epsilon), m, delta=delta, guarantee=getattr(synthesis, "guarantee", "local"),
                   draws=getattr(synthesis, "k_draws", None))
 

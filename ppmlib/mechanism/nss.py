@@ -39,6 +39,14 @@ counts are latent (a seeded numpy Gibbs sampler, :func:`bin_posterior`). The sha
 datasets (a value uniform within its drawn bin) are post-processing of the one noisy table, and
 the release states its guarantee through :func:`ppmlib.mechanism.ledger.of_release`. What it does
 not cover is as above (keys, cell counts, n, the input checks, numpy noise not hardened).
+
+Without public bounds (:func:`private_bounds`), a declared share of the budget chooses the bins'
+range from the data: the quartiles of log y by the exponential mechanism on a public grid
+(:data:`BOUNDS_GRID` in steps of the bins' width), each at half the share, the range reaching
+:data:`BOUNDS_REACH` times their distance beyond each. The counts get the rest
+(:func:`split_budget`); the ledger adds the two (pure epsilons add; for Gaussian counts the bounds'
+epsilon^2 / 2 adds to rho). Too few records for the share are refused from public numbers before
+any noise (:func:`check_private_bounds`).
 """
 from __future__ import annotations
 
@@ -46,7 +54,9 @@ __all__ = ["SENSITIVITY_S", "SENSITIVITY_Q", "SENSITIVITY_COUNTS", "NOISES", "MA
            "NoisyStatistics", "NoisyCounts", "NSSRelease", "cells_of", "noise_scales", "counts_scale",
            "opendp_gaussian", "opendp_laplace", "COUNT_MECHANISMS", "release_statistics", "release_counts", "stan_data", "posterior", "bin_prior",
            "bin_posterior", "BIN_POSTERIORS", "SHAPES", "MEAN_DRAWS",
-           "synthesize", "synthesize_bins", "check_bounds"]
+           "synthesize", "synthesize_bins", "check_bounds", "BOUNDS_GRID", "BOUNDS_QUANTILES", "BOUNDS_REACH", "BOUNDS_SHARE",
+           "PrivateBounds", "private_quantile", "private_bounds", "spent_on_bounds", "split_budget",
+           "check_private_bounds", "grid_of"]
 
 import math
 from dataclasses import dataclass
@@ -71,6 +81,18 @@ NOISES = ("numpy", "opendp")
 MAX_CLIPPED = 0.5
 #: Refuse a table of more (cell, bin) counts than this (its noise would drown the data, and it is held k times).
 MAX_CELL_BINS = 200_000
+#: The public grid of candidate bounds of log y when none are given (:func:`private_bounds`): from -25
+#: to 25 (values from about 1.4e-11 to 7.2e10, any positive column's range), in steps of the bins' width.
+BOUNDS_GRID = (-25.0, 25.0)
+#: The quantiles of log y the private bounds start from: the quartiles (an extreme quantile is out of
+#: reach at a small epsilon: the exponential mechanism's many far candidates outweigh it).
+BOUNDS_QUANTILES = (0.25, 0.75)
+#: The bins' range reaches this many times the quartiles' distance beyond each quartile (for a normal
+#: log y, 3.4 SDs each side of the median).
+BOUNDS_REACH = 2
+#: The share of the release's budget the bins scheme spends on private bounds when none are given
+#: (measured on the public wage files: ``benchmarks/nss_bins_share.py``).
+BOUNDS_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -364,6 +386,8 @@ class NSSRelease:
     shape : str
         "draws" (dataset j from posterior draw ceil(j k / m)) or "mean" (the bins scheme: every
         dataset from the posterior mean of each cell's shape; k is then not used).
+    bounds : PrivateBounds, optional
+        The bins' range when it was chosen from the data (its epsilon adds to the release's).
     """
     synthetic: np.ndarray
     statistics: "NoisyStatistics | NoisyCounts"
@@ -372,6 +396,7 @@ class NSSRelease:
     diagnostics: dict
     k_draws: int | None = None
     shape: str = "draws"
+    bounds: "PrivateBounds | None" = None
 
     #: Its key in the registry (:mod:`ppmlib.mechanism.schemes`) and the release's synthesizer.
     name = "NSS"
@@ -783,13 +808,183 @@ def _values_stratified(probs: np.ndarray, index: np.ndarray, edges: np.ndarray, 
     return out
 
 
-def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: float, delta: float = 1e-6,
+@dataclass(frozen=True)
+class PrivateBounds:
+    """The bins' range of log y chosen from the data by the exponential mechanism (pure epsilon-DP).
+
+    Attributes
+    ----------
+    bounds : (float, float)
+        The chosen (low, high), two points of the public grid, low < high.
+    epsilon : float
+        What choosing them cost, pure epsilon-DP for every database (epsilon / 2 per quantile).
+    share : float
+        The share of the release's budget this is.
+    quantiles : (float, float)
+        The quantiles chosen (the range reaches ``reach`` times their distance beyond each).
+    grid : (float, float)
+        The public grid's range (its step is the bins' width).
+    reach : int
+        See :data:`BOUNDS_REACH`.
+    """
+    bounds: tuple
+    epsilon: float
+    share: float
+    quantiles: tuple
+    grid: tuple
+    reach: int = BOUNDS_REACH
+
+    def describe(self) -> str:
+        """One line, public values only."""
+        (low, high), (q0, q1), (g0, g1) = self.bounds, self.quantiles, self.grid
+        return (f"the bins' range ({low:g}, {high:g}) of log y chosen from the data: its {q0:g} and {q1:g} quantiles "
+                f"by the exponential mechanism over the public grid from {g0:g} to {g1:g} in steps of the bins' "
+                f"width, epsilon {self.epsilon / 2:.4g} each ({self.share:g} of the release's budget), the range "
+                f"reaching {self.reach:g} times their distance beyond each")
+
+
+def private_quantile(log_y: np.ndarray, q: float, epsilon: float, candidates: np.ndarray, rng) -> float:
+    """One candidate near the q quantile of log y, by the exponential mechanism: pure epsilon-DP.
+
+    The utility of candidate c is -| #{log y < c} - q n |; adding or removing one record changes it
+    by at most max(q, 1 - q) <= 1 (sensitivity 1), so choosing c with probability proportional to
+    exp(epsilon u(c) / 2) is epsilon-DP (McSherry and Talwar 2007). Drawn exactly by the Gumbel-max
+    trick from the seeded generator (a floating-point draw, not hardened, like the numpy noise).
+
+    Parameters
+    ----------
+    log_y : ndarray, shape (n,)
+    q : float
+        In (0, 1).
+    epsilon : float
+        > 0.
+    candidates : ndarray
+        The public grid.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    float
+    """
+    below = np.searchsorted(np.sort(log_y), candidates, side="left")
+    utility = -np.abs(below - q * len(log_y))
+    return float(candidates[np.argmax(epsilon * utility / 2 + rng.gumbel(size=len(candidates)))])
+
+
+def grid_of(width: float, grid=BOUNDS_GRID) -> np.ndarray:
+    """The public candidates of :func:`private_bounds`: ``grid`` in steps of the bins' width (checked to divide it)."""
+    from ppmlib.models.bins import bin_edges
+    return bin_edges(grid[0], grid[1], width)
+
+
+def private_bounds(log_y, *, epsilon: float, width: float, share: float = BOUNDS_SHARE, seed=None,
+                   quantiles=BOUNDS_QUANTILES, grid=BOUNDS_GRID) -> PrivateBounds:
+    """The bins' range from the data: the ``quantiles`` of log y on the public grid, epsilon-DP,
+    widened by :data:`BOUNDS_REACH` times their distance on each side.
+
+    Each quantile costs epsilon / 2 (:func:`private_quantile`; basic composition). If the two land
+    in the wrong order they are swapped, equal ones count as one bin apart, and the range reaches
+    ``BOUNDS_REACH`` times their distance beyond each, within the grid (post-processing; the edges
+    stay on the grid's steps). With few records and a small epsilon the quartiles can land far off (the grid is wide):
+    give public bounds there.
+
+    Parameters
+    ----------
+    log_y : array_like, shape (n,)
+        The confidential log values.
+    epsilon : float
+        What the pair costs, > 0.
+    width : float
+        The bins' width, the grid's step.
+    share : float
+        The share of the release's budget ``epsilon`` is (recorded for the statement).
+    seed : int or numpy.random.Generator, optional
+    quantiles, grid : (float, float)
+        The quantiles aimed at, and the public grid's range.
+
+    Returns
+    -------
+    PrivateBounds
+    """
+    log_y = _checks.finite_array(log_y, "log_y", ndim=1)
+    epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
+    candidates = grid_of(width, grid)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(_checks.seed(seed))
+    low, high = sorted(private_quantile(log_y, q, epsilon / 2, candidates, rng) for q in quantiles)
+    spread = max(high - low, width)
+    low, high = max(low - BOUNDS_REACH * spread, candidates[0]), min(high + BOUNDS_REACH * spread, candidates[-1])
+    return PrivateBounds((float(low), float(high)), epsilon, share, tuple(quantiles), tuple(grid))
+
+
+def check_private_bounds(n: int, epsilon: float, width: float) -> None:
+    """Refuse private bounds whose budget is too small for n records, from public numbers only.
+
+    The exponential mechanism finds a quartile when its margin over the far candidates, (epsilon / 2)
+    / 2 x n / 4 nats, is well above the log of the grid's size G: here three times, n epsilon >=
+    48 ln G (about 255 for bins of width 0.25; on a normal sample of 3,000 the range then came out
+    wild in none of 400 seeds, against 6% at 32 ln G). Below it the range chosen can be anywhere on
+    the grid, so the release is refused before any noise.
+
+    Parameters
+    ----------
+    n : int
+        Records (public: the release reveals n).
+    epsilon : float
+        The bounds' epsilon.
+    width : float
+        The bins' width (the grid's step).
+    """
+    needed = 48 * math.log(len(grid_of(width)))
+    if n * epsilon < needed:
+        raise BadArgument(f"n = {n} records at bounds_share= x total_epsilon= = {epsilon:.3g} are too few to choose "
+                          f"the bins' range from the data (n x epsilon = {n * epsilon:.3g} < {needed:.0f}): give "
+                          "log_bounds=LOW,HIGH (public bounds of the log column, no budget spent on them), or a "
+                          "larger bounds_share= or total_epsilon=")
+
+
+def spent_on_bounds(bounds, share) -> float | None:
+    """The share of the budget spent on private bounds: None when public ``bounds`` are given (then
+    ``share`` must not be), else ``share`` (default :data:`BOUNDS_SHARE`), checked to lie in (0, 1)."""
+    if bounds is not None:
+        if share is not None:
+            raise BadArgument("give public bounds or a bounds share, not both: with public bounds no share of the "
+                              "budget is spent on them")
+        return None
+    return _checks.real(BOUNDS_SHARE if share is None else share, "bounds_share", low=0, high=1, low_open=True,
+                        high_open=True)
+
+
+def split_budget(total_epsilon: float, delta: float, mechanism: str, share: float | None) -> tuple[dict, float]:
+    """The counts' budget (``{"epsilon": ...}`` for Laplace, ``{"rho": ...}`` for Gaussian) and the
+    private bounds' pure epsilon (0 without a share).
+
+    Laplace: the bounds get share x total_epsilon, the counts the rest (pure epsilons add up).
+    Gaussian: rho = :func:`ppmlib.mechanism.ledger.rho_for_total` (total_epsilon, delta); the bounds
+    get share x rho, i.e. a pure epsilon of sqrt(2 share rho) (epsilon-DP is epsilon^2/2-zCDP), the
+    counts the rest (rho adds up).
+
+    Returns
+    -------
+    (dict, float)
+    """
+    share = share or 0.0
+    if mechanism == "gaussian":
+        rho = rho_for_total(total_epsilon, delta)
+        return {"rho": (1 - share) * rho}, math.sqrt(2 * share * rho)
+    total = _checks.real(total_epsilon, "total_epsilon", low=0, low_open=True)
+    return {"epsilon": (1 - share) * total}, share * total
+
+
+def synthesize_bins(log_y, keys, *, bounds=None, width: float = 0.25, total_epsilon: float, delta: float = 1e-6,
                     m: int = 5, k: int | None = None, mechanism: str = "laplace", prior_strength: float = 0.003,
                     method: str = "latent", shape: str = "mean", allocation: str = "stratified", seed: int = 0,
-                    noise: str = "numpy") -> NSSRelease:
+                    noise: str = "numpy", bounds_share: float | None = None) -> NSSRelease:
     """m synthetic datasets of log y from noisy (cell, bin) counts: (total_epsilon, delta)-DP for every database.
 
-    Every check (bounds, bins, cells x bins, k, the prior's strength) runs before any noise is drawn.
+    Every check (bounds, bins, cells x bins, k, the prior's strength, the share) runs before any
+    noise is drawn. Without public ``bounds``, ``bounds_share`` of the budget buys the bins' range
+    from the data (:func:`private_bounds`) and the counts get the rest (:func:`split_budget`); the
+    release's total is still ``total_epsilon``.
 
     Parameters
     ----------
@@ -797,8 +992,9 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         The confidential log values.
     keys : pandas.DataFrame or None
         The categorical keys (released as they are).
-    bounds : sequence of two floats
-        Public (low, high) of log y, the bins' range, fixed before seeing the data.
+    bounds : sequence of two floats, optional
+        Public (low, high) of log y, the bins' range, fixed before seeing the data; None: chosen
+        from the data at ``bounds_share`` of the budget.
     width : float
         The public bins' width.
     total_epsilon, delta : float
@@ -833,11 +1029,15 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         Seeds the noise, the draws and the synthetic values.
     noise : str
         ``"numpy"`` (seeded) or ``"opendp"``.
+    bounds_share : float, optional
+        Without ``bounds``: the share of the budget spent on them, in (0, 1) (default
+        :data:`BOUNDS_SHARE`); refused with ``bounds``.
 
     Returns
     -------
     NSSRelease
-        ``statistics`` is the :class:`NoisyCounts`; ``diagnostics`` is empty (exact draws).
+        ``statistics`` is the :class:`NoisyCounts`; ``diagnostics`` is empty (exact draws);
+        ``bounds`` the :class:`PrivateBounds` (None with public bounds).
     """
     from ppmlib.mechanism.censoring import draw_of_dataset
     log_y = _checks.finite_array(log_y, "log_y", ndim=1)
@@ -852,12 +1052,20 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
         raise BadArgument(f"mechanism must be one of {', '.join(COUNT_MECHANISMS)}, got {mechanism!r}")
     if allocation not in ALLOCATIONS:
         raise BadArgument(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
+    share = spent_on_bounds(bounds, bounds_share)
     if total_epsilon == math.inf:                                                      # the model's ceiling
-        budget = {"rho": math.inf}
+        if share is not None:
+            raise BadArgument("total_epsilon=inf (no noise, for measurement) needs public bounds=")
+        budget, bounds_epsilon = {"rho": math.inf}, 0.0
     else:
-        budget = ({"rho": rho_for_total(total_epsilon, delta)} if mechanism == "gaussian" else
-                  {"epsilon": _checks.real(total_epsilon, "total_epsilon", low=0, low_open=True)})
-    noise_seed, draw_seed = make_seeds(_checks.seed(seed) or 0, 2)
+        budget, bounds_epsilon = split_budget(total_epsilon, delta, mechanism, share)
+    noise_seed, draw_seed, bounds_seed = make_seeds(_checks.seed(seed) or 0, 3)
+    chosen = None
+    if share is not None:
+        check_private_bounds(len(log_y), bounds_epsilon, width)
+        _public_bins(log_y, keys, BOUNDS_GRID, width)       # the widest range the bounds can take, before any noise
+        chosen = private_bounds(log_y, epsilon=bounds_epsilon, width=width, share=share, seed=bounds_seed)
+        bounds = chosen.bounds
     counts = release_counts(log_y, keys, bounds=bounds, width=width, seed=noise_seed, noise=noise, **budget)
     rng = np.random.default_rng(draw_seed)
     if shape == "mean":
@@ -868,10 +1076,10 @@ def synthesize_bins(log_y, keys, *, bounds, width: float = 0.25, total_epsilon: 
     values = _values_stratified if allocation == "stratified" else _values_in_bins
     synthetic = np.stack([values(probs[d], counts.cells.index, counts.edges, rng) for d in which])
     return NSSRelease(synthetic, counts, counts.rho, delta if mechanism == "gaussian" else 0.0, {},
-                      k_draws=None if shape == "mean" else k, shape=shape)
+                      k_draws=None if shape == "mean" else k, shape=shape, bounds=chosen)
 
 
-def check_bins_settings(log_y, keys, *, bounds, width: float) -> None:
+def check_bins_settings(log_y, keys, *, bounds, width: float, bounds_epsilon: float | None = None) -> None:
     """The command's bins settings against the data, before any noise (the refusals name the command's
     arguments ``log_bounds=`` and ``bin_width=``): bounds that exclude most of the records, too many
     cells x bins.
@@ -883,6 +1091,12 @@ def check_bins_settings(log_y, keys, *, bounds, width: float) -> None:
     keys : pandas.DataFrame or None
         The categorical keys.
     bounds, width
-        As for :func:`synthesize_bins`.
+        As for :func:`synthesize_bins` (bounds None: to be chosen from the data, so the public grid
+        :data:`BOUNDS_GRID`, the widest range they can take, is checked).
+    bounds_epsilon : float, optional
+        With bounds None: the epsilon that chooses them (:func:`check_private_bounds`).
     """
+    if bounds is None:      # chosen from the data later: the widest range they can take
+        check_private_bounds(len(log_y), bounds_epsilon, width)
+        bounds = BOUNDS_GRID
     _public_bins(_checks.finite_array(log_y, "log_y", ndim=1), keys, bounds, width, names=("log_bounds", "bin_width"))

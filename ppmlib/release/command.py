@@ -20,8 +20,9 @@ folder published by one rename once every fit passes the diagnostics gate
 
 The privacy statement, exactly, is the ledger's (:func:`ppmlib.mechanism.ledger.of_release`): the
 manifest carries it, the command prints it and the report renders it, word for word. Under
-``--guarantee strict`` (the default) each synthetic dataset is epsilon-DP for every database
-(removal and addition of one record); under ``--guarantee local`` each is epsilon = 2 Delta DP for
+``--guarantee strict`` (the default) the release is epsilon-DP for every database (removal and
+addition of one record): as a whole under its default scheme ``--strict-scheme nss-bins`` (one
+noisy release, of which the m datasets are post-processing), each dataset under ``cm``; under ``--guarantee local`` each is epsilon = 2 Delta DP for
 this file against its removal neighbours only (replace-one neighbours cost 4 Delta; the weights are
 computed from the data and are outside the guarantee). Either way the m datasets are priced by basic
 and zCDP composition at ``--delta``, and the release reveals n.
@@ -121,9 +122,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Differentially private synthetic values of one sensitive column of your file, by the "
                     "pseudo posterior mechanism: a release (your table with the column replaced, as CSV or Parquet, "
                     "and a JSON manifest of its privacy budget) and a confidential HTML report.",
-        epilog="Privacy, --guarantee strict (default): every record's log-likelihood term is censored, so each "
-               "synthetic dataset is epsilon-DP for every database against removal and addition of one record; "
-               "the m datasets are priced by the zCDP ledger (rho = m epsilon^2 / 8, converted to (epsilon, "
+        epilog="Privacy, --guarantee strict (default): the whole release is epsilon-DP for every database "
+               "against removal and addition of one record. Its default scheme (--strict-scheme nss-bins) "
+               "releases noisy counts of the log column over bins per cell of the predictors (pure "
+               "--total-epsilon-DP, a share of it choosing the bins' range unless --log-bounds are given), and the "
+               "m datasets are post-processing of them; --strict-scheme cm censors every record's "
+               "log-likelihood term, so each dataset is epsilon-DP, "
+               "the m datasets priced by the zCDP ledger (rho = m epsilon^2 / 8, converted to (epsilon, "
                "delta)) beside basic composition m * epsilon. --guarantee local: each dataset is epsilon = 2 Delta "
                "DP for this file only, against its removal neighbours (one record removed; adding an arbitrary "
                "record is not covered; replace-one neighbours cost 4 Delta), Delta estimated from the draws; the "
@@ -171,7 +176,7 @@ def _mechanism_arguments(parser) -> None:
     parser.add_argument("--epsilon", type=float, default=None, metavar="E",
                         help="calibrate LW so that each dataset is E-DP (fails with the reachable range)")
     parser.add_argument("--guarantee", default="strict", choices=GUARANTEES,
-                        help="strict (default): CM, each dataset epsilon-DP for every database; local: the "
+                        help="strict (default): epsilon-DP for every database (--strict-scheme); local: the "
                              "pseudo posterior mechanism, epsilon = 2 Delta for this file only")
     parser.add_argument("--total-epsilon", type=float, default=None, metavar="E",
                         help="the release's total epsilon at --delta: the per-dataset epsilon is solved from it")
@@ -251,7 +256,7 @@ def _call(args):
             raise BadArgument(problem)
     plan = privacy_plan(args.guarantee, args.weighting, args.epsilon, args.total_epsilon, args.delta, args.m,
                         args.radius, args.relative, args.budget, args.strict_scheme, args.log_bounds, args.bin_width,
-                        args.posterior_draws)
+                        args.posterior_draws, args.bounds_share)
     sampler = _sampler_of(args)
     if _survey(args):               # exact draws: no chain for the gate to judge, so no check_draws
         pipeline.targets(args.out, report, args.overwrite, _data.inputs_of(args.data))   # before the data are read

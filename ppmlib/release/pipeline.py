@@ -203,23 +203,28 @@ NO_FITS = {"verdict": "no fits", "gate": "no model fits: each cell's shape is dr
 def _bins_inputs(prepared, plan: Plan):
     """log y and the categorical keys of the "nss-bins" scheme, every refusal before any noise."""
     from ppmlib.datasets.design import is_categorical
-    from ppmlib.mechanism.nss import check_bins_settings
+    from ppmlib.mechanism.nss import check_bins_settings, split_budget
     if not prepared.log_scale:
-        raise BadArgument(f"strict_scheme='nss-bins' synthesizes the log of a positive column; model={prepared.model!r} "
-                         "is a count model (give model='normal' or 'auto', or strict_scheme='cm')")
+        raise BadArgument(f"strict_scheme='nss-bins' (the strict guarantee's default scheme) synthesizes the log of a "
+                          f"positive column; model={prepared.model!r} is a count model: give strict_scheme='cm' for it "
+                          "(or model='normal')")
     numeric = [p for p in prepared.predictors if not is_categorical(prepared.table[p])]
     if numeric:
-        raise BadArgument(f"strict_scheme='nss-bins' needs categorical predictors (their cells are public); "
-                         f"{numeric} are numeric: leave them out of predictors= or use strict_scheme='cm'")
+        raise BadArgument(f"strict_scheme='nss-bins' (the strict guarantee's default scheme) needs categorical "
+                          f"predictors (their cells are public); {numeric} are numeric: leave them out of predictors= "
+                          "or give strict_scheme='cm'")
     keys = prepared.table[list(prepared.predictors)].reset_index(drop=True) if prepared.predictors else None
-    check_bins_settings(prepared.y, keys, bounds=plan.bins.bounds, width=plan.bins.width)
+    bins = plan.bins
+    _, bounds_epsilon = split_budget(bins.total_epsilon, plan.delta, "laplace", bins.bounds_share)
+    check_bins_settings(prepared.y, keys, bounds=bins.bounds, width=bins.width, bounds_epsilon=bounds_epsilon)
     return prepared.y, keys
 
 
 def nss_bins(log_y, keys, plan: Plan, seed: int) -> _lineup.Results:
     """The "nss-bins" release of a plan: m datasets of log y from noisy counts over public bins
     (:func:`ppmlib.mechanism.nss.synthesize_bins`, Laplace noise: the whole release pure
-    ``plan.bins.total_epsilon``-DP for every database), as results holding it under its registry key.
+    ``plan.bins.total_epsilon``-DP for every database, ``plan.bins.bounds_share`` of it choosing the bins'
+    range when no public bounds are given), as results holding it under its registry key.
 
     Parameters
     ----------
@@ -241,7 +246,7 @@ def nss_bins(log_y, keys, plan: Plan, seed: int) -> _lineup.Results:
     bins, start = plan.bins, time.perf_counter()
     done = synthesize_bins(log_y, keys, bounds=bins.bounds, width=bins.width, total_epsilon=bins.total_epsilon,
                            delta=plan.delta, m=plan.m, k=bins.k, mechanism="laplace",
-                           shape="mean" if bins.k is None else "draws", seed=seed)
+                           shape="mean" if bins.k is None else "draws", seed=seed, bounds_share=bins.bounds_share)
     results = _lineup.Results({plan.released: done})
     results.seconds[plan.released] = time.perf_counter() - start
     return results

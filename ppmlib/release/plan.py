@@ -1,18 +1,22 @@
 """The privacy plan of a release: which synthesizers run, which one is released, at what epsilon.
 
 Under the strict guarantee (the default) the command releases a strict synthesizer of the registry
-(:func:`ppmlib.mechanism.schemes.released_under` "strict": CM), each dataset epsilon-DP for every
-database; under the local guarantee a pseudo posterior mechanism (the registry's synthesizers
+(:func:`ppmlib.mechanism.schemes.released_under` "strict"), epsilon-DP for every database: by
+default NSS over bins (``strict_scheme="nss-bins"``, :data:`DEFAULT_STRICT_SCHEME`, below; the
+whole release), or CM (``"cm"``; each dataset); under the local guarantee a pseudo posterior mechanism (the registry's synthesizers
 released under "local": LW, LW_final, CW), epsilon = 2 Delta for this database only. Either way
 the per-dataset epsilon may be solved from a total for the release (the ledger's zCDP
 composition), and everything is checked before any fit. :func:`privacy_plan` returns one
-:class:`Plan`. The strict guarantee has a second scheme, ``strict_scheme="nss-bins"`` (the
-registry's NSS): noisy counts of log y over public bins per cell, pure epsilon-DP for the whole
-release, its m datasets post-processing (:func:`ppmlib.mechanism.nss.synthesize_bins`).
+:class:`Plan`. The strict default, ``strict_scheme="nss-bins"`` (the registry's
+NSS): noisy counts of log y over bins per cell, pure epsilon-DP for the whole release, the bins'
+range public or chosen from the data at a declared share of the budget, its m datasets
+post-processing (:func:`ppmlib.mechanism.nss.synthesize_bins`); its scheme, k and share were
+chosen on public wage files only.
 """
 from __future__ import annotations
 
-__all__ = ["privacy_lines", "weightings", "GUARANTEES", "STRICT_EPSILON", "STRICT_SCHEMES", "BIN_WIDTH",
+__all__ = ["privacy_lines", "weightings", "GUARANTEES", "STRICT_EPSILON", "STRICT_SCHEMES", "DEFAULT_STRICT_SCHEME",
+           "DEFAULT_POSTERIOR_DRAWS", "BIN_WIDTH",
            "NSS_TOTAL_EPSILON", "MAX_BINS", "Bins", "Plan", "lineup_for", "privacy_plan", "check_budget", "check_delta",
            "strict_arguments"]
 
@@ -112,6 +116,16 @@ STRICT_EPSILON = 1.0
 #: log y over public bins per cell, and m datasets drawn from them (:func:`ppmlib.mechanism.nss.synthesize_bins`).
 STRICT_SCHEMES = {"cm": "CM", "nss-bins": "NSS"}
 
+#: The command's strict scheme when none is given: measured best on the public wage files only
+#: (``benchmarks/bench_against_peers.py``, ``benchmarks/nss_bins_k.py`` and
+#: ``benchmarks/nss_bins_share.py`` on cps1988, cpssw8 and psid7682), never on a user's file.
+DEFAULT_STRICT_SCHEME = "nss-bins"
+
+#: The nss-bins scheme's k when none is given (None: every dataset from the posterior mean shape; an
+#: integer k: the m datasets from min(k, m) posterior draws), measured on the public wage files only
+#: (``benchmarks/nss_bins_k.py``).
+DEFAULT_POSTERIOR_DRAWS = None
+
 #: The public bins' default width on the log scale (the width the against-peers benchmark measured).
 BIN_WIDTH = 0.25
 
@@ -128,19 +142,23 @@ class Bins:
 
     Attributes
     ----------
-    bounds : (float, float)
-        Public (low, high) of log y, chosen before seeing the data.
+    bounds : (float, float) or None
+        Public (low, high) of log y, chosen before seeing the data; None: chosen from the data at
+        ``bounds_share`` of the budget (:func:`ppmlib.mechanism.nss.private_bounds`).
     width : float
         The public bins' width.
     total_epsilon : float
-        The release's pure epsilon (Laplace noise on the (cell, bin) counts).
+        The release's pure epsilon (Laplace noise on the (cell, bin) counts, plus the bounds' share).
     k : int or None
         Posterior draws behind the m datasets, 1 <= k <= m; None: every dataset from the posterior mean shape.
+    bounds_share : float or None
+        The share of ``total_epsilon`` spent on the bounds, in (0, 1); None with public bounds.
     """
-    bounds: tuple
+    bounds: tuple | None
     width: float
     total_epsilon: float
     k: int | None = None
+    bounds_share: float | None = None
 
 
 @dataclass(frozen=True)
@@ -179,8 +197,9 @@ class Plan:
 
 def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: float | None = None,
                  total_epsilon: float | None = None, delta: float = 1e-6, m: int = 20, radius: float | None = None,
-                 relative: bool = False, budget: float | None = None, strict_scheme: str = "cm",
-                 log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None) -> Plan:
+                 relative: bool = False, budget: float | None = None, strict_scheme: str | None = None,
+                 log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None,
+                 bounds_share: float | None = None) -> Plan:
     """The plan of a guarantee: the lineup, the released member, the per-dataset epsilon, checked.
 
     "strict" releases CM (every record's term censored, :mod:`ppmlib.mechanism.censoring`): each
@@ -203,11 +222,14 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
         Datasets.
     budget : float, optional
         The most m * epsilon the release may cost (refused now when the epsilon is known).
-    strict_scheme : str
-        Under "strict": a key of :data:`STRICT_SCHEMES`, "cm" (default) or "nss-bins".
-    log_bounds, bin_width, posterior_draws
-        "nss-bins" only: the public bounds of log y (required), the bins' width (default
-        :data:`BIN_WIDTH`), and k (default: every dataset from the posterior mean shape). See :class:`Bins`.
+    strict_scheme : str, optional
+        Under "strict": a key of :data:`STRICT_SCHEMES`, "nss-bins" (the default,
+        :data:`DEFAULT_STRICT_SCHEME`) or "cm". Under "local" it must not be given.
+    log_bounds, bin_width, posterior_draws, bounds_share
+        "nss-bins" only: the public bounds of log y (default: chosen from the data at
+        ``bounds_share`` of the budget, default :data:`ppmlib.mechanism.nss.BOUNDS_SHARE`; not
+        both), the bins' width (default :data:`BIN_WIDTH`), and k (default: every dataset from the
+        posterior mean shape). See :class:`Bins`.
 
     Returns
     -------
@@ -219,11 +241,11 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
     delta = _checks.real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
     if guarantee not in GUARANTEES:
         raise BadArgument(f"unknown guarantee {guarantee!r}; choose one of {', '.join(GUARANTEES)}")
-    if strict_scheme not in STRICT_SCHEMES:
-        raise BadArgument(f"unknown strict_scheme {strict_scheme!r}; choose one of {', '.join(STRICT_SCHEMES)}")
-    if strict_scheme != "cm" or (log_bounds, bin_width, posterior_draws) != (None, None, None):
+    strict_scheme = _scheme_of(guarantee, strict_scheme, epsilon)
+    bins_settings = (log_bounds, bin_width, posterior_draws, bounds_share)
+    if strict_scheme == "nss-bins" or bins_settings != (None,) * 4:
         return _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsilon, delta, m, budget,
-                          log_bounds, bin_width, posterior_draws)
+                          *bins_settings)
     if epsilon is not None and total_epsilon is not None:
         raise BadArgument("give epsilon= (per dataset) or total_epsilon= (the release), not both")
     if total_epsilon is not None:
@@ -242,6 +264,25 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
     return Plan(guarantee, members, released, epsilon, m, delta, check_budget(budget, epsilon, m))
 
 
+def _scheme_of(guarantee: str, strict_scheme, epsilon) -> str | None:
+    """The strict scheme: the one given, or :data:`DEFAULT_STRICT_SCHEME` under "strict" (None under
+    "local"); a per-dataset epsilon without a scheme is CM's setting, so it is refused by name."""
+    if strict_scheme is None:
+        if guarantee != "strict":
+            return None
+        if epsilon is not None and DEFAULT_STRICT_SCHEME != "cm":
+            raise BadArgument(f"epsilon= is CM's epsilon per dataset; the default strict scheme {DEFAULT_STRICT_SCHEME} "
+                              "spends total_epsilon= on one noisy release (its m datasets are post-processing): give "
+                              "total_epsilon=, or strict_scheme='cm' with epsilon=")
+        return DEFAULT_STRICT_SCHEME
+    if strict_scheme not in STRICT_SCHEMES:
+        raise BadArgument(f"unknown strict_scheme {strict_scheme!r}; choose one of {', '.join(STRICT_SCHEMES)}")
+    if guarantee != "strict":
+        raise BadArgument(f"strict_scheme={strict_scheme!r} chooses a scheme of guarantee='strict'; "
+                          f"guarantee={guarantee!r} takes none")
+    return strict_scheme
+
+
 def _strict_key(strict_scheme: str) -> str:
     """The registry key a strict scheme releases, which the registry must offer under "strict"."""
     key = STRICT_SCHEMES[strict_scheme]
@@ -251,23 +292,32 @@ def _strict_key(strict_scheme: str) -> str:
 
 
 def _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsilon, delta, m, budget, log_bounds,
-               bin_width, posterior_draws) -> Plan:
+               bin_width, posterior_draws, bounds_share) -> Plan:
     """The plan of the "nss-bins" strict scheme: its settings checked, nothing read yet."""
+    from ppmlib.mechanism.nss import BOUNDS_GRID, BOUNDS_SHARE
     if strict_scheme != "nss-bins":
-        raise BadArgument("log_bounds=, bin_width= and posterior_draws= set the nss-bins scheme; give them with "
-                          "strict_scheme='nss-bins'")
-    if guarantee != "strict" or weighting != "lw" or radius is not None:
-        raise BadArgument("strict_scheme='nss-bins' is a strict scheme: it takes neither guarantee='local' nor "
-                          "weighting= nor radius=")
+        raise BadArgument("log_bounds=, bin_width=, posterior_draws= and bounds_share= set the nss-bins scheme; give "
+                          "them with strict_scheme='nss-bins'")
+    if guarantee != "strict":
+        raise BadArgument("strict_scheme='nss-bins' is a strict scheme: it takes no guarantee='local'")
+    if weighting != "lw" or radius is not None:
+        raise BadArgument("weighting= and radius= choose the local mechanism's weights; guarantee='strict' releases "
+                          "NSS (give guarantee='local' to use them)")
     if epsilon is not None:
         raise BadArgument("epsilon= is CM's epsilon per dataset; strict_scheme='nss-bins' spends total_epsilon= on "
                           "one noisy release, of which the m datasets are post-processing")
+    if log_bounds is not None and bounds_share is not None:
+        raise BadArgument("give log_bounds= (public bounds, no budget spent on them) or bounds_share= (the share of "
+                          "the budget that chooses them from the data), not both")
     if log_bounds is None:
-        raise BadArgument("strict_scheme='nss-bins' needs log_bounds=LOW,HIGH: public bounds of the log of the column, "
-                          "chosen before seeing the data (log y is top- and bottom-coded to them)")
-    bounds = _bounds(log_bounds)
-    width = _width(bounds, BIN_WIDTH if bin_width is None else bin_width)
-    if posterior_draws is not None:
+        bounds, share = None, _share(BOUNDS_SHARE if bounds_share is None else bounds_share)
+        width = _width(BOUNDS_GRID, BIN_WIDTH if bin_width is None else bin_width, "the public grid of bounds")
+    else:
+        bounds, share = _bounds(log_bounds), None
+        width = _width(bounds, BIN_WIDTH if bin_width is None else bin_width)
+    if posterior_draws is None and DEFAULT_POSTERIOR_DRAWS is not None:
+        posterior_draws = min(DEFAULT_POSTERIOR_DRAWS, m)
+    elif posterior_draws is not None:
         posterior_draws = _checks.integer(posterior_draws, "posterior_draws")
         if posterior_draws < 1:
             raise BadArgument(f"posterior_draws={posterior_draws} must be at least 1 (the draws behind the m datasets)")
@@ -279,7 +329,7 @@ def _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsil
     if budget is not None and total > _checks.real(budget, "budget", low=0, low_open=True):
         raise BudgetExceeded(f"the release's epsilon = {total:g} exceeds budget={budget:g}; nothing was read or "
                              "written")
-    bins = Bins(bounds, width, total, posterior_draws)
+    bins = Bins(bounds, width, total, posterior_draws, share)
     return Plan(guarantee, (), _strict_key(strict_scheme), None, m, delta, budget, bins)
 
 
@@ -296,12 +346,21 @@ def _bounds(log_bounds) -> tuple:
     return low, high
 
 
-def _width(bounds: tuple, width) -> float:
+def _share(share) -> float:
+    """The share of the budget spent on the bounds, in (0, 1)."""
+    share = _checks.real(share, "bounds_share")
+    if not 0 < share < 1:
+        raise BadArgument(f"bounds_share={share:g} must lie strictly between 0 and 1 (the share of total_epsilon= "
+                          "that chooses the bins' range from the data; the counts get the rest)")
+    return share
+
+
+def _width(bounds: tuple, width, range_name: str = "log_bounds=") -> float:
     """The bins' width: positive, dividing the bounds into whole bins, and not too many of them."""
     width = _checks.real(width, "bin_width", low=0, low_open=True)
     count = (bounds[1] - bounds[0]) / width
     if abs(count - round(count)) > 1e-9 * max(1.0, count):
-        raise BadArgument(f"bin_width={width:g} must divide log_bounds= ({bounds[0]:g}, {bounds[1]:g}) into whole "
+        raise BadArgument(f"bin_width={width:g} must divide {range_name} ({bounds[0]:g}, {bounds[1]:g}) into whole "
                           f"bins ({count:.4g} bins)")
     if round(count) > MAX_BINS:
         raise BadArgument(f"bin_width={width:g} makes {round(count):,} bins, more than {MAX_BINS:,}: use wider bins")
@@ -378,13 +437,23 @@ def strict_arguments(parser) -> None:
     ----------
     parser : argparse.ArgumentParser
     """
-    parser.add_argument("--strict-scheme", default="cm", choices=tuple(STRICT_SCHEMES),
-                        help="under --guarantee strict: cm (default; censored model fits, each dataset epsilon-DP) "
-                             "or nss-bins (noisy counts of the log column over public bins per cell of the "
-                             "predictors, the whole release pure --total-epsilon-DP; no model fits)")
+    from ppmlib.mechanism.nss import BOUNDS_GRID, BOUNDS_QUANTILES, BOUNDS_SHARE
+    parser.add_argument("--strict-scheme", default=None, choices=tuple(STRICT_SCHEMES),
+                        help=f"under --guarantee strict: nss-bins (default, chosen on public wage files only, never "
+                             f"on yours: the best there against AIM and the histogram at totals 1 to 10; noisy counts "
+                             f"of the log column over bins per cell of the categorical predictors, the whole release "
+                             f"pure --total-epsilon-DP (default {NSS_TOTAL_EPSILON:g}); no model fits) or cm "
+                             f"(censored model fits, each dataset --epsilon-DP; any model and predictors)")
     parser.add_argument("--log-bounds", default=None, metavar="LOW,HIGH",
                         help="nss-bins: public bounds of the log of --column, chosen before seeing the data (values "
-                             "outside are top- and bottom-coded); required with nss-bins")
+                             "outside are top- and bottom-coded); no budget is spent on them. Default: chosen from "
+                             "the data at --bounds-share of the budget")
+    parser.add_argument("--bounds-share", type=float, default=None, metavar="S",
+                        help=f"nss-bins without --log-bounds: the share of --total-epsilon spent on choosing the bins' "
+                             f"range from the data, its {BOUNDS_QUANTILES[0]:g} and {BOUNDS_QUANTILES[1]:g} quantiles "
+                             f"of the log column by the exponential mechanism over a public grid from "
+                             f"{BOUNDS_GRID[0]:g} to {BOUNDS_GRID[1]:g}; the counts get the rest (default "
+                             f"{BOUNDS_SHARE:g}, measured on the public wage files)")
     parser.add_argument("--bin-width", type=float, default=None, metavar="W",
                         help=f"nss-bins: the public bins' width on the log scale (default {BIN_WIDTH:g})")
     parser.add_argument("--posterior-draws", type=int, default=None, metavar="K",

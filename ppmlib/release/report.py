@@ -138,15 +138,17 @@ def ledger_table(results) -> "pd.DataFrame":
     Returns
     -------
     pandas.DataFrame
-        Index: guarantee, covers, epsilon per dataset, m, basic composition, rho, delta, the zCDP
-        total at delta, and the release's (epsilon, delta).
+        Index: guarantee, covers, epsilon per dataset, m (a noisy release: k and the share of the
+        budget choosing the bins' range), basic composition, rho, delta, the zCDP total at delta, and
+        the release's (epsilon, delta).
     """
     import pandas as pd
     book = _ledger(results)
     noisy = book["epsilon_per_dataset"] is None     # one noisy release: no epsilon per dataset
     rows = {"guarantee": book["guarantee"], "covers": book["covers"],
             "epsilon per dataset": book["epsilon_per_dataset"], "m datasets": book["m"],
-            **({"k: posterior draws behind the m datasets": book["k_draws"]} if noisy else {}),
+            **({"k: posterior draws behind the m datasets": book["k_draws"],
+                "share of the budget choosing the bins' range": book.get("bounds_share")} if noisy else {}),
             "basic composition: epsilon (delta = 0)": book["basic_composition_epsilon"],
             ("zCDP: rho of the noisy release" if noisy else "zCDP: rho = m epsilon^2 / 8"): book["rho_zcdp"],
             "delta": book["delta"], "zCDP: epsilon at delta": book["zcdp_epsilon_total"],

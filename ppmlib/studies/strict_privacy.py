@@ -16,7 +16,7 @@ from __future__ import annotations
 
 __all__ = ["MECHANISMS", "LITERAL_CM", "PEERS", "exact_grid", "centring_table", "local_weights_at", "guarantee_table", "ledger_table", "mechanism_grid", "peer_grid", "fit_table", "scores", "pull_toward_prior", "pull_figure",
            "seed_ledger", "claims", "utility_figure", "target_cells", "coverage_table",
-           "seed_summary"]
+           "seed_summary", "one_run", "seed_targets", "k_summary"]
 
 import time
 
@@ -697,7 +697,7 @@ def claims(ledger_table: pd.DataFrame, prior_location: float, *, check: bool = T
 def target_cells(table: pd.DataFrame, candidate: str) -> pd.DataFrame:
     """The strict release's targets for one synthesizer, cell by cell, from the peers benchmark's rows.
 
-    Per (file, total E) where the candidate and AIM both have a row: the candidate's, AIM's and
+    Per (file, total E) where the candidate and AIM both have a seed-1 row (:func:`one_run`): the candidate's, AIM's and
     the histogram's S_pMSE (logit), whether the candidate's is no worse than AIM's, no worse than
     1.5 x the histogram's (asked at E >= 2 only), whether its time is at most half AIM's, and
     (at E = 5) whether its synthetic SD of log y is within 10% of the data's.
@@ -715,7 +715,7 @@ def target_cells(table: pd.DataFrame, candidate: str) -> pd.DataFrame:
         One row per cell; the boolean columns are None where a target is not asked.
     """
     rows = []
-    table = _numeric(table, ["total epsilon", "S_pMSE logit", "seconds", "SD log y ratio"])
+    table = _numeric(one_run(table), ["total epsilon", "S_pMSE logit", "seconds", "SD log y ratio"])
     for (file, E), cell in table.dropna(subset=["total epsilon"]).groupby(["file", "total epsilon"]):
         by = cell.set_index("synthesizer")
         if candidate not in by.index or "AIM" not in by.index:
@@ -728,6 +728,79 @@ def target_cells(table: pd.DataFrame, candidate: str) -> pd.DataFrame:
                      "<= half AIM's time": bool(mine["seconds"] <= aim["seconds"] / 2),
                      "SD within 10%": bool(abs(mine["SD log y ratio"] - 1) <= 0.1) if E == 5 else None})
     return pd.DataFrame(rows)
+
+
+def one_run(table: pd.DataFrame) -> pd.DataFrame:
+    """The peers benchmark's one-run-per-cell rows: seed 1 (rows recorded before the seed was kept count as seed 1).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``benchmarks/results/against_peers.json``'s rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    if "seed" not in table:
+        return table
+    return table[pd.to_numeric(table["seed"], errors="coerce").fillna(1) == 1]
+
+
+def seed_targets(table: pd.DataFrame, candidate: str) -> pd.DataFrame:
+    """The strict release's targets on every seed the candidate and AIM were both run on.
+
+    Per (file, total E), over those seeds: the mean S_pMSE (logit) of the candidate, AIM and the
+    histogram, the candidate's ratio to each mean, its worst single-seed ratio to AIM, its mean
+    synthetic SD of log y over the data's, and the number of seeds.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``benchmarks/results/against_peers.json``'s rows (with a seed column).
+    candidate : str
+        The synthesizer's label in the rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (file, total epsilon): "candidate", "AIM", "Histogram", "to AIM", "to histogram",
+        "worst seed to AIM", "SD log y ratio", "seeds".
+    """
+    t = _numeric(table, ["total epsilon", "S_pMSE logit", "SD log y ratio"])
+    t = t.assign(seed=pd.to_numeric(t.get("seed", 1), errors="coerce").fillna(1))
+    t = t[t["synthesizer"].isin([candidate, "AIM", "Histogram"])].dropna(subset=["total epsilon"])
+    wide = t.pivot_table(index=["file", "total epsilon", "seed"], columns="synthesizer",
+                         values=["S_pMSE logit", "SD log y ratio"])
+    pmse = wide["S_pMSE logit"].dropna(subset=[candidate, "AIM"])
+    by = ["file", "total epsilon"]
+    out = pmse.groupby(level=by).mean().rename(columns={candidate: "candidate"})
+    out["to AIM"] = out["candidate"] / out["AIM"]
+    out["to histogram"] = out["candidate"] / out["Histogram"]
+    out["worst seed to AIM"] = (pmse[candidate] / pmse["AIM"]).groupby(level=by).max()
+    out["SD log y ratio"] = wide["SD log y ratio"][candidate].loc[pmse.index].groupby(level=by).mean()
+    out["seeds"] = pmse.groupby(level=by).size()
+    return out[["candidate", "AIM", "Histogram", "to AIM", "to histogram", "worst seed to AIM", "SD log y ratio",
+                "seeds"]]
+
+
+def k_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """k's effect (``benchmarks/results/nss_bins_k.json``): per total E and how the datasets were drawn,
+    the means over seeds and files of S_pMSE, the analyst's coverage, the intervals' width over the
+    confidential data's and the synthetic SD of log y over the data's.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The k benchmark's rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (total epsilon, datasets from).
+    """
+    measures = ["S_pMSE logit", "coverage 95%", "width ratio", "SD log y ratio"]
+    return _numeric(table, ["total epsilon", *measures]).groupby(["total epsilon", "datasets from"])[measures].mean()
 
 
 def coverage_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -744,7 +817,7 @@ def coverage_table(table: pd.DataFrame) -> pd.DataFrame:
         Rows: synthesizers; columns: (file, total epsilon); values: the share of the regression's
         coefficients whose combined interval covers the confidential estimate.
     """
-    measured = _numeric(table, ["coverage 95%", "total epsilon"]).dropna(subset=["coverage 95%", "total epsilon"])
+    measured = _numeric(one_run(table), ["coverage 95%", "total epsilon"]).dropna(subset=["coverage 95%", "total epsilon"])
     return measured.pivot_table(index="synthesizer", columns=["file", "total epsilon"], values="coverage 95%")
 
 

@@ -59,7 +59,7 @@ def fingerprint(folder: Path) -> dict:
 COMMON = ["--m", "2", "--chains", "4", "--draws", "500", "--seed", "7", "--no-report"]
 CASES = {
     # the main path at its default guarantee (strict: CM), then local (LW), LW_final and CW
-    "strict": ["--column", "visits", "--model", "poisson", "--keep", "region"],
+    "strict": ["--column", "visits", "--model", "poisson", "--keep", "region", "--strict-scheme", "cm"],
     "local": ["--column", "visits", "--model", "poisson", "--guarantee", "local", "--epsilon", "6"],
     "local_final": ["--column", "visits", "--model", "poisson", "--guarantee", "local", "--weighting", "lw_final",
                     "--keep", "sex"],
