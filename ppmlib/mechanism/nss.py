@@ -835,7 +835,12 @@ class PrivateBounds:
     reach: int = BOUNDS_REACH
 
     def describe(self) -> str:
-        """One line, public values only."""
+        """One line, public values only.
+
+        Returns
+        -------
+        str
+        """
         (low, high), (q0, q1), (g0, g1) = self.bounds, self.quantiles, self.grid
         return (f"the bins' range ({low:g}, {high:g}) of log y chosen from the data: its {q0:g} and {q1:g} quantiles "
                 f"by the exponential mechanism over the public grid from {g0:g} to {g1:g} in steps of the bins' "
@@ -872,7 +877,19 @@ def private_quantile(log_y: np.ndarray, q: float, epsilon: float, candidates: np
 
 
 def grid_of(width: float, grid=BOUNDS_GRID) -> np.ndarray:
-    """The public candidates of :func:`private_bounds`: ``grid`` in steps of the bins' width (checked to divide it)."""
+    """The public candidates of :func:`private_bounds`: ``grid`` in steps of the bins' width (checked to divide it).
+
+    Parameters
+    ----------
+    width : float
+        The bins' width.
+    grid : (float, float)
+        The public grid's range.
+
+    Returns
+    -------
+    ndarray
+    """
     from ppmlib.models.bins import bin_edges
     return bin_edges(grid[0], grid[1], width)
 
@@ -944,7 +961,19 @@ def check_private_bounds(n: int, epsilon: float, width: float) -> None:
 
 def spent_on_bounds(bounds, share) -> float | None:
     """The share of the budget spent on private bounds: None when public ``bounds`` are given (then
-    ``share`` must not be), else ``share`` (default :data:`BOUNDS_SHARE`), checked to lie in (0, 1)."""
+    ``share`` must not be), else ``share`` (default :data:`BOUNDS_SHARE`), checked to lie in (0, 1).
+
+    Parameters
+    ----------
+    bounds : sequence of two floats or None
+        Public bounds of log y.
+    share : float or None
+        The share asked for.
+
+    Returns
+    -------
+    float or None
+    """
     if bounds is not None:
         if share is not None:
             raise BadArgument("give public bounds or a bounds share, not both: with public bounds no share of the "
@@ -962,6 +991,15 @@ def split_budget(total_epsilon: float, delta: float, mechanism: str, share: floa
     Gaussian: rho = :func:`ppmlib.mechanism.ledger.rho_for_total` (total_epsilon, delta); the bounds
     get share x rho, i.e. a pure epsilon of sqrt(2 share rho) (epsilon-DP is epsilon^2/2-zCDP), the
     counts the rest (rho adds up).
+
+    Parameters
+    ----------
+    total_epsilon, delta : float
+        The release's budget.
+    mechanism : str
+        "laplace" or "gaussian".
+    share : float or None
+        The share spent on the bounds (None: none).
 
     Returns
     -------
