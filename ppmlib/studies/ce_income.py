@@ -539,3 +539,107 @@ def model_table(by_model: dict, data, *, B: int = 200, seed=0) -> "pd.DataFrame"
                          "mean income": centre[("mean", label)], "90th pct income": centre[("90th pct", label)],
                          "data: mean": centre[("mean", "Data")], "data: 90th pct": centre[("90th pct", "Data")]})
     return pd.DataFrame(rows).set_index(["model", "synthesizer"])
+
+
+GATE_CLAIM = "every fit passes the diagnostics gate"
+"""The claim row of the seed ledger that names the fits failing the gate on a seed."""
+
+
+def gate_by_seed(ledger_rows) -> "pd.DataFrame":
+    """Which of the chapter's fits passed the diagnostics gate on each seed of its ledger.
+
+    Parameters
+    ----------
+    ledger_rows : list of dict
+        The rows of ``benchmarks/results/ce_income_seeds.json``: per seed, the claim
+        :data:`GATE_CLAIM` ("yes", or "no: <the failing fits' labels>; ...").
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per synthesizer (``NAMES``' order), one column per seed (the ledger's order):
+        True where the fit passed.
+
+    Raises
+    ------
+    ValueError
+        The claim names a fit that is not one of the chapter's.
+    """
+    import pandas as pd
+
+    verdicts = {row["seed"]: str(row["value"]) for row in ledger_rows if row["quantity"] == GATE_CLAIM}
+    table = {}
+    for seed, verdict in verdicts.items():
+        failed = verdict.removeprefix("no: ").split(";")[0].split(", ") if verdict.startswith("no") else []
+        unknown = set(failed) - set(LABELS.values())
+        if unknown:
+            raise ValueError(f"seed {seed}: the gate claim names fits that are not the chapter's: {sorted(unknown)}")
+        table[f"seed {seed}"] = {name: LABELS[name] not in failed for name in NAMES}
+    return pd.DataFrame(table, index=list(NAMES))
+
+
+def gate_by_setting(gate_rows) -> "pd.DataFrame":
+    """The unweighted fit's gate per seed and NUTS setting (``benchmarks/ce_gate.py``'s rows).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (adapt_delta, warmup), one column per seed: ``"pass"`` or why the fit failed
+        ("1 divergence", "R-hat 1.012", "ESS 350"), then the mean leapfrog steps per draw and the
+        mean seconds per fit of the setting.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(gate_rows)
+    frame["verdict"] = [_gate_verdict(row) for _, row in frame.iterrows()]
+    table = frame.pivot_table(index=["adapt_delta", "warmup"], columns="seed", values="verdict", aggfunc="first",
+                              sort=False)
+    table.columns = [f"seed {s}" for s in table.columns]
+    by_setting = frame.groupby(["adapt_delta", "warmup"], sort=False)
+    return table.assign(**{"mean leapfrog steps per draw": by_setting["leapfrog steps per draw"].mean().round(1),
+                           "mean seconds per fit": by_setting["seconds"].mean().round(0)})
+
+
+def _gate_verdict(row) -> str:
+    """"pass", or what failed: divergences, R-hat, ESS."""
+    if row["passes"]:
+        return "pass"
+    why = []
+    if row["divergences"]:
+        why.append(f"{row['divergences']} divergence{'s' if row['divergences'] > 1 else ''}")
+    if row["max R-hat"] >= 1.01:
+        why.append(f"R-hat {row['max R-hat']:.3f}")
+    if min(row["min bulk ESS"], row["min tail ESS"]) < 400:
+        why.append(f"ESS {min(row['min bulk ESS'], row['min tail ESS']):.0f}")
+    return ", ".join(why)
+
+
+def gate_plot(ledger_rows, gate_rows=None):
+    """Which fits pass the gate on which seeds (left: every fit at the chapter's settings, from the
+    seed ledger) and the unweighted fit under other NUTS settings (right, from ``ce_gate.json``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    panels = [gate_by_seed(ledger_rows).replace({True: "pass", False: "fails the gate"})]
+    if gate_rows:
+        settings = gate_by_setting(gate_rows)
+        verdicts = settings[[c for c in settings.columns if c.startswith("seed ")]]
+        verdicts.index = [f"Unweighted, adapt_delta {a:g}, warmup {w}" for a, w in verdicts.index]
+        panels.append(verdicts)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.2), squeeze=False)
+    colours = ListedColormap(["#d62728", "#2ca02c"])
+    for ax, panel, title in zip(axes[0], panels, ["every fit, the chapter's settings", "the unweighted fit, other settings"]):
+        passed = panel.eq("pass").to_numpy(float)
+        ax.imshow(passed, cmap=colours, vmin=0, vmax=1, aspect="auto")
+        for (i, j), _ in np.ndenumerate(passed):
+            ax.text(j, i, str(panel.iat[i, j]), ha="center", va="center", fontsize=7, color="white")
+        ax.set_xticks(range(panel.shape[1]), panel.columns, rotation=45, ha="right", fontsize=8)
+        ax.set_yticks(range(panel.shape[0]), panel.index, fontsize=8)
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
