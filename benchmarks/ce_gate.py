@@ -15,7 +15,8 @@ steps per draw (the cost of a draw) and the fit's seconds. The weighted fits are
 the chapter's seed ledger (``ce_income_seeds.json``) records every fit's divergences on every seed.
 
 Run: ``PPMLIB_BACKEND=cmdstanpy python benchmarks/ce_gate.py --seeds 2017 1 2 3 [--settings 0.9:1000 0.95:1000 0.9:2000]``
-(writes ``benchmarks/results/ce_gate.json`` after every fit; ``--add`` keeps its other rows).
+(writes ``benchmarks/results/ce_gate.json`` after every fit; ``--add`` keeps its other rows; ``--name``
+writes another file, e.g. ``PPMLIB_BACKEND=pystan ... --name ce_gate_pystan`` for the same fits on PyStan).
 """
 from __future__ import annotations
 
@@ -30,7 +31,6 @@ from _results import RESULTS, record
 from ppmlib.inference.diagnostics import is_ok
 from ppmlib.mechanism import lineup
 
-RESULT = RESULTS / "ce_gate.json"
 CHAPTER = {"predictors": ["Gender", "Age", "Education", "Region", "Urban", "MaritalStatus", "UrbanType", "CBSA",
                           "FamilySize", "Earner"], "K": 3, "dirichlet_concentration": 6.0, "chains": 2, "draws": 1000}
 """The chapter's defaults (book/ce_income.md's parameters cell) that this experiment keeps."""
@@ -66,17 +66,19 @@ def main(argv=None) -> None:
     parser.add_argument("--settings", nargs="+", default=["0.9:1000", "0.95:1000", "0.9:2000"],
                         help="ADAPT_DELTA:WARMUP pairs")
     parser.add_argument("--add", action="store_true", help="keep the file's rows of other (seed, setting)s")
+    parser.add_argument("--name", default="ce_gate", help="the results file's stem (e.g. for a run on the other backend)")
     args = parser.parse_args(argv)
     settings = [(float(a), int(w)) for a, w in (s.split(":") for s in args.settings)]
     y, X = data()
-    rows = json.loads(RESULT.read_text())["rows"] if args.add and RESULT.exists() else []
+    result = RESULTS / f"{args.name}.json"
+    rows = json.loads(result.read_text())["rows"] if args.add and result.exists() else []
     for seed in args.seeds:
         for adapt_delta, warmup in settings:
             row = one(y, X, seed, adapt_delta, warmup)
             print(row, flush=True)
             rows = [r for r in rows if (r["seed"], r["adapt_delta"], r["warmup"]) != (seed, adapt_delta, warmup)]
             rows.append(row)
-            record("ce_gate", title="CE chapter: the unweighted mixture fit's diagnostics gate over seeds and NUTS settings",
+            record(args.name, title="CE chapter: the unweighted mixture fit's diagnostics gate over seeds and NUTS settings",
                    rows=rows, notes="The chapter's data, design and prior (K = 3, Dirichlet(6)), 2 chains x 1,000 draws; "
                    "the unweighted synthesizer's seed as the chapter gives it. Gate: R-hat < 1.01, bulk and tail "
                    "ESS >= 400, no divergences. 'leapfrog steps per draw' is the mean over the kept draws.")
