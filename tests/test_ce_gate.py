@@ -39,3 +39,4 @@ def test_the_settings_table_says_why_a_fit_failed():
     assert table.loc[(0.95, 1000), "seed 2017"] == "R-hat 1.012, ESS 350"
     assert table.loc[(0.95, 1000), "seed 1"] == "3 divergences"
     assert table.loc[(0.95, 1000), "mean leapfrog steps per draw"] == 95.0
+    assert table["seeds passed"].tolist() == ["1 of 2", "0 of 2"]

@@ -585,8 +585,8 @@ def gate_by_setting(gate_rows) -> "pd.DataFrame":
     -------
     pandas.DataFrame
         Indexed by (adapt_delta, warmup), one column per seed: ``"pass"`` or why the fit failed
-        ("1 divergence", "R-hat 1.012", "ESS 350"), then the mean leapfrog steps per draw and the
-        mean seconds per fit of the setting.
+        ("1 divergence", "R-hat 1.012", "ESS 350"), then on how many of its seeds the setting passed,
+        its mean leapfrog steps per draw and its mean seconds per fit.
     """
     import pandas as pd
 
@@ -596,7 +596,8 @@ def gate_by_setting(gate_rows) -> "pd.DataFrame":
                               sort=False)
     table.columns = [f"seed {s}" for s in table.columns]
     by_setting = frame.groupby(["adapt_delta", "warmup"], sort=False)
-    return table.assign(**{"mean leapfrog steps per draw": by_setting["leapfrog steps per draw"].mean().round(1),
+    passed = by_setting["passes"].agg(lambda p: f"{int(p.sum())} of {p.size}")
+    return table.assign(**{"seeds passed": passed, "mean leapfrog steps per draw": by_setting["leapfrog steps per draw"].mean().round(1),
                            "mean seconds per fit": by_setting["seconds"].mean().round(0)})
 
 
