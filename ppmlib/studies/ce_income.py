@@ -616,8 +616,8 @@ def _gate_verdict(row) -> str:
 
 
 def gate_plot(ledger_rows, gate_rows=None):
-    """Which fits pass the gate on which seeds (left: every fit at the chapter's settings, from the
-    seed ledger) and the unweighted fit under other NUTS settings (right, from ``ce_gate.json``).
+    """Which fits pass the gate on which seeds (left: every fit, from the seed ledger) and the
+    unweighted fit per NUTS setting (right, from ``ce_gate.json``; grey where a setting was not run).
 
     Returns
     -------
@@ -633,11 +633,13 @@ def gate_plot(ledger_rows, gate_rows=None):
         verdicts.index = [f"Unweighted, adapt_delta {a:g}, warmup {w}" for a, w in verdicts.index]
         panels.append(verdicts)
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.2), squeeze=False)
-    colours = ListedColormap(["#d62728", "#2ca02c"])
-    for ax, panel, title in zip(axes[0], panels, ["every fit, the chapter's settings", "the unweighted fit, other settings"]):
-        passed = panel.eq("pass").to_numpy(float)
-        ax.imshow(passed, cmap=colours, vmin=0, vmax=1, aspect="auto")
-        for (i, j), _ in np.ndenumerate(passed):
+    colours = ListedColormap(["#bbbbbb", "#d62728", "#2ca02c"])   # not run, failed, passed
+    titles = ["every fit, the seed ledger's runs", "the unweighted fit, per NUTS setting"]
+    for ax, panel, title in zip(axes[0], panels, titles):
+        panel = panel.fillna("not run")
+        shade = np.where(panel.eq("not run"), -1.0, panel.eq("pass").to_numpy(float))
+        ax.imshow(shade, cmap=colours, vmin=-1, vmax=1, aspect="auto")
+        for (i, j), _ in np.ndenumerate(shade):
             ax.text(j, i, str(panel.iat[i, j]), ha="center", va="center", fontsize=7, color="white")
         ax.set_xticks(range(panel.shape[1]), panel.columns, rotation=45, ha="right", fontsize=8)
         ax.set_yticks(range(panel.shape[0]), panel.index, fontsize=8)
