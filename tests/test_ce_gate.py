@@ -40,3 +40,12 @@ def test_the_settings_table_says_why_a_fit_failed():
     assert table.loc[(0.95, 1000), "seed 1"] == "3 divergences"
     assert table.loc[(0.95, 1000), "mean leapfrog steps per draw"] == 95.0
     assert table["seeds passed"].tolist() == ["1 of 2", "0 of 2"]
+
+
+def test_two_backends_fits_are_compared_at_the_same_seed_and_setting():
+    row = {"seed": 2017, "adapt_delta": 0.9, "warmup": 1000, "Delta": 9.815, "divergences": 0, "max R-hat": 1.0021,
+           "min bulk ESS": 933, "min tail ESS": 1248, "seconds": 128.5}
+    cmdstan = [row, {**row, "seed": 1, "Delta": 9.269}]
+    assert ce_income.same_fits(cmdstan, [{**row, "seconds": 483.9}]) == (1, 1)      # time is not a draw
+    assert ce_income.same_fits(cmdstan, [{**row, "divergences": 1}, {**row, "seed": 1}]) == (0, 2)
+    assert ce_income.same_fits(cmdstan, [{**row, "warmup": 2000}]) == (0, 0)

@@ -646,3 +646,14 @@ def gate_plot(ledger_rows, gate_rows=None):
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def same_fits(rows, other_rows) -> tuple[int, int]:
+    """How many of ``other_rows``' fits (``benchmarks/ce_gate.py`` rows, e.g. on the other Stan
+    backend) match the fit of ``rows`` at the same seed and setting in Delta, divergences, R-hat
+    and ESS; and how many have such a fit to compare with."""
+    key = ("seed", "adapt_delta", "warmup")
+    shown = ("Delta", "divergences", "max R-hat", "min bulk ESS", "min tail ESS")
+    by_key = {tuple(row[k] for k in key): row for row in rows}
+    pairs = [(by_key[tuple(row[k] for k in key)], row) for row in other_rows if tuple(row[k] for k in key) in by_key]
+    return sum(all(a[s] == b[s] for s in shown) for a, b in pairs), len(pairs)
