@@ -35,6 +35,15 @@ def test_no_margin_where_it_is_undefined():
     assert margin_of(lambda v: v[0] < 1, (0.2, 0.1), (2.0,)) is None  # lengths differ
 
 
+def test_the_way_ends_exactly_on_the_null():
+    # "flattens": after < before, with the null "after = before". a + 1 * (b - a) lands a hair below b
+    # for these two slopes, so the claim held on its own null and the margin came out undefined
+    # (salary ledger, CW at seed 3); the way must end on the null itself
+    before, after = 0.19833031838853796, 0.028260221064757965
+    assert after + 1.0 * (before - after) < before
+    assert margin_of(lambda v: v[1] < v[0] or v[1] < 0.1, (before, after), (before, before)) == pytest.approx(1.0)
+
+
 def test_a_claim_records_its_margin_and_the_one_it_states():
     claims = Claims()
     claims.add("LW's Delta below 0.6 of the Unweighted's", "(ours)", "0.3", lambda r: r < 0.6, value=0.3, null=1.0)

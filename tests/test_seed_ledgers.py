@@ -189,12 +189,29 @@ CHAPTER_LEDGERS = ("dp_definitions_seeds", "vector_weighted_seeds", "reweighting
                    "asymptotic_dp_seeds", "privacy_audit_seeds", "real_wages_seeds")
 """The ledgers of the chapters at their defaults (the lower-tail runs are runs of another setting)."""
 
+OUTSIDE_THE_RULE = {
+    "survey_tables": "its claims are statements over its own seeds (seeds = [1, 2, 3, 4]: 'RMSE ratio < 1 on all 4 "
+                     "seeds'), asserted only at the totals where the committed crossover experiment "
+                     "(survey_crossover.json, 8 seeds, none drawn at random) won on every seed; a ledger over the "
+                     "chapter's seed would rerun the same four",
+    "risk_efficient": "its asserted claims are 'on every seed' of its own list (seeds = [2019, 1, 2, 3]); the "
+                      "chapter's seed table is its ledger, 4 seeds, none drawn at random",
+    "strict_privacy": "its asserted claims are over its own claim_seeds = [1, 2, 3, 4] (a new Poisson database "
+                      "each, exact draws), shown as the chapter's seed table; 4 seeds, none drawn at random",
+}
+"""Chapters that assert claims but have no ledger in the rule, and why: each runs its claims over a
+list of seeds of its own, so its asserted claims already say "on every seed" of that list; none has
+the rule's 8 seeds with 4 drawn at random."""
+
 NOT_RUN = "its ledger predates margins and drawn seeds: not yet rerun on its seeds plus 4 drawn at random"
 DONE = ("attribute_risk_seeds", "dp_definitions_seeds", "multivariate_seeds", "vector_weighted_seeds",
         "privacy_audit_seeds", "real_wages_seeds", "reweighting_seeds", "salary_seeds")
 """The ledgers rerun on their seeds plus 4 drawn at random, margins recorded."""
 PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS if name not in DONE} | {
-    "ce_income_seeds": NOT_RUN + " (about 37 minutes a seed; the ledger has one seed)",
+    "ce_income_seeds": NOT_RUN + (" (the ledger has one seed, from a build at adapt_delta 0.9, now 0.95; a seed is 36 "
+                                  "Stan fits, one fit 1.7-2.5 minutes on cmdstanpy at load 8-12 (ce_gate.json), so "
+                                  "about an hour a seed on the shared machine; the gate over seeds is measured for "
+                                  "the unweighted fit in ce_gate.json)"),
     "against_alternatives_seeds": NOT_RUN + " (about 6 to 9 minutes a seed, 8 seeds)",
     "asymptotic_dp_seeds": NOT_RUN + " (about 10 minutes a seed, 8 seeds)",
 }
@@ -210,7 +227,10 @@ SHORT = {
     },
     "salary_seeds": {
         "CW -> CW_final: bound against weight flattens (or is flat, |slope| < 0.1)":
-            "held on all 8 seeds, but on seed 3 its margin is undefined (None in the ledger): not yet looked into",
+            ("held on all 8 seeds, but on seed 3 its margin is undefined (None in the ledger): margin_of's way "
+             "from the value to the null ended a hair short of the null (a + t (b - a) at t = 1 rounds below b), "
+             "so the claim held on its own null. Fixed in margin_of (test_claims_margin); the ledger's seed 3 "
+             "predates the fix and needs a rerun"),
         "CW -> CW_final: the records that lose weight are those with Delta_i > k Delta":
             "asserted only where some CW record loses weight: 1 of the 8 seeds (drawn at random), held there",
     },
@@ -290,6 +310,13 @@ def test_drawn_seeds_are_reproducible_from_their_recorded_generator():
     # a seed to avoid (one the ledger has) is skipped and the next draw taken
     one = draw_seeds(4, 1)["seeds"]
     assert draw_seeds(4, 1, avoid={one[0]})["seeds"][:3] == one[1:]
+
+
+def test_every_chapter_that_asserts_claims_is_in_the_rule_or_says_why_not():
+    asserting = {path.stem for path in _chapters() if path.exists() and "claims.finish(" in path.read_text()}
+    in_rule = {name.removesuffix("_seeds") for name in CHAPTER_LEDGERS}
+    assert asserting - in_rule == set(OUTSIDE_THE_RULE), "a chapter asserts claims without a ledger in the rule"
+    assert not in_rule & set(OUTSIDE_THE_RULE)
 
 
 @pytest.mark.parametrize("name", CHAPTER_LEDGERS)

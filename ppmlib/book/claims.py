@@ -108,7 +108,7 @@ def margin_of(holds: Callable[[Any], bool], value: Any, null: Any, scale: str = 
     scalar = not isinstance(value, (tuple, list))
 
     def holds_at(t: float) -> bool:
-        point = [a + t * (b - a) for a, b in zip(start, end)]
+        point = [(1 - t) * a + t * b for a, b in zip(start, end)]   # exactly the value at t = 0 and the null at t = 1
         if scale == "log":
             point = [math.exp(v) for v in point]
         try:

@@ -539,3 +539,121 @@ def model_table(by_model: dict, data, *, B: int = 200, seed=0) -> "pd.DataFrame"
                          "mean income": centre[("mean", label)], "90th pct income": centre[("90th pct", label)],
                          "data: mean": centre[("mean", "Data")], "data: 90th pct": centre[("90th pct", "Data")]})
     return pd.DataFrame(rows).set_index(["model", "synthesizer"])
+
+
+GATE_CLAIM = "every fit passes the diagnostics gate"
+"""The claim row of the seed ledger that names the fits failing the gate on a seed."""
+
+
+def gate_by_seed(ledger_rows) -> "pd.DataFrame":
+    """Which of the chapter's fits passed the diagnostics gate on each seed of its ledger.
+
+    Parameters
+    ----------
+    ledger_rows : list of dict
+        The rows of ``benchmarks/results/ce_income_seeds.json``: per seed, the claim
+        :data:`GATE_CLAIM` ("yes", or "no: <the failing fits' labels>; ...").
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per synthesizer (``NAMES``' order), one column per seed (the ledger's order):
+        True where the fit passed.
+
+    Raises
+    ------
+    ValueError
+        The claim names a fit that is not one of the chapter's.
+    """
+    import pandas as pd
+
+    verdicts = {row["seed"]: str(row["value"]) for row in ledger_rows if row["quantity"] == GATE_CLAIM}
+    table = {}
+    for seed, verdict in verdicts.items():
+        failed = verdict.removeprefix("no: ").split(";")[0].split(", ") if verdict.startswith("no") else []
+        unknown = set(failed) - set(LABELS.values())
+        if unknown:
+            raise ValueError(f"seed {seed}: the gate claim names fits that are not the chapter's: {sorted(unknown)}")
+        table[f"seed {seed}"] = {name: LABELS[name] not in failed for name in NAMES}
+    return pd.DataFrame(table, index=list(NAMES))
+
+
+def gate_by_setting(gate_rows) -> "pd.DataFrame":
+    """The unweighted fit's gate per seed and NUTS setting (``benchmarks/ce_gate.py``'s rows).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (adapt_delta, warmup), one column per seed: ``"pass"`` or why the fit failed
+        ("1 divergence", "R-hat 1.012", "ESS 350"), then on how many of its seeds the setting passed,
+        its mean leapfrog steps per draw and its mean seconds per fit.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(gate_rows)
+    frame["verdict"] = [_gate_verdict(row) for _, row in frame.iterrows()]
+    table = frame.pivot_table(index=["adapt_delta", "warmup"], columns="seed", values="verdict", aggfunc="first",
+                              sort=False)
+    table.columns = [f"seed {s}" for s in table.columns]
+    by_setting = frame.groupby(["adapt_delta", "warmup"], sort=False)
+    passed = by_setting["passes"].agg(lambda p: f"{int(p.sum())} of {p.size}")
+    return table.assign(**{"seeds passed": passed, "mean leapfrog steps per draw": by_setting["leapfrog steps per draw"].mean().round(1),
+                           "mean seconds per fit": by_setting["seconds"].mean().round(0)})
+
+
+def _gate_verdict(row) -> str:
+    """"pass", or what failed: divergences, R-hat, ESS."""
+    if row["passes"]:
+        return "pass"
+    why = []
+    if row["divergences"]:
+        why.append(f"{row['divergences']} divergence{'s' if row['divergences'] > 1 else ''}")
+    if row["max R-hat"] >= 1.01:
+        why.append(f"R-hat {row['max R-hat']:.3f}")
+    if min(row["min bulk ESS"], row["min tail ESS"]) < 400:
+        why.append(f"ESS {min(row['min bulk ESS'], row['min tail ESS']):.0f}")
+    return ", ".join(why)
+
+
+def gate_plot(ledger_rows, gate_rows=None):
+    """Which fits pass the gate on which seeds (left: every fit, from the seed ledger) and the
+    unweighted fit per NUTS setting (right, from ``ce_gate.json``; grey where a setting was not run).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    panels = [gate_by_seed(ledger_rows).replace({True: "pass", False: "fails the gate"})]
+    if gate_rows:
+        settings = gate_by_setting(gate_rows)
+        verdicts = settings[[c for c in settings.columns if c.startswith("seed ")]]
+        verdicts.index = [f"Unweighted, adapt_delta {a:g}, warmup {w}" for a, w in verdicts.index]
+        panels.append(verdicts)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.2), squeeze=False)
+    colours = ListedColormap(["#bbbbbb", "#d62728", "#2ca02c"])   # not run, failed, passed
+    titles = ["every fit, the seed ledger's runs", "the unweighted fit, per NUTS setting"]
+    for ax, panel, title in zip(axes[0], panels, titles):
+        panel = panel.fillna("not run")
+        shade = np.where(panel.eq("not run"), -1.0, panel.eq("pass").to_numpy(float))
+        ax.imshow(shade, cmap=colours, vmin=-1, vmax=1, aspect="auto")
+        for (i, j), _ in np.ndenumerate(shade):
+            ax.text(j, i, str(panel.iat[i, j]), ha="center", va="center", fontsize=7, color="white")
+        ax.set_xticks(range(panel.shape[1]), panel.columns, rotation=45, ha="right", fontsize=8)
+        ax.set_yticks(range(panel.shape[0]), panel.index, fontsize=8)
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def same_fits(rows, other_rows) -> tuple[int, int]:
+    """How many of ``other_rows``' fits (``benchmarks/ce_gate.py`` rows, e.g. on the other Stan
+    backend) match the fit of ``rows`` at the same seed and setting in Delta, divergences, R-hat
+    and ESS; and how many have such a fit to compare with."""
+    key = ("seed", "adapt_delta", "warmup")
+    shown = ("Delta", "divergences", "max R-hat", "min bulk ESS", "min tail ESS")
+    by_key = {tuple(row[k] for k in key): row for row in rows}
+    pairs = [(by_key[tuple(row[k] for k in key)], row) for row in other_rows if tuple(row[k] for k in key) in by_key]
+    return sum(all(a[s] == b[s] for s in shown) for a, b in pairs), len(pairs)
