@@ -573,7 +573,7 @@ def gate_by_seed(ledger_rows) -> "pd.DataFrame":
         failed = verdict.removeprefix("no: ").split(";")[0].split(", ") if verdict.startswith("no") else []
         unknown = set(failed) - set(LABELS.values())
         if unknown:
-            raise ValueError(f"seed {seed}: the gate claim names fits that are not the chapter's: {sorted(unknown)}")
+            raise BadArgument(f"seed {seed}: the gate claim names fits that are not the chapter's: {sorted(unknown)}")
         table[f"seed {seed}"] = {name: LABELS[name] not in failed for name in NAMES}
     return pd.DataFrame(table, index=list(NAMES))
 
