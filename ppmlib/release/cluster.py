@@ -191,7 +191,8 @@ def refuse(plan, report) -> None:
         The "nss-bins" scheme, the strict guarantee, a member other than LW, or a report path.
     """
     if plan.bins is not None:
-        raise BadArgument("strict_scheme='nss-bins' runs on one machine; it cannot be combined with client=")
+        raise BadArgument("the strict guarantee's default scheme, strict_scheme='nss-bins', needs every record in one "
+                          "process: it cannot run with client= (give guarantee='local')")
     if plan.guarantee != "local":
         raise BadArgument("client= runs the local guarantee only: the strict guarantee's censored fit clips each "
                           "record's own log-likelihood term, so Stan needs every record in one process and cannot "

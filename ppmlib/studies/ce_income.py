@@ -24,7 +24,8 @@ from __future__ import annotations
 
 __all__ = ["NAMES", "PAPER_NAMES", "LABELS", "PAPER_CG_DELTAS", "ce_lineup", "four_synthesizers", "barycenter",
            "barycenter_table", "resampled_statistic", "dollars", "utility_long", "truncation_sweep",
-           "truncation_table", "cg_sweep", "cg_table", "cg_long", "model_table", "dominated_pairs", "claims"]
+           "truncation_table", "cg_sweep", "cg_table", "cg_long", "model_table", "dominated_pairs", "claims", "gate_by_seed", "gate_by_setting",
+           "gate_plot", "same_fits"]
 
 from typing import TYPE_CHECKING
 
