@@ -851,7 +851,7 @@ class PrivateBounds:
 def private_quantile(log_y: np.ndarray, q: float, epsilon: float, candidates: np.ndarray, rng) -> float:
     """One candidate near the q quantile of log y, by the exponential mechanism: pure epsilon-DP.
 
-    The utility of candidate c is -| #{log y < c} - q n |; adding or removing one record changes it
+    The utility of candidate c is ``-|#{log y < c} - q n|``; adding or removing one record changes it
     by at most max(q, 1 - q) <= 1 (sensitivity 1), so choosing c with probability proportional to
     exp(epsilon u(c) / 2) is epsilon-DP (McSherry and Talwar 2007). Drawn exactly by the Gumbel-max
     trick from the seeded generator (a floating-point draw, not hardened, like the numpy noise).

@@ -142,7 +142,7 @@ class SurveyTable:
     Attributes
     ----------
     table : pandas.DataFrame
-        The complete records the model uses (confidential), with the :data:`ALL` column when no cells are given.
+        The complete records the model uses (confidential), with the ``ALL`` column when no cells are given.
     column, weights : str
         The outcome and its sampling weight.
     cells : tuple of str

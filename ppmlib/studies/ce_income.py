@@ -553,7 +553,7 @@ def gate_by_seed(ledger_rows) -> "pd.DataFrame":
     ----------
     ledger_rows : list of dict
         The rows of ``benchmarks/results/ce_income_seeds.json``: per seed, the claim
-        :data:`GATE_CLAIM` ("yes", or "no: <the failing fits' labels>; ...").
+        ``GATE_CLAIM`` ("yes", or "no: <the failing fits' labels>; ...").
 
     Returns
     -------
