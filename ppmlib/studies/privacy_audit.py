@@ -744,8 +744,8 @@ def audit_noisy_counts(y, epsilon: float, *, trials: int = 20000, bounds=None, w
         bounds = (width * (np.floor(log_y.min() / width) - 1), width * (np.ceil(log_y.max() / width) + 1))
     target = int(np.argmax(log_y))
     worlds = (np.delete(log_y, target), log_y)
-    exact = release_counts(log_y, None, bounds=bounds, width=width, rho=np.inf)
-    column = min(int(np.searchsorted(exact.edges, log_y[target], side="right")) - 1, exact.counts.shape[1] - 1)
+    exact = [release_counts(world, None, bounds=bounds, width=width, rho=np.inf).counts[0] for world in worlds]
+    column = int(np.argmax(exact[1] - exact[0]))            # the bin the mechanism itself puts the record in
     member_seed, noise_seed = seeds(seed, 2)
     member = np.random.default_rng(member_seed).random(trials) < 0.5
     noise = seeds(noise_seed, trials)
