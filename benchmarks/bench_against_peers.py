@@ -322,13 +322,17 @@ def write_results(scratch: Path) -> None:
                "release delta", "covers", "share censored", "seconds", "S_pMSE logit", "S_pMSE CART",
                "overlap mean ($)", "overlap 90th pct ($)", "overlap coefficients", "EMR", "TMR", "gate", "max R-hat",
                "divergences", "min ESS", "SD log y ratio", "coverage 95%", "k draws", "n", "m", "load at start", "load at end", "date"]
-    rows, commands = [], set()
+    by_key, commands = {}, set()
     today = time.strftime("%Y-%m-%d", time.gmtime())
+    # _committed.json sorts first, so a cell this run measured again replaces its committed row
     for cell in sorted(scratch.glob("*.json")):
         kept = json.loads(cell.read_text())
         commands.update(kept["commands"] if "commands" in kept else [kept["command"]])
         # a cell kept from an earlier run carries its date; a new one is today's
-        rows += [{**{c: r.get(c) for c in columns}, "date": r.get("date", today)} for r in kept["rows"]]
+        for r in kept["rows"]:
+            row = {**{c: r.get(c) for c in columns}, "date": r.get("date", today)}
+            by_key[(row["file"], row["seed"] or 1, row["synthesizer"], row["total epsilon"])] = row
+    rows = list(by_key.values())
     rows.sort(key=lambda r: (r["file"], r["total epsilon"] if r["total epsilon"] is not None else -1,
                              r["synthesizer"], r["seed"] or 1))
     _results.record("against_peers", title="ppm-synthesize (its default strict release, strict CM, strict NSS, NSS over bins "
