@@ -98,11 +98,11 @@ def peer_rows(design, totals, args) -> list:
     done = peer_grid(design, totals, delta=args.delta, m=args.m, names=names, seed=args.seed,
                      settings={k: v for k, v in PEER_SETTINGS.items() if k in names})
     table = scores(design, {}, done, delta=args.delta, m=args.m, B=100, seed=args.seed)
-    extra = {(name, E): _frame_measures(design, frames) for (name, E), (frames, _) in done.items()}
+    extra = {(name, E): frame_measures(design, frames) for (name, E), (frames, _) in done.items()}
     return [{**row, **extra.get((row["synthesizer"], row["total epsilon"]), {})} for row in table.to_dict("records")]
 
 
-def _frame_measures(design, frames) -> dict:
+def frame_measures(design, frames) -> dict:
     """The coverage of the analyst's 95% intervals and the synthetic SD of log y over the data's."""
     import numpy as np
 
@@ -160,7 +160,7 @@ def nss_rows(design, totals, args) -> list:
                      "gate": bool(is_ok(done.diagnostics)), "max R-hat": done.diagnostics["max_rhat"],
                      "divergences": done.diagnostics["divergences"],
                      "min ESS": min(done.diagnostics["min_ess_bulk"], done.diagnostics["min_ess_tail"]),
-                     **score(design, frames, B=100, seed=args.seed), **_frame_measures(design, frames)})
+                     **score(design, frames, B=100, seed=args.seed), **frame_measures(design, frames)})
     return rows
 
 
@@ -184,7 +184,7 @@ def nss_bins_rows(design, totals, args) -> list:
                      "covers": "every database (" + ("pure E-DP" if args.mechanism == "laplace" else
                                                      "rho-zCDP") + " of one noisy release)",
                      "seconds": seconds, "gate": None,
-                     **score(design, frames, B=100, seed=args.seed), **_frame_measures(design, frames)})
+                     **score(design, frames, B=100, seed=args.seed), **frame_measures(design, frames)})
     return rows
 
 
@@ -213,7 +213,7 @@ def default_rows(design, totals, args) -> list:
                      "covers": "every database (pure E-DP of one noisy release, bounds included)",
                      "seconds": seconds, "gate": "no fits",
                      **(score(design, frames, B=100, seed=args.seed) if args.seed == 1 else _logit_pmse(design, frames)),
-                     **_frame_measures(design, frames)})
+                     **frame_measures(design, frames)})
     return rows
 
 

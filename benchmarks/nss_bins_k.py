@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _results  # noqa: E402
-from bench_against_peers import FILES, design_of  # noqa: E402
+from bench_against_peers import FILES, design_of, frame_measures  # noqa: E402
 
 
 def width_ratio(data, frames, column, keys) -> float:
@@ -43,10 +43,7 @@ def main() -> None:
     parser.add_argument("--totals", nargs="+", type=float, default=[1.0, 2.0, 5.0, 10.0])
     parser.add_argument("--m", type=int, default=5)
     args = parser.parse_args()
-    import numpy as np
-
     from ppmlib.baselines.peers import frames_of
-    from ppmlib.evaluate.coverage import coverage_rate
     from ppmlib.evaluate.utility import pmse
     from ppmlib.mechanism import nss
     variants = {"mean shape": {"shape": "mean"}, **{f"k = {k}": {"shape": "draws", "k": k}
@@ -66,14 +63,12 @@ def main() -> None:
                     frames = frames_of(done.synthetic, design.data, column)
                     rows.append({"seed": seed, "file": name, "total epsilon": E, "datasets from": label,
                                  "S_pMSE logit": pmse(design.data, frames, interactions=True).summary()["S_pMSE"],
-                                 "SD log y ratio": float(np.mean([f[column].std() for f in frames])
-                                                         / design.data[column].std()),
-                                 "coverage 95%": coverage_rate(design.data, frames, column, list(keys)),
+                                 **frame_measures(design, frames),
                                  "width ratio": width_ratio(design.data, frames, column, list(keys)),
                                  "seconds": seconds})
             print(f"seed {seed} {name} done", flush=True)
     _results.record("nss_bins_k", title="NSS over public bins: the m datasets from the posterior mean shape or "
-                    "from k = 1, 2, m posterior draws (Laplace counts), 4 seeds, public wage files, n = 3,000, m = 5",
+                    f"from k = 1, 2, m posterior draws (Laplace counts), {len(args.seeds)} seeds, public wage files, n = 3,000, m = 5",
                     rows=rows, notes="Each seed draws a new sample of the file, new noise and new synthetic values; "
                     "every variant of a (seed, file, total) cell releases the same noisy counts (the same seed). "
                     "Pure E-DP for every database (add/remove one record), keys released as they are. 'width ratio': "

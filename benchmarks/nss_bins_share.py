@@ -1,8 +1,8 @@
 """The share of the budget that chooses the bins' range: NSS over bins with the range chosen from the
 data (:func:`ppmlib.mechanism.nss.private_bounds`) at shares 0.1 and 0.2 of the total, beside
-the same release on the benchmark's public bounds (no share), on 2 seeds, public wage files.
+the same release on the benchmark's public bounds (no share), on 4 seeds, public wage files.
 
-For seeds 1-2 (each a new sample of n = 3,000 rows, new noise and new synthetic draws), files
+For seeds 1-4 (each a new sample of n = 3,000 rows, new noise and new synthetic draws), files
 cps1988, cpssw8 and psid7682 (``bench_against_peers.FILES``), totals 1, 2, 5 and 10 (Laplace
 counts, pure E-DP for every database as a whole, bounds included; m = 5; every dataset from the
 posterior mean shape, the command's default): S_pMSE (logit with pairwise interactions), the
@@ -19,20 +19,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _results  # noqa: E402
-from bench_against_peers import FILES, design_of  # noqa: E402
+from bench_against_peers import FILES, design_of, frame_measures  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3, 4])
     parser.add_argument("--totals", nargs="+", type=float, default=[1.0, 2.0, 5.0, 10.0])
     parser.add_argument("--shares", nargs="+", type=float, default=[0.1, 0.2])
     parser.add_argument("--m", type=int, default=5)
     args = parser.parse_args()
-    import numpy as np
-
     from ppmlib.baselines.peers import frames_of
-    from ppmlib.evaluate.coverage import coverage_rate
     from ppmlib.evaluate.utility import pmse
     from ppmlib.mechanism import nss
     rows = []
@@ -51,12 +48,11 @@ def main() -> None:
                                  "bounds": "public" if share is None else f"share {share:g}",
                                  "low": float(low), "high": float(high),
                                  "S_pMSE logit": pmse(design.data, frames, interactions=True).summary()["S_pMSE"],
-                                 "SD log y ratio": float(np.mean([f[column].std() for f in frames])
-                                                         / design.data[column].std()),
-                                 "coverage 95%": coverage_rate(design.data, frames, column, list(keys))})
+                                 **frame_measures(design, frames)})
             print(f"seed {seed} {name} done", flush=True)
     _results.record("nss_bins_share", title="NSS over public bins: the bins' range chosen from the data at shares "
-                    "0.1 and 0.2 of the total, or public bounds; 2 seeds, public wage files, n = 3,000, m = 5",
+                    f"{', '.join(f'{x:g}' for x in args.shares)} of the total, or public bounds; {len(args.seeds)} seeds, "
+                    "public wage files, n = 3,000, m = 5",
                     rows=rows, notes="Each seed draws a new sample of the file, new noise and new synthetic values. "
                     "Laplace counts, every dataset from the posterior mean shape; the whole release (bounds "
                     "included) pure E-DP for every database (add/remove one record), keys released as they are. "
