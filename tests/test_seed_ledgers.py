@@ -226,11 +226,6 @@ SHORT = {
             "formula). Elsewhere it has no power (nobody loses) and is reported. More seeds would reach 8",
     },
     "salary_seeds": {
-        "CW -> CW_final: bound against weight flattens (or is flat, |slope| < 0.1)":
-            ("held on all 8 seeds, but on seed 3 its margin is undefined (None in the ledger): margin_of's way "
-             "from the value to the null ended a hair short of the null (a + t (b - a) at t = 1 rounds below b), "
-             "so the claim held on its own null. Fixed in margin_of (test_claims_margin); the ledger's seed 3 "
-             "predates the fix and needs a rerun"),
         "CW -> CW_final: the records that lose weight are those with Delta_i > k Delta":
             "asserted only where some CW record loses weight: 1 of the 8 seeds (drawn at random), held there",
     },
