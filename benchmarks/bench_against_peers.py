@@ -98,8 +98,14 @@ def peer_rows(design, totals, args) -> list:
     done = peer_grid(design, totals, delta=args.delta, m=args.m, names=names, seed=args.seed,
                      settings={k: v for k, v in PEER_SETTINGS.items() if k in names})
     table = scores(design, {}, done, delta=args.delta, m=args.m, B=100, seed=args.seed)
-    extra = {(name, E): frame_measures(design, frames) for (name, E), (frames, _) in done.items()}
-    return [{**row, **extra.get((row["synthesizer"], row["total epsilon"]), {})} for row in table.to_dict("records")]
+    extra = {(name, _total(E)): frame_measures(design, frames) for (name, E), (frames, _) in done.items()}
+    return [{**row, **extra.get((row["synthesizer"], _total(row["total epsilon"])), {})}
+            for row in table.to_dict("records")]
+
+
+def _total(E):
+    """A total epsilon as a key: CART's (no privacy) is None in the grids and NaN in the scores."""
+    return None if E is None or E != E else float(E)
 
 
 def frame_measures(design, frames) -> dict:
@@ -114,6 +120,9 @@ def frame_measures(design, frames) -> dict:
 
 def ppm_rows(design, totals, args) -> list:
     """ppm-synthesize strict (CM, the default model) and local (LW) at every total."""
+    import pandas as pd
+
+    from ppmlib.baselines.peers import frames_of
     from ppmlib.studies.strict_privacy import mechanism_grid, scores
     start = time.perf_counter()
     import ppmlib
@@ -121,6 +130,10 @@ def ppm_rows(design, totals, args) -> list:
     fits = mechanism_grid(design, totals, delta=args.delta, m=args.m, names=("CM", "PPM (local)"),
                           reference_scale=1.0, seed=args.seed, sampler=sampler)
     table = scores(design, fits, {}, delta=args.delta, m=args.m, B=100, seed=args.seed)
+    extra = {(name, _total(E)): {**frame_measures(design, frames_of(result.synthetic, design.data, design.table.column)),
+                                 **_gate(result)} for (name, E), (result, _) in fits.items()}
+    table = pd.DataFrame([{**row, **extra.get((row["synthesizer"], _total(row["total epsilon"])), {})}
+                          for row in table.to_dict("records")])
     table["synthesizer"] = table["synthesizer"].replace(
         {"CM": "ppm-synthesize strict (CM)", "PPM (local)": "ppm-synthesize local (LW)",
          "Unweighted": "unweighted fit (no privacy)"})
@@ -131,6 +144,14 @@ def ppm_rows(design, totals, args) -> list:
     table.loc[local, "seconds"] += base
     print(f"ppm part: {time.perf_counter() - start:.0f} s", flush=True)
     return table.to_dict("records")
+
+
+def _gate(result) -> dict:
+    """A fit's diagnostics as the rows record them, and whether it passes the gate."""
+    from ppmlib.inference.diagnostics import is_ok
+    d = result.diagnostics
+    return {"gate": bool(is_ok(d)), "max R-hat": d["max_rhat"], "divergences": d["divergences"],
+            "min ESS": min(d["min_ess_bulk"], d["min_ess_tail"])}
 
 
 def nss_rows(design, totals, args) -> list:
@@ -229,7 +250,10 @@ def _bins_label(args) -> str:
 
 
 def _variant(args, part: str) -> str:
-    """The cell's name beyond its part: the NSS variant's settings other than the defaults."""
+    """The cell's name beyond its part: the NSS variant's settings other than the defaults, the peers run
+    when some were skipped (so a run of fewer peers keeps its own cell instead of overwriting theirs)."""
+    if part == "peers" and args.skip:
+        return "-" + "-".join(p for p in PEER_NAMES if p not in args.skip)
     if part == "nss":
         return ("-cells" if args.cell_effects else "") + (f"-share{args.share:g}" if args.share != 0.5 else "")
     if part == "nss-bins":

@@ -814,10 +814,12 @@ def coverage_table(table: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Rows: synthesizers; columns: (file, total epsilon); values: the share of the regression's
+        Rows: synthesizers; columns: (file, total epsilon), a total of infinity for the releases
+        without privacy (CART, the unweighted fit); values: the share of the regression's
         coefficients whose combined interval covers the confidential estimate.
     """
-    measured = _numeric(one_run(table), ["coverage 95%", "total epsilon"]).dropna(subset=["coverage 95%", "total epsilon"])
+    measured = _numeric(one_run(table), ["coverage 95%", "total epsilon"]).dropna(subset=["coverage 95%"])
+    measured = measured.fillna({"total epsilon": np.inf})
     return measured.pivot_table(index="synthesizer", columns=["file", "total epsilon"], values="coverage 95%")
 
 
