@@ -52,6 +52,14 @@ def test_claims_by_hand():
     assert not any(r["checked"] for r in unchecked.rows)
 
 
+def test_the_histogram_against_sw_is_asserted_up_to_epsilon_5_and_reported_above():
+    rows = []
+    add = lambda *args, **kwargs: rows.append((args[0], kwargs["checked"], kwargs["value"]))  # noqa: E731
+    alternatives._histogram_beats_sw(add, {1.0: (1.0, 10.0), 5.0: (0.5, 1.0), 20.0: (0.9, 0.9)}, "S_pMSE CART")
+    assert rows == [("the histogram is closer to the data than SW by S_pMSE CART at every epsilon up to 5", True, 2.0),
+                    ("the histogram is closer to the data than SW by S_pMSE CART at epsilon above 5", False, 1.0)]
+
+
 def test_claims_are_reported_when_a_fit_behind_them_misses_the_gate():
     from types import SimpleNamespace
     good = {"max_rhat": 1.001, "min_ess_bulk": 900, "min_ess_tail": 800, "divergences": 0}
