@@ -17,6 +17,8 @@ constant fixed before the data, well below 1/n for n = 3,000), ``--m`` datasets 
   picks), at the per-dataset eps that :func:`ppmlib.mechanism.ledger.solve_per_dataset_epsilon`
   solves for (E, delta, m). Its (E, delta) holds for every database, the whole release,
   removal neighbours.
+* WCM (the strict chapter's weighted censoring): CM of LW's weighted terms, at the same per-dataset
+  eps; strict for LW's weights as given (those come from a fit to this file).
 * ppm-synthesize, local: LW calibrated to the same per-dataset eps (2 Delta = eps). Its ledger
   (basic composition m eps and the zCDP total at delta) holds for this file only.
 * ppm NSS (``--parts nss``): noisy sufficient statistics (:mod:`ppmlib.mechanism.nss`), per cell
@@ -119,7 +121,7 @@ def frame_measures(design, frames) -> dict:
 
 
 def ppm_rows(design, totals, args) -> list:
-    """ppm-synthesize strict (CM, the default model) and local (LW) at every total."""
+    """ppm-synthesize strict (CM, the default model), WCM (CM of LW's weighted terms) and local (LW) at every total."""
     import pandas as pd
 
     from ppmlib.baselines.peers import frames_of
@@ -127,7 +129,7 @@ def ppm_rows(design, totals, args) -> list:
     start = time.perf_counter()
     import ppmlib
     sampler = ppmlib.Sampler(chains=args.chains, draws=args.draws, warmup=args.draws) if args.draws else None
-    fits = mechanism_grid(design, totals, delta=args.delta, m=args.m, names=("CM", "PPM (local)"),
+    fits = mechanism_grid(design, totals, delta=args.delta, m=args.m, names=("CM", "WCM", "PPM (local)"),
                           reference_scale=1.0, seed=args.seed, sampler=sampler)
     table = scores(design, fits, {}, delta=args.delta, m=args.m, B=100, seed=args.seed)
     extra = {(name, _total(E)): {**frame_measures(design, frames_of(result.synthetic, design.data, design.table.column)),
@@ -135,7 +137,8 @@ def ppm_rows(design, totals, args) -> list:
     table = pd.DataFrame([{**row, **extra.get((row["synthesizer"], _total(row["total epsilon"])), {})}
                           for row in table.to_dict("records")])
     table["synthesizer"] = table["synthesizer"].replace(
-        {"CM": "ppm-synthesize strict (CM)", "PPM (local)": "ppm-synthesize local (LW)",
+        {"CM": "ppm-synthesize strict (CM)", "WCM": "ppm strict WCM (LW weights as given)",
+         "PPM (local)": "ppm-synthesize local (LW)",
          "Unweighted": "unweighted fit (no privacy)"})
     table["model"] = design.model
     # the unweighted fit is shared by every total: its time counts once in each strict/local row
