@@ -144,3 +144,30 @@ def test_pilot_and_censored_draw_stay_within_their_renyi_budget_by_quadrature():
             inner = np.array([logsumexp(a * p + (1 - a) * q + np.log(np.gradient(mu))) for p, q in pairs])
             joint = logsumexp(a * log_p_S + (1 - a) * log_q_S + inner + np.log(np.gradient(S_grid))) / (a - 1)
             assert joint <= a * (rho0 / 2 + eps ** 2 / 8) + 1e-6, (j, a, joint)
+
+
+def test_the_command_s_plan_splits_the_total_between_pilot_and_draws():
+    from ppmlib.mechanism.ledger import rho_for_total
+    from ppmlib.release.plan import privacy_plan
+    plan = privacy_plan("strict", total_epsilon=2.0, m=5, log_bounds="0.5,5", pilot_share=0.3)
+    assert plan.pilot.bounds == (0.5, 5.0) and plan.pilot.share == 0.3
+    assert plan.pilot.rho + 5 * plan.epsilon ** 2 / 8 == pytest.approx(rho_for_total(2.0, 1e-6), rel=1e-9)
+    assert plan.pilot.rho == pytest.approx(0.3 * rho_for_total(2.0, 1e-6), rel=1e-9)
+    assert privacy_plan("strict", total_epsilon=2.0, m=5).pilot is None      # no bounds: the fixed centre
+    with pytest.raises(BadArgument, match="pilot_share"):
+        privacy_plan("strict", total_epsilon=2.0, m=5, pilot_share=0.3)          # a share without bounds
+    with pytest.raises(BadArgument, match="pilot_share"):
+        privacy_plan("strict", total_epsilon=2.0, m=5, log_bounds="0.5,5", pilot_share=1.0)
+
+
+def test_the_command_refuses_a_share_outside_0_1_naming_the_flag_and_writes_nothing(tmp_path):
+    import subprocess
+    import sys
+    data = tmp_path / "d.csv"
+    data.write_text("w,g\n" + "\n".join(f"{10 + i % 7},{'ab'[i % 2]}" for i in range(40)))
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "ppmlib.release.command", str(data), "--column", "w", "--predictors",
+                           "g", "--log-bounds", "1,4", "--pilot-share", "1.5", "--out", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode != 0 and "--pilot-share 1.5" in done.stderr, done.stderr
+    assert not out.exists()

@@ -235,7 +235,7 @@ class Ledger:
         return [
             f"guarantee: {self.guarantee}; every number below holds for {self.scope}",
             *fewer,
-            f"not covered: {NOT_COVERED[self.guarantee]}",
+            f"not covered: {self._not_covered}",
             *self._pilot_lines(),
             f"per dataset: epsilon = {self.epsilon:.4g} (epsilon-DP and epsilon-bounded-range, so "
             f"rho = epsilon^2/8 = {bounded_range_rho(self.epsilon):.4g})",
@@ -249,6 +249,13 @@ class Ledger:
     @property
     def _priced(self) -> str:
         return f"m = {self.m} datasets" if self.draws is None else f"k = {self.k} draws"
+
+    @property
+    def _not_covered(self) -> str:
+        text = NOT_COVERED[self.guarantee]
+        if self.pilot_rho > 0:
+            text = text.replace("the unweighted fit's posterior mean", "the pilot's estimate")
+        return text
 
     def _pilot_lines(self) -> list[str]:
         """The pilot's cost and share, and what it does not cover (none without a pilot)."""
@@ -277,7 +284,8 @@ class Ledger:
         eps, dlt = self.total
         return {"guarantee": self.guarantee, "covers": self.scope, "epsilon_per_dataset": self.epsilon, "m": self.m,
                 "k_draws": self.k, "pilot_rho": self.pilot_rho,
-                "basic_composition_epsilon": self.basic_total, "rho_zcdp": self.rho, "delta": self.delta,
+                "basic_composition_epsilon": None if math.isinf(self.basic_total) else self.basic_total,
+                "rho_zcdp": self.rho, "delta": self.delta,
                 "zcdp_epsilon_total": self.zcdp_total, "release_epsilon": eps, "release_delta": dlt,
                 "statement": self.statement()}
 

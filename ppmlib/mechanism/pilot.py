@@ -100,8 +100,8 @@ def check_share(share) -> float:
     """The pilot's share of the release's rho, refused outside (0, 1) with a message naming it."""
     share = _checks.real(share, "pilot_share")
     if not 0.0 < share < 1.0:
-        raise BadArgument(f"pilot_share must lie strictly between 0 and 1 (the share of the release's rho the "
-                          f"pilot spends; the rest goes to the censored draws), got {share:g}")
+        raise BadArgument(f"pilot_share={share:g} must lie strictly between 0 and 1 (the share of the release's rho the "
+                          f"pilot spends; the rest goes to the censored draws)")
     return share
 
 

@@ -61,7 +61,8 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
                encoding: str | None = None, sampler: Sampler | None = None,
                progress: bool = True, guarantee: str = "strict", total_epsilon: float | None = None,
                delta: float = 1e-6, keep=(), format: str | None = None, client=None, strict_scheme: str = "cm",
-               log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None) -> "pipeline.Run":
+               log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None,
+               pilot_share: float | None = None) -> "pipeline.Run":
     """The whole command as one call, by its flags' names: the plan, the data, then the pipeline.
 
     The privacy plan (:func:`ppmlib.release.plan.privacy_plan`) and the draws are checked first,
@@ -76,8 +77,9 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         The data: see :func:`ppmlib.release.data.read` (format "csv", the default, or "parquet").
     guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative, budget
         The plan: see :func:`ppmlib.release.plan.privacy_plan`.
-    strict_scheme, log_bounds, bin_width, posterior_draws
-        The strict scheme ("cm" or "nss-bins") and nss-bins' settings: see :func:`ppmlib.release.plan.privacy_plan`.
+    strict_scheme, log_bounds, bin_width, posterior_draws, pilot_share
+        The strict scheme ("cm" or "nss-bins"), nss-bins' settings and CM's pilot (log_bounds with
+        "cm"): see :func:`ppmlib.release.plan.privacy_plan`.
     sampler, seed, out, report, overwrite, allow_failed_fits, progress
         The run: see :func:`ppmlib.release.pipeline.synthesize`.
     client : str or distributed.Client, optional
@@ -90,7 +92,7 @@ def synthesize(data, column: str, *, model: str = "auto", predictors=(), weighti
         (a run over a cluster: :func:`ppmlib.release.cluster.run`'s results).
     """
     plan = privacy_plan(guarantee, weighting, epsilon, total_epsilon, delta, m, radius, relative, budget,
-                        strict_scheme, log_bounds, bin_width, posterior_draws)
+                        strict_scheme, log_bounds, bin_width, posterior_draws, pilot_share)
     if client is not None and plan.bins is not None:
         raise ValueError("strict_scheme='nss-bins' runs on one machine; it cannot be combined with client=")
     sampler = _sampler(sampler)
@@ -248,6 +250,7 @@ def _call(args):
         encoding=args.encoding, sampler=_sampler_of(args), guarantee=args.guarantee,
         total_epsilon=args.total_epsilon, delta=args.delta, keep=args.keep, format=args.format, client=args.client,
         strict_scheme=args.strict_scheme, log_bounds=args.log_bounds, bin_width=args.bin_width,
+        pilot_share=args.pilot_share,
         posterior_draws=args.posterior_draws)
 
 

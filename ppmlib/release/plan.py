@@ -166,6 +166,8 @@ class Plan:
         The most m * epsilon the release may cost.
     bins : Bins or None
         The "nss-bins" scheme's settings (then ``members`` is empty: no fit runs).
+    pilot : CMPilot or None
+        CM's pilot (given ``log_bounds``): the window follows the data (:mod:`ppmlib.mechanism.pilot`).
     """
     guarantee: str
     members: tuple
@@ -175,12 +177,32 @@ class Plan:
     delta: float
     budget: float | None = None
     bins: Bins | None = None
+    pilot: "CMPilot | None" = None
+
+
+@dataclass(frozen=True)
+class CMPilot:
+    """CM's pilot, fixed before the data are read: its share of the release's rho, rho_0 and the public bounds.
+
+    Attributes
+    ----------
+    share : float
+        In (0, 1).
+    rho : float
+        rho_0 = share times the release's rho.
+    bounds : (float, float)
+        Public (low, high) of log y.
+    """
+    share: float
+    rho: float
+    bounds: tuple
 
 
 def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: float | None = None,
                  total_epsilon: float | None = None, delta: float = 1e-6, m: int = 20, radius: float | None = None,
                  relative: bool = False, budget: float | None = None, strict_scheme: str = "cm",
-                 log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None) -> Plan:
+                 log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None,
+                 pilot_share: float | None = None) -> Plan:
     """The plan of a guarantee: the lineup, the released member, the per-dataset epsilon, checked.
 
     "strict" releases CM (every record's term censored, :mod:`ppmlib.mechanism.censoring`): each
@@ -208,6 +230,9 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
     log_bounds, bin_width, posterior_draws
         "nss-bins" only: the public bounds of log y (required), the bins' width (default
         :data:`BIN_WIDTH`), and k (default: every dataset from the posterior mean shape). See :class:`Bins`.
+        With "cm", ``log_bounds`` turns on CM's pilot (:class:`CMPilot`): ``pilot_share`` (default
+        :data:`ppmlib.mechanism.pilot.PILOT_SHARE`) of the release's rho buys a noisy estimate the
+        censoring window is centred on; the per-dataset epsilon then comes from the rest.
 
     Returns
     -------
@@ -221,7 +246,11 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
         raise BadArgument(f"unknown guarantee {guarantee!r}; choose one of {', '.join(GUARANTEES)}")
     if strict_scheme not in STRICT_SCHEMES:
         raise BadArgument(f"unknown strict_scheme {strict_scheme!r}; choose one of {', '.join(STRICT_SCHEMES)}")
-    if strict_scheme != "cm" or (log_bounds, bin_width, posterior_draws) != (None, None, None):
+    if pilot_share is not None and (strict_scheme != "cm" or log_bounds is None or guarantee != "strict"):
+        raise BadArgument("pilot_share= is CM's pilot's share of the release's rho: give it with guarantee='strict', "
+                          "strict_scheme='cm' and log_bounds=LOW,HIGH (the pilot's public bounds of log y)")
+    if strict_scheme != "cm" or (bin_width, posterior_draws) != (None, None) or (
+            log_bounds is not None and guarantee != "strict"):
         return _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsilon, delta, m, budget,
                           log_bounds, bin_width, posterior_draws)
     if epsilon is not None and total_epsilon is not None:
@@ -237,9 +266,25 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
                           "releases CM (give guarantee='local' to use them)")
     else:
         released = _strict_key("cm")
+        pilot = None
+        if log_bounds is not None:
+            epsilon, pilot = _cm_pilot(log_bounds, pilot_share, epsilon, total_epsilon, delta, m)
         epsilon = STRICT_EPSILON if epsilon is None else _checks.real(epsilon, "epsilon", low=0, low_open=True)
         members = ("Unweighted", _lineup.member(released, epsilon=epsilon))
+        return Plan(guarantee, members, released, epsilon, m, delta, check_budget(budget, epsilon, m), pilot=pilot)
     return Plan(guarantee, members, released, epsilon, m, delta, check_budget(budget, epsilon, m))
+
+
+def _cm_pilot(log_bounds, pilot_share, epsilon, total_epsilon, delta, m) -> tuple:
+    """(per-dataset epsilon, CMPilot): the total split by the share, or rho_0 from a given (or default) epsilon."""
+    from ppmlib.mechanism.pilot import PILOT_SHARE, check_share, split_budget
+    share = check_share(PILOT_SHARE if pilot_share is None else pilot_share)
+    bounds = _bounds(log_bounds)
+    if total_epsilon is not None:
+        epsilon, rho0 = split_budget(total_epsilon, delta, m, share)
+        return epsilon, CMPilot(share, rho0, bounds)
+    epsilon = STRICT_EPSILON if epsilon is None else _checks.real(epsilon, "epsilon", low=0, low_open=True)
+    return epsilon, CMPilot(share, share / (1.0 - share) * m * epsilon ** 2 / 8.0, bounds)
 
 
 def _strict_key(strict_scheme: str) -> str:
@@ -384,7 +429,12 @@ def strict_arguments(parser) -> None:
                              "predictors, the whole release pure --total-epsilon-DP; no model fits)")
     parser.add_argument("--log-bounds", default=None, metavar="LOW,HIGH",
                         help="nss-bins: public bounds of the log of --column, chosen before seeing the data (values "
-                             "outside are top- and bottom-coded); required with nss-bins")
+                             "outside are top- and bottom-coded); required with nss-bins. With cm: turns on the "
+                             "pilot, a noisy estimate of log y's location and scale within these bounds that the "
+                             "censoring window is centred on")
+    parser.add_argument("--pilot-share", type=float, default=None, metavar="S",
+                        help="cm with --log-bounds: the share of the release's rho spent on the pilot, in (0, 1) "
+                             "(default 0.2, measured on public wage files)")
     parser.add_argument("--bin-width", type=float, default=None, metavar="W",
                         help=f"nss-bins: the public bins' width on the log scale (default {BIN_WIDTH:g})")
     parser.add_argument("--posterior-draws", type=int, default=None, metavar="K",
