@@ -86,6 +86,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2025)
     parser.add_argument("--scratch", default="/tmp/pilot_window_rows.jsonl")
     parser.add_argument("--name", default="pilot_window")
+    parser.add_argument("--record-only", action="store_true", help="record the rows already in --scratch, fit nothing")
     args = parser.parse_args()
     import ppmlib
     scratch = Path(args.scratch)
@@ -96,7 +97,7 @@ def main() -> None:
     bases = {}
     jobs = [(name, v, E, args.share) for E in args.totals for name in args.files for v in args.variants]
     jobs += [(name, "CM pilot", args.share_total, s) for s in args.shares for name in args.files]
-    for name, variant, E, share in jobs:     # totals first: every file gets the small totals before the large
+    for name, variant, E, share in [] if args.record_only else jobs:     # totals first: every file gets the small totals before the large
         if (name, E, variant, share if variant == "CM pilot" else 0.0) in seen:
             continue
         design = designs[name]
