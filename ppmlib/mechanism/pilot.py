@@ -16,7 +16,8 @@ How theta_hat is made (public bounds (low, high) of the model's y, chosen before
    block is rho_0/2-zCDP (Gaussian mechanism, Bun and Steinke 2016; OpenDP's privacy map gives the
    same rho, tests/test_pilot.py). A cell whose noisy mean has sd s_L / n_c at most
    :data:`OWN_LOCATION_SD` (on the z scale) has its own location; every other cell takes the pooled
-   mean (the noisy sums added up: post-processing).
+   one: its row of X times the least-squares fit of every cell's noisy mean on its row, weighted
+   by n_c (the model's main effects, pooled over the cells: post-processing).
 3. Scale, rho_0 / 2: the sum over records of min(|z_i - m_c(i)|, 1), m the step-2 locations, plus
    N(0, s_A^2), s_A = 1 / sqrt(rho_0) (sensitivity 1; adaptive composition: step 2 is released).
    sigma_hat = half sqrt(pi / 2) (the noisy sum / n), floored at :data:`SCALE_FLOOR` (z scale):
@@ -164,7 +165,8 @@ def pilot(y, X, *, bounds, rho: float, seed, share: float | None = None) -> Pilo
     noise_sd = 1.0 / math.sqrt(rho)                      # each block rho / 2 = 1 / (2 noise_sd^2)
     sums = np.bincount(cell, weights=z, minlength=n_c.size) + rng.normal(0.0, noise_sd, n_c.size)
     own = noise_sd / n_c <= OWN_LOCATION_SD
-    location = np.clip(np.where(own, sums / n_c, sums.sum() / y.size), -1.0, 1.0)
+    pooled = rows @ _weighted_lstsq(rows, sums / n_c, n_c)    # the main-effects fit of every cell's noisy sum
+    location = np.clip(np.where(own, sums / n_c, pooled), -1.0, 1.0)
     spread = np.minimum(np.abs(z - location[cell]), 1.0).sum() + rng.normal(0.0, noise_sd)
     sigma = half * math.sqrt(math.pi / 2.0) * max(spread / y.size, SCALE_FLOOR)
     beta = _weighted_lstsq(rows, centre + half * location, n_c)
