@@ -534,7 +534,7 @@ def start_point(start) -> dict:
     if isinstance(start, dict):
         return start
     if not isinstance(start, Fit):
-        raise BadArgument(f"start must be a Fit of the same model, got {type(start).__name__}")
+        raise BadArgument(f"start must be a Fit of the same model or a point (name -> value), got {type(start).__name__}")
     return {name: start.draws[name].mean(axis=0).tolist() for name in start.model.params}
 
 
