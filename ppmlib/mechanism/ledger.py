@@ -282,8 +282,9 @@ class Ledger:
         dict
         """
         eps, dlt = self.total
+        pilot = {"pilot_rho": self.pilot_rho} if self.pilot_rho > 0 else {}     # only a release with a pilot has one
         return {"guarantee": self.guarantee, "covers": self.scope, "epsilon_per_dataset": self.epsilon, "m": self.m,
-                "k_draws": self.k, "pilot_rho": self.pilot_rho,
+                "k_draws": self.k, **pilot,
                 "basic_composition_epsilon": None if math.isinf(self.basic_total) else self.basic_total,
                 "rho_zcdp": self.rho, "delta": self.delta,
                 "zcdp_epsilon_total": self.zcdp_total, "release_epsilon": eps, "release_delta": dlt,
