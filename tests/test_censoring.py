@@ -197,10 +197,11 @@ def test_a_censored_fit_started_at_the_unweighted_fit_finds_the_data():
     assert censored_share(started.log_lik, started.weights, started.censoring) < 0.9
 
 
-def test_a_start_must_be_a_fit():
+def test_a_start_must_be_a_fit_or_a_point():
     from ppmlib.inference.posterior import start_point
     with pytest.raises(ValueError, match="start must be a Fit"):
-        start_point({"beta": [1.0]})
+        start_point([1.0])
+    assert start_point({"beta": [1.0]}) == {"beta": [1.0]}      # a point (the pilot's estimate) as it is
 
 
 def test_the_lineup_starts_a_censored_member_at_its_unweighted_fit(counts):

@@ -14,7 +14,7 @@ import pytest
 MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "evaluate.disclosure", "mechanism.guarantee", "evaluate.utility", "seeding",
            "release", "release.publish", "datasets.ce_like", "datasets.salary_like", "datasets.simulate", "inference.exact", "evaluate.audit", "inference.parallel", "plots",
            "inference.backends", "mechanism.synthesis", "inference.posterior", "mechanism.reweighting", "mechanism.calibration", "models.families", "progress", "mechanism.lineup", "mechanism.schemes", "datasets.design", "datasets.example",
-           "baselines.peers", "errors", "mechanism.censoring", "mechanism.ledger", "models.censoring", "mechanism.nss", "models.bins", "models.cells",
+           "baselines.peers", "errors", "mechanism.censoring", "mechanism.ledger", "models.censoring", "mechanism.nss", "mechanism.pilot", "models.bins", "models.cells",
            # the book's tooling
            "book.rerun", "book.bookcheck", "book.provenance", "book.claims", "book.results",
            # one study per chapter

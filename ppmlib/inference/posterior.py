@@ -522,16 +522,19 @@ def start_point(start) -> dict:
 
     Parameters
     ----------
-    start : Fit
-        A fit of the same family (same parameter shapes).
+    start : Fit or dict
+        A fit of the same family (same parameter shapes), or the point itself (name -> value,
+        e.g. a censored release's pilot estimate), returned as it is.
 
     Returns
     -------
     dict
         Parameter name -> posterior mean (float or list), for every parameter of the family.
     """
+    if isinstance(start, dict):
+        return start
     if not isinstance(start, Fit):
-        raise BadArgument(f"start must be a Fit of the same model, got {type(start).__name__}")
+        raise BadArgument(f"start must be a Fit of the same model or a point (name -> value), got {type(start).__name__}")
     return {name: start.draws[name].mean(axis=0).tolist() for name in start.model.params}
 
 

@@ -18,7 +18,10 @@ more than epsilon (weighted) worse than it could be fitted, and never for a draw
 ``centring="zero"`` is r_i = 0, the paper's literal censoring of the likelihood into
 [exp(-epsilon/2), exp(epsilon/2)]: a log-density is rarely within epsilon/2 of 0 (a Poisson
 count near 100 has log p about -3.2), so nearly every record is censored and the posterior falls
-back to the prior. The chapter measures both (book/strict_privacy.md).
+back to the prior. The chapter measures both (book/strict_privacy.md). ``centring="pilot"`` (with
+``at``, a released estimate theta_hat: :mod:`ppmlib.mechanism.pilot`) is r_i = log p(y_i | theta_hat):
+the window follows the data, no record is censored at theta_hat, and the pilot's rho_0 is added
+to the ledger's; theta_hat is a released DP output, so each draw stays epsilon-DP given it.
 
 s_i by family (``Family.best_log_lik``): Poisson, the saturated
 log-likelihood at lambda = y_i; negative binomial, the same Poisson value (its supremum over phi

@@ -175,12 +175,19 @@ class Ledger:
         k, the posterior draws the m datasets come from (1 <= k <= m; dataset j uses draw
         ceil(j k / m)): the extra datasets are post-processing, so the release costs k draws.
         None: one draw per dataset (k = m).
+    pilot_rho : float
+        rho_0 of a censored release's pilot (:mod:`ppmlib.mechanism.pilot`: Gaussian noise, zCDP
+        only), added to the draws' rho; 0: no pilot. With a pilot there is no pure total.
+    pilot : str, optional
+        The pilot in one line (:meth:`ppmlib.mechanism.pilot.Pilot.describe`), for the statement.
     """
     guarantee: str
     epsilon: float
     m: int
     delta: float
     draws: int | None = None
+    pilot_rho: float = 0.0
+    pilot: str | None = None
 
     @property
     def k(self) -> int:
@@ -194,13 +201,14 @@ class Ledger:
 
     @property
     def basic_total(self) -> float:
-        """k epsilon: the release is (k epsilon, 0)-DP by basic composition (k = m unless fewer draws)."""
-        return self.k * self.epsilon
+        """k epsilon: the release is (k epsilon, 0)-DP by basic composition (k = m unless fewer draws);
+        infinite with a pilot (its Gaussian noise has no pure epsilon)."""
+        return math.inf if self.pilot_rho > 0 else self.k * self.epsilon
 
     @property
     def rho(self) -> float:
-        """k epsilon^2 / 8: the release's zCDP parameter (k = m unless fewer draws)."""
-        return self.k * bounded_range_rho(self.epsilon)
+        """rho_0 + k epsilon^2 / 8: the release's zCDP parameter (k = m unless fewer draws; rho_0 the pilot's)."""
+        return self.pilot_rho + self.k * bounded_range_rho(self.epsilon)
 
     @property
     def zcdp_total(self) -> float:
@@ -223,22 +231,40 @@ class Ledger:
         fewer = [] if self.draws is None else [
             f"the m = {self.m} datasets come from k = {self.k} posterior draws (dataset j from draw ceil(j k / m)); "
             f"the extra datasets are post-processing, so k draws are priced"]
+        draws = 'm' if self.draws is None else 'k'
         return [
             f"guarantee: {self.guarantee}; every number below holds for {self.scope}",
             *fewer,
-            f"not covered: {NOT_COVERED[self.guarantee]}",
+            f"not covered: {self._not_covered}",
+            *self._pilot_lines(),
             f"per dataset: epsilon = {self.epsilon:.4g} (epsilon-DP and epsilon-bounded-range, so "
             f"rho = epsilon^2/8 = {bounded_range_rho(self.epsilon):.4g})",
             *self._local_lines(),
-            f"basic composition of {self._priced}: ({self.basic_total:.4g}, 0)-DP",
-            f"zCDP composition: rho = {'m' if self.draws is None else 'k'} epsilon^2/8 = {self.rho:.4g}, i.e. "
-            f"({self.zcdp_total:.4g}, {self.delta:.3g})-DP",
+            *([] if self.pilot_rho > 0 else [f"basic composition of {self._priced}: ({self.basic_total:.4g}, 0)-DP"]),
+            f"zCDP composition: rho = {'rho_0 + ' if self.pilot_rho > 0 else ''}{draws} epsilon^2/8 = {self.rho:.4g}, "
+            f"i.e. ({self.zcdp_total:.4g}, {self.delta:.3g})-DP",
             f"the release as a whole: ({eps:.4g}, {dlt:.3g})-DP for {self.scope}",
         ]
 
     @property
     def _priced(self) -> str:
         return f"m = {self.m} datasets" if self.draws is None else f"k = {self.k} draws"
+
+    @property
+    def _not_covered(self) -> str:
+        text = NOT_COVERED[self.guarantee]
+        if self.pilot_rho > 0:
+            text = text.replace("the unweighted fit's posterior mean", "the pilot's estimate")
+        return text
+
+    def _pilot_lines(self) -> list[str]:
+        """The pilot's cost and share, and what it does not cover (none without a pilot)."""
+        if self.pilot_rho <= 0:
+            return []
+        return [f"{self.pilot or 'pilot'}: rho_0 = {self.pilot_rho:.4g} of the release's rho = {self.rho:.4g} "
+                f"(share {self.pilot_rho / self.rho:.3g}), for every database; it does not cover the keys' cell "
+                f"counts (released as they are) nor the public bounds; its noise is a seeded numpy draw at the "
+                f"Gaussian mechanism's scale (not floating-point hardened); each draw is epsilon-DP given the pilot"]
 
     def _local_lines(self) -> list[str]:
         """The local guarantee's own numbers: epsilon = 2 Delta, and the replace-one cost."""
@@ -256,14 +282,17 @@ class Ledger:
         dict
         """
         eps, dlt = self.total
+        pilot = {"pilot_rho": self.pilot_rho} if self.pilot_rho > 0 else {}     # only a release with a pilot has one
         return {"guarantee": self.guarantee, "covers": self.scope, "epsilon_per_dataset": self.epsilon, "m": self.m,
-                "k_draws": self.k,
-                "basic_composition_epsilon": self.basic_total, "rho_zcdp": self.rho, "delta": self.delta,
+                "k_draws": self.k, **pilot,
+                "basic_composition_epsilon": None if math.isinf(self.basic_total) else self.basic_total,
+                "rho_zcdp": self.rho, "delta": self.delta,
                 "zcdp_epsilon_total": self.zcdp_total, "release_epsilon": eps, "release_delta": dlt,
                 "statement": self.statement()}
 
 
-def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "strict", draws: int | None = None) -> Ledger:
+def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "strict", draws: int | None = None,
+           pilot_rho: float = 0.0, pilot: str | None = None) -> Ledger:
     """The ledger of m datasets at ``epsilon`` each.
 
     Parameters
@@ -278,6 +307,8 @@ def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "str
         A key of :data:`SCOPES`.
     draws : int, optional
         k posterior draws for the m datasets, 1 <= k <= m (None: k = m).
+    pilot_rho, pilot : float, str
+        A censored release's pilot: its rho_0 (>= 0; only under a strict guarantee) and its description.
 
     Returns
     -------
@@ -304,7 +335,10 @@ def ledger(epsilon: float, m: int, *, delta: float = 1e-6, guarantee: str = "str
                           "(rho = m epsilon^2 / 8 is not a finite number); give a smaller epsilon")
     if draws is not None:
         draws = check_draws(draws, m)
-    return Ledger(guarantee, epsilon, m, delta, draws)
+    pilot_rho = _checks.real(pilot_rho, "pilot_rho", low=0)
+    if pilot_rho > 0 and guarantee == "local":
+        raise BadArgument("a pilot centres a censored (strict) release's window; the local guarantee has none")
+    return Ledger(guarantee, epsilon, m, delta, draws, pilot_rho, pilot)
 
 
 def check_draws(k: int, m: int) -> int:
@@ -483,8 +517,10 @@ def of_release(synthesis, delta: float = 1e-6, *, m: int | None = None) -> "Ledg
                                   mean_shape=getattr(synthesis, "shape", "draws") == "mean",
                                   bounds_epsilon=0.0 if bounds is None else float(bounds.epsilon),
                                   bounds_share=None if bounds is None else float(bounds.share))
+    pilot = getattr(synthesis, "pilot", None)
     return ledger(float(synthesis.epsilon), m, delta=delta, guarantee=getattr(synthesis, "guarantee", "local"),
-                  draws=getattr(synthesis, "k_draws", None))
+                  draws=getattr(synthesis, "k_draws", None), pilot_rho=0.0 if pilot is None else pilot.rho,
+                  pilot=None if pilot is None else pilot.describe())
 
 
 def solve_per_dataset_epsilon(total_epsilon: float, delta: float, m: int) -> float:

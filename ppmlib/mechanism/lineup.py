@@ -293,7 +293,8 @@ def _censoring_epsilon(member: Member, ctx: Context) -> float:
 def _censored(member: Member, ctx: Context, scheme: str, **extra) -> Synthesis:
     return _plain(member, ctx, scheme, epsilon=_censoring_epsilon(member, ctx),
                   centring=_setting(member, "centring", "best"),
-                  reference_scale=_setting(member, "reference_scale", 1.0), start=_start(ctx), **extra)
+                  reference_scale=_setting(member, "reference_scale", 1.0), start=_start(ctx),
+                  pilot=_setting(member, "pilot", None), **extra)
 
 
 def _start(ctx: Context):
@@ -349,7 +350,7 @@ _STEPS = {
     "cw": Kind(_cw, matchable=True, settings=("radius", "relative", "c", "g", "g_start", "rtol", "max_iter")),
     "sw": Kind(_sw, needs_base=True, matchable=True, settings=("a", "rtol", "max_iter", "known")),
     "final": Kind(_final, needs_base=True, settings=("tau", "k0", "max_iter")),
-    "cm": Kind(_cm, matchable=True, settings=("epsilon", "centring", "reference_scale")),
+    "cm": Kind(_cm, matchable=True, settings=("epsilon", "centring", "reference_scale", "pilot")),
     "wcm": Kind(_wcm, needs_base=True, matchable=True, settings=("epsilon", "centring", "reference_scale", "c", "g")),
     "strict_weighted": Kind(_strict_weighted, matchable=True,
                             settings=("epsilon", "centring", "reference_scale", "box", "c")),

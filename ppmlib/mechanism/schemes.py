@@ -147,7 +147,7 @@ class Scheme:
         return {**self.settings, **given}
 
     def recorded(self, settings: dict) -> dict:
-        """The settings a :class:`ppmlib.Synthesis` records: the scalar ones (no base, weights, box, keys or start).
+        """The settings a :class:`ppmlib.Synthesis` records: the scalar ones (no base, weights, box, keys, start or pilot).
 
         Parameters
         ----------
@@ -158,7 +158,7 @@ class Scheme:
         -------
         dict
         """
-        return {k: settings[k] for k in self.settings if k not in ("base", "weights", "box", "keys", "start")}
+        return {k: settings[k] for k in self.settings if k not in ("base", "weights", "box", "keys", "start", "pilot")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,8 +218,9 @@ def _ones(y: np.ndarray, s: dict) -> np.ndarray:
 
 
 #: Settings of every censored scheme: the per-draw epsilon, the centring, the normal families' public scale,
-#: and the fit (or Synthesis) whose posterior mean starts the chains (None: Stan's random start).
-_CENSORED = {"epsilon": REQUIRED, "centring": "best", "reference_scale": 1.0, "start": None}
+#: the fit (or Synthesis) whose posterior mean starts the chains (None: Stan's random start), and the
+#: pilot (:class:`ppmlib.mechanism.pilot.Pilot`; given: the window is centred on its estimate, the chains start there).
+_CENSORED = {"epsilon": REQUIRED, "centring": "best", "reference_scale": 1.0, "start": None, "pilot": None}
 # the identification-risk schemes (risk-efficient paper): the intruder's radius on y's scale and known variables
 _IR_SETTINGS = {"radius": REQUIRED, "relative": False, "keys": None, "c": 1.0, "g": 0.0}
 _IR_NEEDS = ("radius is the intruder's matching radius on y's scale (relative=True: a share of abs(y_i)); "

@@ -66,6 +66,8 @@ class Synthesis:
     k_draws : int or None
         k: the m datasets come from k <= m draws (:func:`ppmlib.mechanism.censoring.with_k_draws`;
         the ledger prices k). None: one draw per dataset.
+    pilot : ppmlib.mechanism.pilot.Pilot or None
+        The censored window's pilot (its rho is added to the ledger's); None: a fixed centre.
     """
     name: str
     scheme: str
@@ -80,6 +82,7 @@ class Synthesis:
     guarantee: str = "local"
     share_censored: float | None = None
     k_draws: int | None = None
+    pilot: object = None
 
     @property
     def diagnostics(self) -> dict:
@@ -210,16 +213,21 @@ def _censored(fam, y, X, alpha, sampler, fit_and_synthesis_seeds, prior, m, reso
     if resolved["q"] != 1.0:
         raise BadArgument(f"scheme {chosen.kind!r} is censored: its guarantee needs every draw, so q must be 1, "
                          f"got {resolved['q']:g}")
-    cens = censoring(fam, y, X, alpha, resolved["epsilon"], centring=resolved["centring"],
-                     reference_scale=resolved["reference_scale"])
+    pilot = resolved["pilot"]
+    if pilot is not None and set(pilot.theta) != set(fam.params):
+        raise BadArgument(f"pilot= estimates the normal model's parameters; model {fam.name!r} has {fam.params}")
+    cens = censoring(fam, y, X, alpha, resolved["epsilon"], centring="pilot" if pilot else resolved["centring"],
+                     reference_scale=resolved["reference_scale"], at=pilot.theta if pilot else None)
     fit_seed, synthesis_seed = fit_and_synthesis_seeds
     start = resolved["start"].fit if isinstance(resolved["start"], Synthesis) else resolved["start"]
+    start = pilot.start() if pilot else start
     posterior = _fit(fam, y, X, alpha, sampler, fit_seed, fam.check_prior(prior), censoring=cens, start=start)
     terms = posterior.censored_log_lik
     bounds = np.abs(terms).max(axis=0)
     share = censored_share(posterior.log_lik, alpha, cens)
     return Synthesis(name, chosen.kind, recorded, alpha, posterior, bounds, float(bounds.max()), cens.epsilon,
-                     posterior.synthesize(m, synthesis_seed), guarantee=chosen.guarantee, share_censored=share)
+                     posterior.synthesize(m, synthesis_seed), guarantee=chosen.guarantee, share_censored=share,
+                     pilot=pilot)
 
 
 def match_delta(make: Callable[[float], Synthesis], target: float, start: float, low: float, high: float,

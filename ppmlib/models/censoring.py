@@ -16,8 +16,9 @@ import numpy as np
 from ppmlib import _checks
 from ppmlib.errors import BadArgument
 
-#: The centrings :func:`censoring` knows: "best" (the window's top at the record's best log-likelihood) and "zero".
-CENTRINGS = ("best", "zero")
+#: The centrings :func:`censoring` knows: "best" (the window's top at the record's best log-likelihood), "zero",
+#: and "pilot" (the window centred on the record's log-likelihood at a released estimate, ``at``).
+CENTRINGS = ("best", "zero", "pilot")
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,7 +44,8 @@ class Censoring:
         return self.epsilon / 2.0
 
 
-def censoring(model, y, X, weights, epsilon: float, *, centring: str = "best", reference_scale: float = 1.0) -> Censoring:
+def censoring(model, y, X, weights, epsilon: float, *, centring: str = "best", reference_scale: float = 1.0,
+              at: dict | None = None) -> Censoring:
     """The censoring of the alpha-weighted model at ``epsilon``: window and centres.
 
     Parameters
@@ -57,9 +59,12 @@ def censoring(model, y, X, weights, epsilon: float, *, centring: str = "best", r
     epsilon : float
         Per-draw epsilon, > 0.
     centring : str
-        "best" or "zero" (module docstring).
+        One of :data:`CENTRINGS` (:mod:`ppmlib.mechanism.censoring`).
     reference_scale : float
         The public sigma_ref of the normal and mixture families' best log-likelihood, > 0.
+    at : dict, optional
+        "pilot" only (and required there): the family's parameters at the released estimate,
+        one draw (draw axis first); shift_i = alpha_i log p(y_i | at), so u_i = 0 at ``at``.
 
     Returns
     -------
@@ -68,12 +73,18 @@ def censoring(model, y, X, weights, epsilon: float, *, centring: str = "best", r
     Raises
     ------
     ValueError
-        epsilon <= 0 or not finite, an unknown centring, a reference scale <= 0.
+        epsilon <= 0 or not finite, an unknown centring, a reference scale <= 0, "pilot" without
+        ``at`` (or ``at`` with another centring).
     """
     epsilon = _checks.real(epsilon, "epsilon", low=0, low_open=True)
     if centring not in CENTRINGS:
         raise BadArgument(f"centring must be one of {CENTRINGS}, got {centring!r}")
+    if (centring == "pilot") != (at is not None):
+        raise BadArgument("centring='pilot' centres the window on a released estimate: give it as at= "
+                          "(and give at= with centring='pilot' only)")
     weights = _checks.weights(weights, np.shape(y)[0])
+    if centring == "pilot":
+        return Censoring(epsilon, weights * np.asarray(model.log_lik(at, y, X))[0], centring)
     if centring == "zero":
         return Censoring(epsilon, np.zeros(weights.size), centring)
     best = model.best_log_lik(y, X, reference_scale=reference_scale)
