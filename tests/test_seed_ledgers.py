@@ -219,13 +219,6 @@ PENDING = {name: NOT_RUN for name in CHAPTER_LEDGERS if name not in DONE} | {
 The test asks each to fail the rule still, so a ledger leaves this list when it is rerun."""
 
 SHORT = {
-    "reweighting_seeds": {
-        "LW -> LW_final: the records that lose weight are those with Delta_i > k Delta":
-            "asserted only where some LW record loses weight (the search ends at k < 1), which happened on 3 of "
-            "the 8 seeds (1 of the 4 drawn at random); there it held with its margin 0 (a consequence of the "
-            "formula). Elsewhere it has no power (nobody loses) and is reported. The chapter now reports it on every "
-            "seed; this ledger predates that and is being rerun",
-    },
 }
 """Per ledger, the asserted claims that break the rule on its seeds, and why: their chapters must
 report them (``checked=False`` with the reason) or state a margin they keep. The test asks each to

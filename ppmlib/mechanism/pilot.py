@@ -18,7 +18,7 @@ How theta_hat is made (public bounds (low, high) of the model's y, chosen before
    :data:`OWN_LOCATION_SD` (on the z scale) has its own location; every other cell takes the pooled
    one: its row of X times the least-squares fit of every cell's noisy mean on its row, weighted
    by n_c (the model's main effects, pooled over the cells: post-processing).
-3. Scale, rho_0 / 2: the sum over records of min(|z_i - m_c(i)|, 1), m the step-2 locations, plus
+3. Scale, rho_0 / 2: the sum over records of ``min(abs(z_i - m_c(i)), 1)``, m the step-2 locations, plus
    N(0, s_A^2), s_A = 1 / sqrt(rho_0) (sensitivity 1; adaptive composition: step 2 is released).
    sigma_hat = half sqrt(pi / 2) (the noisy sum / n), floored at :data:`SCALE_FLOOR` (z scale):
    the mean absolute deviation of a normal is sigma sqrt(2 / pi).
