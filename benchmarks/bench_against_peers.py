@@ -100,7 +100,11 @@ def peer_rows(design, totals, args) -> list:
     done = peer_grid(design, totals, delta=args.delta, m=args.m, names=names, seed=args.seed,
                      settings={k: v for k, v in PEER_SETTINGS.items() if k in names})
     table = scores(design, {}, done, delta=args.delta, m=args.m, B=100, seed=args.seed)
-    extra = {(name, _total(E)): frame_measures(design, frames) for (name, E), (frames, _) in done.items()}
+    return _with_measures(table, {(name, E): frame_measures(design, frames) for (name, E), (frames, _) in done.items()})
+
+
+def _with_measures(table, extra: dict) -> list:
+    """The score table's rows, each with the measures ``extra`` holds for its (synthesizer, total E)."""
     return [{**row, **extra.get((row["synthesizer"], _total(row["total epsilon"])), {})}
             for row in table.to_dict("records")]
 
@@ -134,8 +138,7 @@ def ppm_rows(design, totals, args) -> list:
     table = scores(design, fits, {}, delta=args.delta, m=args.m, B=100, seed=args.seed)
     extra = {(name, _total(E)): {**frame_measures(design, frames_of(result.synthetic, design.data, design.table.column)),
                                  **_gate(result)} for (name, E), (result, _) in fits.items()}
-    table = pd.DataFrame([{**row, **extra.get((row["synthesizer"], _total(row["total epsilon"])), {})}
-                          for row in table.to_dict("records")])
+    table = pd.DataFrame(_with_measures(table, extra))
     table["synthesizer"] = table["synthesizer"].replace(
         {"CM": "ppm-synthesize strict (CM)", "WCM": "ppm strict WCM (LW weights as given)",
          "PPM (local)": "ppm-synthesize local (LW)",
@@ -162,7 +165,6 @@ def nss_rows(design, totals, args) -> list:
     import numpy as np
 
     from ppmlib.baselines.peers import frames_of
-    from ppmlib.inference.diagnostics import is_ok
     from ppmlib.inference.posterior import Sampler
     from ppmlib.mechanism import nss
     from ppmlib.studies.against_alternatives import score
@@ -181,10 +183,7 @@ def nss_rows(design, totals, args) -> list:
         rows.append({"synthesizer": label, "model": "normal cells, noisy statistics",
                      "total epsilon": E, "release epsilon": eps, "release delta": dlt,
                      "covers": "every database (rho-zCDP of one noisy release)", "seconds": seconds,
-                     "gate": bool(is_ok(done.diagnostics)), "max R-hat": done.diagnostics["max_rhat"],
-                     "divergences": done.diagnostics["divergences"],
-                     "min ESS": min(done.diagnostics["min_ess_bulk"], done.diagnostics["min_ess_tail"]),
-                     **score(design, frames, B=100, seed=args.seed), **frame_measures(design, frames)})
+                     **_gate(done), **score(design, frames, B=100, seed=args.seed), **frame_measures(design, frames)})
     return rows
 
 

@@ -53,7 +53,8 @@ OWN_LOCATION_SD = 0.05
 #: The smallest scale the pilot states, on the z scale (the noisy sum can come out near 0 or below).
 SCALE_FLOOR = 1e-3
 
-#: The share of the release's rho the pilot spends by default (measured: benchmarks/results/pilot_window.json).
+#: The share of the release's rho the pilot spends by default: a starting value, not yet measured
+#: (benchmarks/results/pilot_window.json ran this share only).
 PILOT_SHARE = 0.2
 
 

@@ -319,6 +319,7 @@ def _scheme_of(guarantee: str, strict_scheme, epsilon) -> str | None:
 
 def _cm_pilot(log_bounds, pilot_share, epsilon, total_epsilon, delta, m) -> tuple:
     """(per-dataset epsilon, CMPilot): the total split by the share, or rho_0 from a given (or default) epsilon."""
+    from ppmlib.mechanism.ledger import bounded_range_rho
     from ppmlib.mechanism.pilot import PILOT_SHARE, check_share, split_budget
     share = check_share(PILOT_SHARE if pilot_share is None else pilot_share)
     bounds = _bounds(log_bounds)
@@ -326,7 +327,7 @@ def _cm_pilot(log_bounds, pilot_share, epsilon, total_epsilon, delta, m) -> tupl
         epsilon, rho0 = split_budget(total_epsilon, delta, m, share)
         return epsilon, CMPilot(share, rho0, bounds)
     epsilon = STRICT_EPSILON if epsilon is None else _checks.real(epsilon, "epsilon", low=0, low_open=True)
-    return epsilon, CMPilot(share, share / (1.0 - share) * m * epsilon ** 2 / 8.0, bounds)
+    return epsilon, CMPilot(share, share / (1.0 - share) * m * bounded_range_rho(epsilon), bounds)
 
 
 def _strict_key(strict_scheme: str) -> str:
