@@ -12,7 +12,7 @@ from ppmlib.errors import BadArgument
 from ppmlib.mechanism import guarantee as G
 from ppmlib.mechanism.ledger import cdp_epsilon, ledger
 from ppmlib.mechanism.nss import opendp_gaussian
-from ppmlib.mechanism.pilot import check_share, pilot, split_budget
+from ppmlib.mechanism.pilot import check_share, count_pilot, pilot, split_budget
 from ppmlib.models.censoring import censored_share, censored_terms, censoring
 from ppmlib.models.families import family
 
@@ -179,3 +179,25 @@ def test_the_command_refuses_a_share_outside_0_1_naming_the_flag_and_writes_noth
                           capture_output=True, text=True)
     assert done.returncode != 0 and "--pilot-share 1.5" in done.stderr, done.stderr
     assert not out.exists()
+
+
+def test_the_count_pilot_s_noise_is_opendp_s_gaussian_at_sensitivity_bound():
+    """One record moves the clipped sum by at most the bound: OpenDP's map at that sensitivity is rho."""
+    y = np.random.default_rng(0).poisson(100, 500)
+    for rho in (0.001, 0.05, 3.0):
+        found = count_pilot(y, bound=200.0, rho=rho, seed=1)
+        assert opendp_gaussian(found.noise_sd).map(200.0) == pytest.approx(rho, rel=1e-9)
+
+
+def test_without_noise_the_count_pilot_is_the_clipped_mean_and_centres_the_window():
+    y = np.r_[np.random.default_rng(1).poisson(100, 999), 5000]          # one record far above the bound
+    found = count_pilot(y, bound=200.0, rho=1e12, seed=1)
+    assert found.theta["lambda"][0] == pytest.approx(np.minimum(y, 200).mean(), abs=1e-3)
+    assert found.theta["lambda"][0] < y.mean() - 4                        # the outlier is clipped, not averaged
+    fam = family("poisson")
+    cens = censoring(fam, y, None, np.ones(y.size), 0.2, centring="pilot", at=found.theta)
+    at = fam.log_lik({"lambda": found.theta["lambda"]}, y, None)
+    assert np.all(censored_terms(at, np.ones(y.size), cens) == 0)         # nothing censored at lambda_hat
+    assert censored_share(fam.log_lik({"lambda": np.array([130.0])}, y, None), np.ones(y.size), cens) > 0.5
+    assert found.start() == {"lambda": pytest.approx(found.theta["lambda"][0])}
+    assert "noisy mean of the counts" in found.describe()

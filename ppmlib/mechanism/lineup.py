@@ -351,7 +351,8 @@ _STEPS = {
     "sw": Kind(_sw, needs_base=True, matchable=True, settings=("a", "rtol", "max_iter", "known")),
     "final": Kind(_final, needs_base=True, settings=("tau", "k0", "max_iter")),
     "cm": Kind(_cm, matchable=True, settings=("epsilon", "centring", "reference_scale", "pilot")),
-    "wcm": Kind(_wcm, needs_base=True, matchable=True, settings=("epsilon", "centring", "reference_scale", "c", "g")),
+    "wcm": Kind(_wcm, needs_base=True, matchable=True,
+                settings=("epsilon", "centring", "reference_scale", "pilot", "c", "g")),
     "strict_weighted": Kind(_strict_weighted, matchable=True,
                             settings=("epsilon", "centring", "reference_scale", "box", "c")),
 }

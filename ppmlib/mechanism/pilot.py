@@ -35,7 +35,8 @@ against floating-point attacks (Mironov 2012). The pilot holds public and noisy 
 """
 from __future__ import annotations
 
-__all__ = ["OWN_LOCATION_SD", "SCALE_FLOOR", "PILOT_SHARE", "Pilot", "pilot", "check_share", "split_budget"]
+__all__ = ["OWN_LOCATION_SD", "SCALE_FLOOR", "PILOT_SHARE", "Pilot", "pilot", "count_pilot", "check_share",
+           "split_budget"]
 
 import math
 from dataclasses import dataclass
@@ -87,11 +88,15 @@ class Pilot:
 
     def start(self) -> dict:
         """Where the chains start: theta_hat, parameter name -> value (list or float)."""
-        return {"beta": self.theta["beta"][0].tolist(), "sigma": float(self.theta["sigma"][0])}
+        return {name: value[0].tolist() if np.ndim(value) > 1 else float(value[0]) for name, value in self.theta.items()}
 
     def describe(self) -> str:
         """The pilot in one line, for the release's statement (public values only)."""
         share = "" if self.share is None else f"share {self.share:g} of the release's rho, "
+        if "lambda" in self.theta:
+            return (f"pilot: {share}rho_0 = {self.rho:.4g} on a noisy mean of the counts clipped to the public bound "
+                    f"{self.bounds[1]:g}; Gaussian noise of sd {self.noise_sd:.4g} (sensitivity {self.bounds[1]:g}); "
+                    f"the censoring window is centred on it")
         return (f"pilot: {share}rho_0 = {self.rho:.4g} on a noisy location ({self.own} of {self.cells} public cells "
                 f"their own, the rest pooled) and scale of y clipped to the public bounds ({self.bounds[0]:g}, "
                 f"{self.bounds[1]:g}); Gaussian noise of sd {self.noise_sd:.4g} (sensitivity 1) on each of two blocks; "
@@ -173,6 +178,47 @@ def pilot(y, X, *, bounds, rho: float, seed, share: float | None = None) -> Pilo
     beta = _weighted_lstsq(rows, centre + half * location, n_c)
     return Pilot({"beta": beta[None, :], "sigma": np.array([sigma])}, rho,
                  None if share is None else check_share(share), (low, high), noise_sd, int(n_c.size), int(own.sum()))
+
+
+def count_pilot(y, *, bound: float, rho: float, seed, share: float | None = None) -> Pilot:
+    """The pilot estimate of the Poisson model's rate: rho-zCDP for every database.
+
+    The sum of the counts clipped to [0, bound] (``bound`` public, chosen before the data: one record
+    moves it by at most ``bound``) plus N(0, s^2), s = bound / sqrt(2 rho) (Gaussian mechanism), over
+    n, floored at ``bound`` times :data:`SCALE_FLOOR`. As for :func:`pilot`, n is treated as public.
+
+    Parameters
+    ----------
+    y : array, shape (n,)
+        Counts, confidential.
+    bound : float
+        The public upper bound of a count, > 0.
+    rho : float
+        rho_0, > 0.
+    seed : int
+        Seeds the noise.
+    share : float, optional
+        The share of the release's rho that rho_0 is, recorded for the statement.
+
+    Returns
+    -------
+    Pilot
+        ``theta = {"lambda": array([lambda_hat])}``; one cell.
+
+    Examples
+    --------
+    >>> found = count_pilot([98, 103, 120, 500], bound=200, rho=1e12, seed=1)   # almost no noise: the clipped mean
+    >>> round(float(found.theta["lambda"][0]), 3)
+    130.25
+    """
+    y = _checks.counts(y)
+    bound = _checks.real(bound, "bound", low=0, low_open=True)
+    rho = _checks.real(rho, "rho", low=0, low_open=True)
+    noise_sd = bound / math.sqrt(2.0 * rho)
+    noisy = np.minimum(y, bound).sum() + np.random.default_rng(_checks.seed(seed)).normal(0.0, noise_sd)
+    rate = max(noisy / y.size, bound * SCALE_FLOOR)
+    return Pilot({"lambda": np.array([rate])}, rho, None if share is None else check_share(share), (0.0, bound),
+                 noise_sd, 1, 1)
 
 
 def _weighted_lstsq(rows: np.ndarray, values: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -215,7 +215,7 @@ def _censored(fam, y, X, alpha, sampler, fit_and_synthesis_seeds, prior, m, reso
                          f"got {resolved['q']:g}")
     pilot = resolved["pilot"]
     if pilot is not None and set(pilot.theta) != set(fam.params):
-        raise BadArgument(f"pilot= estimates the normal model's parameters; model {fam.name!r} has {fam.params}")
+        raise BadArgument(f"pilot= estimates {sorted(pilot.theta)}; model {fam.name!r} has {fam.params}")
     cens = censoring(fam, y, X, alpha, resolved["epsilon"], centring="pilot" if pilot else resolved["centring"],
                      reference_scale=resolved["reference_scale"], at=pilot.theta if pilot else None)
     fit_seed, synthesis_seed = fit_and_synthesis_seeds
