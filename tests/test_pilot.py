@@ -201,3 +201,4 @@ def test_without_noise_the_count_pilot_is_the_clipped_mean_and_centres_the_windo
     assert censored_share(fam.log_lik({"lambda": np.array([130.0])}, y, None), np.ones(y.size), cens) > 0.5
     assert found.start() == {"lambda": pytest.approx(found.theta["lambda"][0])}
     assert "noisy mean of the counts" in found.describe()
+

@@ -22,7 +22,7 @@ paper's utility (the Wasserstein barycenter of the m datasets' resampling distri
 """
 from __future__ import annotations
 
-__all__ = ["NAMES", "PAPER_NAMES", "LABELS", "PAPER_CG_DELTAS", "ce_lineup", "four_synthesizers", "barycenter",
+__all__ = ["NAMES", "PAPER_NAMES", "LABELS", "PAPER_CG_DELTAS", "ASSERT_CLAIMS", "ce_lineup", "four_synthesizers", "barycenter",
            "barycenter_table", "resampled_statistic", "dollars", "utility_long", "truncation_sweep",
            "truncation_table", "cg_sweep", "cg_table", "cg_long", "model_table", "dominated_pairs", "claims", "gate_by_seed", "gate_by_setting",
            "gate_plot", "same_fits"]
@@ -390,13 +390,25 @@ def dominated_pairs(configs) -> list:
             if i != j and (ci, gi) != (cj, gj) and gi >= gj and ci + gi >= cj + gj]
 
 
+#: Whether the chapter asserts its claims. It reports them: the book asserts a claim only when it keeps
+#: its margin on 8 seeds, 4 drawn at random (tests/test_seed_ledgers.py), and a seed of this chapter is
+#: 36 Stan fits, about an hour on the build machine, so its ledger holds one seed (2017).
+ASSERT_CLAIMS = False
+
+
+def _asserted(ok: bool) -> bool:
+    """A claim is asserted when its fits pass the gate and the chapter asserts claims at all."""
+    return ASSERT_CLAIMS and bool(ok)
+
+
 def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rtol: float,
            truncation_tol: float = 0.15, sweep: list | None = None, into: Claims | None = None) -> Claims:
     """The CE paper's statements (sections 3.1, 4.2, 4.3) checked on this chapter's results.
 
     Each asserted claim names the quantity it tests and that quantity without the effect it is
-    about (:meth:`ppmlib.book.claims.Claims.add`); a claim is asserted only when every fit it is computed from
-    passes the diagnostics gate (:func:`ppmlib.inference.diagnostics.is_ok`), otherwise it is reported. The
+    about (:meth:`ppmlib.book.claims.Claims.add`); a claim would be asserted only when every fit it is computed
+    from passes the diagnostics gate (:func:`ppmlib.inference.diagnostics.is_ok`), and only while
+    :data:`ASSERT_CLAIMS` is true; today every claim is reported (why: :data:`ASSERT_CLAIMS`). The
     paper's statements are about its four synthesizers (``PAPER_NAMES``); LW_final's utility
     beside LW's, SW's matching (it holds by construction), the paper's full (c, g) order and the
     truncation's "little different" (it holds without any truncation too) are reported.
@@ -444,7 +456,7 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
     # with room for the spread
     c.add("Unweighted's Delta clearly above the three weighted synthesizers'", "sec. 4.2, Fig. 2: Unweighted clearly highest",
           f"Unweighted / largest weighted = {ratio:.2f}", lambda v: v > 1.2, value=ratio, null=1.0,
-          checked=all(passes[k] for k in PAPER_NAMES))
+          checked=_asserted(all(passes[k] for k in PAPER_NAMES)))
     # reported: CW's isolation weights also catch the tail's tiny incomes; CW fell below LW on one seed of
     # eight with Dirichlet(3) mixing (on none of eight with Dirichlet(6))
     c.add(f"{cw}'s Delta above {lw}'s", "sec. 4.2, Fig. 2: CW 'only slightly higher' than DPweighted",
@@ -460,7 +472,7 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
                         ("CW", "sec. 4.2, Fig. 4: CW's utility worse, 'especially … the 90th quantile'")):
         c.add(f"{LABELS[name]} further from the data's 90th percentile than {lw}", paper,
               f"|gap| {name} ${err[name]:,.0f} vs LW ${err['LW']:,.0f}", lambda v: v > 0,
-              value=err[name] - err["LW"], null=0.0, checked=passes[name] and passes["LW"])
+              value=err[name] - err["LW"], null=0.0, checked=_asserted(passes[name] and passes["LW"]))
     if "LW_final" in results:
         c.add("LW_final, at LW's Delta, no further from the data's 90th percentile than LW",
               "2025 paper: re-weighting at equal Delta improves utility",
@@ -475,7 +487,7 @@ def claims(results: dict, long, trunc: "pd.DataFrame", cg: "pd.DataFrame", *, rt
         c.add(f"truncating draws at q = {mildest:g} changes Delta by less than {100 * truncation_tol:.0f}%",
               "sec. 3.1: the truncated bound is 'little different'",
               "change " + ", ".join(f"{100 * change[q]:.1f}% at q = {q:g}" for q in trunc.index if q < 1),
-              lambda v: v < truncation_tol, value=float(change[mildest]), null=0.0, checked=passes["LW"])
+              lambda v: v < truncation_tol, value=float(change[mildest]), null=0.0, checked=_asserted(passes["LW"]))
     return c
 
 
@@ -500,7 +512,7 @@ def _map_claims(c: Claims, cg: "pd.DataFrame", sweep: list | None) -> None:
         c.add("Delta falls when the scale c falls at a fixed shift g, or g falls at a fixed c",
               "sec. 4.3, Table 2: Delta falls with the scale c and the shift g",
               f"{sum(level[i] > level[j] for i, j in pairs)} of {len(pairs)} pairs (smallest fall {rise:.2f}){over}: "
-              + ", ".join(f"{v:.2f}" for v in level), lambda v: v > 0, value=float(rise), null=0.0, checked=gated)
+              + ", ".join(f"{v:.2f}" for v in level), lambda v: v > 0, value=float(rise), null=0.0, checked=_asserted(gated))
     c.add("Delta decreases along the paper's (c, g) sequence, in its order",
           "sec. 4.3, Table 2: 10.10, 8.16, 7.30, 6.09, 5.71", ", ".join(f"{v:.2f}" for v in deltas),
           bool(np.all(np.diff(deltas) < 0)), checked=False)
