@@ -238,7 +238,20 @@ def _claim_inputs(cw_diag=GOOD):
     return results, long, trunc, cg, sweep
 
 
-def test_claims_state_their_nulls_and_assert_only_with_power():
+@pytest.fixture
+def asserting(monkeypatch):
+    """The claims as the chapter would assert them with a ledger in the margin rule (ASSERT_CLAIMS true)."""
+    monkeypatch.setattr(ce_income, "ASSERT_CLAIMS", True)
+
+
+def test_the_chapter_reports_every_claim_without_a_ledger_in_the_rule():
+    results, long, trunc, cg, sweep = _claim_inputs()
+    rows = ce_income.claims(results, long, trunc, cg, rtol=0.05, truncation_tol=0.15, sweep=sweep).rows
+    assert not any(r["checked"] for r in rows)
+    assert sum(r["holds"] for r in rows) >= 5            # still computed and shown
+
+
+def test_claims_state_their_nulls_and_assert_only_with_power(asserting):
     results, long, trunc, cg, sweep = _claim_inputs()
     claims = ce_income.claims(results, long, trunc, cg, rtol=0.05, truncation_tol=0.15, sweep=sweep)
     rows = {r["claim"]: r for r in claims.rows}
@@ -263,7 +276,7 @@ def test_claims_state_their_nulls_and_assert_only_with_power():
     claims.finish(check_claims=True)
 
 
-def test_claims_on_a_fit_that_fails_the_gate_are_reported():
+def test_claims_on_a_fit_that_fails_the_gate_are_reported(asserting):
     results, long, trunc, cg, sweep = _claim_inputs(cw_diag=BAD)
     claims = ce_income.claims(results, long, trunc, cg, rtol=0.05, sweep=sweep)
     checked = {r["claim"]: r["checked"] for r in claims.rows}
