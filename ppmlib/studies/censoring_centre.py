@@ -240,11 +240,12 @@ def centre_figure(table: pd.DataFrame):
     info = _info(table)
     fig, axes = plt.subplots(1, len(CENTRES), figsize=(11, 3.4), sharey=True)
     for ax, centre in zip(axes, CENTRES):
-        for label, colour in (("PPM", "k"), (f"CM {centre}", "tab:blue"), (f"WCM {centre}", "tab:orange")):
+        for label, colour, style in (("PPM", "k", "-o"), (f"CM {centre}", "tab:blue", "-o"),
+                                     (f"WCM {centre}", "tab:orange", "--s")):
             by_total = info[label].groupby(level="total epsilon")
             x = np.array(sorted(by_total.groups))
             ax.fill_between(x, by_total.min().loc[x], by_total.max().loc[x], color=colour, alpha=0.2, lw=0)
-            ax.plot(x, by_total.median().loc[x], "-o", ms=3, color=colour, label=label.split(" ")[0])
+            ax.plot(x, by_total.median().loc[x], style, ms=3, color=colour, label=label.split(" ")[0])
         ax.set_xscale("log")
         ax.set_title(f"centre: {centre}" + (" (not private)" if centre == ORACLE else ""), fontsize=9)
         ax.set_xlabel(r"total $\varepsilon$")
