@@ -17,7 +17,7 @@ dataset: this database only) beside CM and WCM with each of four centres:
 
 Utility is the *information about the data*: the unweighted posterior's variance over the mean
 squared distance of the scheme's draws from the unweighted posterior's mean. It is the information
-kept of :func:`ppmlib.studies.strict_privacy.claims` (the precision ratio) when the scheme's
+kept of ``ppmlib.studies.strict_privacy.claims`` (the precision ratio) when the scheme's
 posterior is centred where the unweighted one is, and less when it is narrow about another rate,
 as a window centred on a noisy estimate can make it. The pull toward the prior is measured as there.
 """
