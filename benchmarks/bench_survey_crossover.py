@@ -11,15 +11,19 @@ too little budget and the weights shrink the posterior towards the prior.
 
 Run: ``python benchmarks/bench_survey_crossover.py [--totals ...] [--seeds ...] [--m 5]``
 (about 10 s a (total, seed) here; writes ``benchmarks/results/survey_crossover.json``).
+``--add --random K [--entropy E]`` keeps the file's rows and adds K seeds drawn at random (the
+generator and its entropy recorded in the file's ``drawn``), as the seed ledgers do.
 """
 import argparse
+import json
 import os
 import time
 
 import numpy as np
 import pandas as pd
 
-from _results import record
+from _chapter_seeds import draw_seeds
+from _results import RESULTS, record
 from ppmlib.errors import DataRefused
 from ppmlib.evaluate.survey import combined_table, weighted_table
 from ppmlib.mechanism.survey import survey_synthesizer
@@ -52,11 +56,21 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="*", default=SEEDS)
     parser.add_argument("--m", type=int, default=5)
     parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--add", action="store_true", help="keep the result file's rows and seeds")
+    parser.add_argument("--random", type=int, default=0, help="seeds drawn at random, beside --seeds")
+    parser.add_argument("--entropy", type=int, default=None, help="the random seeds' generator")
     args = parser.parse_args()
     data = survey_tables.nhis()
     joint, laplace = survey_tables.METHODS[0], survey_tables.METHODS[2]
-    rows = []
-    for seed in args.seeds:
+    earlier = json.loads((RESULTS / "survey_crossover.json").read_text()) if args.add else {}
+    rows, drawn = list(earlier.get("rows", [])), list(earlier.get("drawn", []))
+    done = {row["seed"] for row in rows}
+    seeds = [seed for seed in args.seeds if seed not in done]
+    if args.random:
+        drawn.append(draw_seeds(args.random, args.entropy, avoid=done | set(args.seeds)))
+        print(f"drawn at random: seeds {drawn[-1]['seeds']} ({drawn[-1]['generator']})", flush=True)
+        seeds += drawn[-1]["seeds"]
+    for seed in seeds:
         no_privacy = floor(data, args.m, seed, args.draws)
         for total in args.totals:
             start = time.perf_counter()
@@ -75,7 +89,11 @@ def main():
     record("survey_crossover", rows=rows,
            title="Survey tables: RMSE of the synthetic (y, w) table and of the Laplace table over total epsilon",
            notes=f"NHIS extract (18,790 persons), 8 cells, m = {args.m} datasets at epsilon / m each, "
-                 f"{args.draws} exact draws; the no-privacy RMSE is the same synthesizer with alpha = 1.")
+                 f"{args.draws} exact draws; the no-privacy RMSE is the same synthesizer with alpha = 1."
+                 + "".join(f" Seeds {d['seeds']} drawn at random by {d['generator']}." for d in drawn)
+                 + (f" Rows of seeds {sorted(done)} kept from the run of {earlier['date']} ({earlier['command']})."
+                    if done else ""),
+           extra={"drawn": drawn} if drawn else None)
 
 
 if __name__ == "__main__":

@@ -192,7 +192,7 @@ CHAPTER_LEDGERS = ("dp_definitions_seeds", "vector_weighted_seeds", "reweighting
 OUTSIDE_THE_RULE = {
     "survey_tables": "its claims are statements over its own seeds (seeds = [1, 2, 3, 4]: 'RMSE ratio < 1 on all 4 "
                      "seeds'), asserted only at the totals where the committed crossover experiment "
-                     "(survey_crossover.json, 8 seeds, none drawn at random) won on every seed; a ledger over the "
+                     "(survey_crossover.json, 12 seeds, 4 drawn at random) won on every seed; a ledger over the "
                      "chapter's seed would rerun the same four",
     "risk_efficient": "its asserted claims are 'on every seed' of its own list (seeds = [2019, 1, 2, 3]); the "
                       "chapter's seed table is its ledger, 4 seeds, none drawn at random",
