@@ -76,8 +76,8 @@ def main() -> None:
     parser.add_argument("--files", nargs="+", default=list(FILES))
     parser.add_argument("--totals", nargs="+", type=float, default=[0.5, 1.0, 2.0, 5.0])
     parser.add_argument("--share", type=float, default=0.2)
-    parser.add_argument("--shares", nargs="*", type=float, default=[], help="more pilot shares, at --share-total")
-    parser.add_argument("--share-total", type=float, default=1.0)
+    parser.add_argument("--shares", nargs="*", type=float, default=[], help="more pilot shares, at each --share-totals")
+    parser.add_argument("--share-totals", nargs="+", type=float, default=[1.0])
     parser.add_argument("--variants", nargs="+", default=["CM fixed centre", "CM pilot"])
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--draws", type=int, default=500, help="NUTS draws (and warm-up) per chain, 4 chains")
@@ -96,7 +96,7 @@ def main() -> None:
     designs = {name: design_of(name, args.n, args.seed) for name in args.files}
     bases = {}
     jobs = [(name, v, E, args.share) for E in args.totals for name in args.files for v in args.variants]
-    jobs += [(name, "CM pilot", args.share_total, s) for s in args.shares for name in args.files]
+    jobs += [(name, "CM pilot", E, s) for E in args.share_totals for s in args.shares for name in args.files]
     for name, variant, E, share in [] if args.record_only else jobs:     # totals first: every file gets the small totals before the large
         if (name, E, variant, share if variant == "CM pilot" else 0.0) in seen:
             continue

@@ -181,6 +181,22 @@ def test_the_command_refuses_a_share_outside_0_1_naming_the_flag_and_writes_noth
     assert not out.exists()
 
 
+def test_cm_s_pilot_refuses_bounds_that_exclude_the_data_in_the_command_s_words_before_any_fit(tmp_path, capsys,
+                                                                                               monkeypatch):
+    from ppmlib.inference import backends
+    from ppmlib.release import command
+    monkeypatch.setattr(backends, "sample", lambda *a, **k: pytest.fail("a fit was started"))
+    data = tmp_path / "d.csv"
+    data.write_text("w,g\n" + "\n".join(f"{10 + i % 7},{'ab'[i % 2]}" for i in range(40)))
+    out = tmp_path / "out"
+    assert command.main([str(data), "--column", "w", "--predictors", "g", "--strict-scheme", "cm", "--log-bounds",
+                         "5,9", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--log-bounds" in err and "bounds=" not in err, err
+    assert "100%" not in err                                 # the share they exclude is the data's, never said
+    assert not out.exists() and not list(tmp_path.glob("out*"))
+
+
 def test_the_count_pilot_s_noise_is_opendp_s_gaussian_at_sensitivity_bound():
     """One record moves the clipped sum by at most the bound: OpenDP's map at that sensitivity is rho."""
     y = np.random.default_rng(0).poisson(100, 500)

@@ -160,7 +160,8 @@ def noise_scales(rho: float, share: float) -> tuple[float, float]:
 def check_bounds(log_y: np.ndarray, bounds, name: str = "bounds") -> tuple[float, float]:
     """The public bounds, refused when they are not ordered or clip more than half the records.
 
-    The refusal is an input check outside the guarantee (it says only that the bounds were wrong).
+    The refusal is an input check outside the guarantee. It says only that the bounds were wrong, never
+    what share of the records they exclude (a statistic of the confidential data).
 
     Parameters
     ----------
@@ -183,8 +184,8 @@ def check_bounds(log_y: np.ndarray, bounds, name: str = "bounds") -> tuple[float
         raise BadArgument(f"{name}= must satisfy low < high, got ({low:g}, {high:g})")
     outside = float(np.mean((log_y < low) | (log_y > high)))
     if outside > MAX_CLIPPED:
-        raise DataRefused(f"the public bounds ({low:g}, {high:g}) exclude {outside:.0%} of the records' log values "
-                          f"(more than {MAX_CLIPPED:.0%}): choose {name}= that cover the data's range")
+        raise DataRefused(f"the public bounds ({low:g}, {high:g}) exclude more than {MAX_CLIPPED:.0%} of the records' "
+                          f"log values: choose {name}= that cover the data's range")
     return low, high
 
 

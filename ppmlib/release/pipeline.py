@@ -199,11 +199,13 @@ def _with_pilot(plan: Plan, prepared, seed: int) -> tuple:
     """The plan's members, CM's given its pilot (:mod:`ppmlib.mechanism.pilot`) when the plan has one."""
     if plan.pilot is None:
         return plan.members
+    from ppmlib.mechanism.nss import check_bounds
     from ppmlib.mechanism.pilot import pilot
     from ppmlib.seeding import seeds
     if not prepared.log_scale or prepared.family != "normal":
         raise BadArgument(f"CM's pilot (log_bounds=) estimates the normal model of log y; model={prepared.model!r} "
                           "is not it (give model='normal', or leave log_bounds out for the fixed centre)")
+    check_bounds(prepared.y, plan.pilot.bounds, "log_bounds")      # the refusal in the command's words
     found = pilot(prepared.y, prepared.X, bounds=plan.pilot.bounds, rho=plan.pilot.rho, share=plan.pilot.share,
                   seed=seeds(seed, 3)[2])
     return tuple(replace(m, settings={**m.settings, "pilot": found}) if not isinstance(m, str) and m.name == plan.released
