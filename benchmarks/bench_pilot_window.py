@@ -13,8 +13,10 @@ total epsilon of the release:
 
 Each row: share censored, the gate (max R-hat, min bulk/tail ESS, divergences), S_pMSE (logit),
 the synthetic SD of log y over the data's, the coverage of the analyst's 95% intervals
-(:func:`ppmlib.evaluate.coverage.coverage_rate`), seconds. The pilot's share is varied at one
-total with ``--shares``. Results: ``benchmarks/results/pilot_window.json``.
+(:func:`ppmlib.evaluate.coverage.coverage_rate`), seconds. The pilot's share is varied at each
+total of ``--share-totals`` with ``--shares``. Results: ``benchmarks/results/<--name>.json``:
+``pilot_window`` (4 chains x 500 draws, both variants), ``strict_gate_1000`` (the fixed centre at
+the command's sampler, 1,000 draws) and ``pilot_gate_1000`` (the pilot there, shares 0.1, 0.2, 0.4).
 
 Run (niced, cmdstanpy faster): ``CMDSTAN=... PPMLIB_BACKEND=cmdstanpy nice -n 5 python
 benchmarks/bench_pilot_window.py``.

@@ -152,37 +152,20 @@ def test_pilot_and_censored_draw_stay_within_their_renyi_budget_by_quadrature():
             assert joint <= a * (rho0 / 2 + eps ** 2 / 8) + 1e-6, (j, a, joint)
 
 
-def test_the_command_s_plan_splits_the_total_between_pilot_and_draws():
-    from ppmlib.mechanism.ledger import rho_for_total
-    from ppmlib.release.plan import privacy_plan
-    plan = privacy_plan("strict", total_epsilon=2.0, m=5, strict_scheme="cm", log_bounds="0.5,5", pilot_share=0.3)
-    assert plan.pilot.bounds == (0.5, 5.0) and plan.pilot.share == 0.3
-    assert plan.pilot.rho + 5 * plan.epsilon ** 2 / 8 == pytest.approx(rho_for_total(2.0, 1e-6), rel=1e-9)
-    assert plan.pilot.rho == pytest.approx(0.3 * rho_for_total(2.0, 1e-6), rel=1e-9)
-    assert privacy_plan("strict", total_epsilon=2.0, m=5, strict_scheme="cm").pilot is None   # no bounds: fixed centre
-    with pytest.raises(BadArgument, match="pilot_share"):
-        privacy_plan("strict", total_epsilon=2.0, m=5, strict_scheme="cm", pilot_share=0.3)   # no bounds
-    with pytest.raises(BadArgument, match="pilot_share"):
-        privacy_plan("strict", total_epsilon=2.0, m=5, strict_scheme="cm", log_bounds="0.5,5", pilot_share=1.0)
-    with pytest.raises(BadArgument, match="pilot_share"):                     # the default scheme has no pilot
-        privacy_plan("strict", total_epsilon=2.0, m=5, log_bounds="0.5,5", pilot_share=0.3)
+def test_the_command_s_cm_keeps_the_fixed_centre_and_refuses_public_bounds_naming_them():
+    """The pilot-centred window stays in the library: the command's CM refuses log_bounds (and has no pilot)."""
+    from ppmlib.release.plan import CM_WINDOW, privacy_plan
+    plan = privacy_plan("strict", total_epsilon=2.0, m=5, strict_scheme="cm")
+    assert not hasattr(plan, "pilot") and plan.members[1].settings.get("pilot") is None
+    with pytest.raises(BadArgument, match="log_bounds=") as refused:
+        privacy_plan("strict", total_epsilon=2.0, m=5, strict_scheme="cm", log_bounds="0.5,5")
+    assert CM_WINDOW in str(refused.value)
+    with pytest.raises(TypeError):
+        privacy_plan("strict", total_epsilon=2.0, m=5, strict_scheme="cm", pilot_share=0.3)
 
 
-def test_the_command_refuses_a_share_outside_0_1_naming_the_flag_and_writes_nothing(tmp_path):
-    import subprocess
-    import sys
-    data = tmp_path / "d.csv"
-    data.write_text("w,g\n" + "\n".join(f"{10 + i % 7},{'ab'[i % 2]}" for i in range(40)))
-    out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "ppmlib.release.command", str(data), "--column", "w", "--predictors",
-                           "g", "--strict-scheme", "cm", "--log-bounds", "1,4", "--pilot-share", "1.5", "--out", str(out)],
-                          capture_output=True, text=True)
-    assert done.returncode != 0 and "--pilot-share 1.5" in done.stderr, done.stderr
-    assert not out.exists()
-
-
-def test_cm_s_pilot_refuses_bounds_that_exclude_the_data_in_the_command_s_words_before_any_fit(tmp_path, capsys,
-                                                                                               monkeypatch):
+def test_the_command_refuses_log_bounds_with_cm_before_reading_the_data_and_writes_nothing(tmp_path, capsys,
+                                                                                          monkeypatch):
     from ppmlib.inference import backends
     from ppmlib.release import command
     monkeypatch.setattr(backends, "sample", lambda *a, **k: pytest.fail("a fit was started"))
@@ -190,11 +173,14 @@ def test_cm_s_pilot_refuses_bounds_that_exclude_the_data_in_the_command_s_words_
     data.write_text("w,g\n" + "\n".join(f"{10 + i % 7},{'ab'[i % 2]}" for i in range(40)))
     out = tmp_path / "out"
     assert command.main([str(data), "--column", "w", "--predictors", "g", "--strict-scheme", "cm", "--log-bounds",
-                         "5,9", "--out", str(out)]) == 2
+                         "1,4", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "--log-bounds" in err and "bounds=" not in err, err
-    assert "100%" not in err                                 # the share they exclude is the data's, never said
+    assert "--log-bounds" in err and "fixed public centre" in err, err
     assert not out.exists() and not list(tmp_path.glob("out*"))
+    with pytest.raises(SystemExit):                                   # no such flag any more
+        command.main([str(data), "--column", "w", "--predictors", "g", "--strict-scheme", "cm", "--pilot-share",
+                      "0.2", "--out", str(out)])
+    assert "--pilot-share" in capsys.readouterr().err and not out.exists()
 
 
 def test_the_count_pilot_s_noise_is_opendp_s_gaussian_at_sensitivity_bound():

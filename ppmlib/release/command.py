@@ -256,7 +256,7 @@ def _call(args):
             raise BadArgument(problem)
     plan = privacy_plan(args.guarantee, args.weighting, args.epsilon, args.total_epsilon, args.delta, args.m,
                         args.radius, args.relative, args.budget, args.strict_scheme, args.log_bounds, args.bin_width,
-                        args.posterior_draws, args.bounds_share, args.pilot_share)
+                        args.posterior_draws, args.bounds_share)
     sampler = _sampler_of(args)
     if _survey(args):               # exact draws: no chain for the gate to judge, so no check_draws
         pipeline.targets(args.out, report, args.overwrite, _data.inputs_of(args.data))   # before the data are read

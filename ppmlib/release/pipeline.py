@@ -184,8 +184,7 @@ def synthesize(table: Table, plan: Plan, *, sampler: Sampler | None = None, seed
         if plan.bins is not None:
             results, verdict = nss_bins(log_y, keys, plan, seed), NO_FITS
         else:
-            results = _lineup.run(_with_pilot(plan, prepared, seed), prepared.family, prepared.y, X=prepared.X,
-                                  prior=prepared.prior,
+            results = _lineup.run(plan.members, prepared.family, prepared.y, X=prepared.X, prior=prepared.prior,
                                   m=plan.m, sampler=sampler, seed=seed, progress=progress)
             # the gate guards a release: without out nothing is released, and the verdict is only recorded
             verdict = _gate.check(results, allow_failed_fits) if out is not None else _gate.diagnostics_verdict(results)
@@ -193,23 +192,6 @@ def synthesize(table: Table, plan: Plan, *, sampler: Sampler | None = None, seed
         if staging is not None:
             _write(run, staging)
     return run
-
-
-def _with_pilot(plan: Plan, prepared, seed: int) -> tuple:
-    """The plan's members, CM's given its pilot (:mod:`ppmlib.mechanism.pilot`) when the plan has one."""
-    if plan.pilot is None:
-        return plan.members
-    from ppmlib.mechanism.nss import check_bounds
-    from ppmlib.mechanism.pilot import pilot
-    from ppmlib.seeding import seeds
-    if not prepared.log_scale or prepared.family != "normal":
-        raise BadArgument(f"CM's pilot (log_bounds=) estimates the normal model of log y; model={prepared.model!r} "
-                          "is not it (give model='normal', or leave log_bounds out for the fixed centre)")
-    check_bounds(prepared.y, plan.pilot.bounds, "log_bounds")      # the refusal in the command's words
-    found = pilot(prepared.y, prepared.X, bounds=plan.pilot.bounds, rho=plan.pilot.rho, share=plan.pilot.share,
-                  seed=seeds(seed, 3)[2])
-    return tuple(replace(m, settings={**m.settings, "pilot": found}) if not isinstance(m, str) and m.name == plan.released
-                 else m for m in plan.members)
 
 
 #: The gate's verdict on a release without model fits (the "nss-bins" scheme's posterior is drawn exactly).

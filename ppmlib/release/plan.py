@@ -16,8 +16,8 @@ chosen on public wage files only.
 from __future__ import annotations
 
 __all__ = ["privacy_lines", "weightings", "GUARANTEES", "STRICT_EPSILON", "STRICT_SCHEMES", "DEFAULT_STRICT_SCHEME",
-           "DEFAULT_POSTERIOR_DRAWS", "BIN_WIDTH",
-           "NSS_TOTAL_EPSILON", "MAX_BINS", "Bins", "CMPilot", "Plan", "lineup_for", "privacy_plan", "check_budget", "check_delta",
+           "DEFAULT_POSTERIOR_DRAWS", "BIN_WIDTH", "CM_WINDOW",
+           "NSS_TOTAL_EPSILON", "MAX_BINS", "Bins", "Plan", "lineup_for", "privacy_plan", "check_budget", "check_delta",
            "strict_arguments"]
 
 import math
@@ -116,6 +116,16 @@ STRICT_EPSILON = 1.0
 #: log y over public bins per cell, and m datasets drawn from them (:func:`ppmlib.mechanism.nss.synthesize_bins`).
 STRICT_SCHEMES = {"cm": "CM", "nss-bins": "NSS"}
 
+#: Why CM takes no public bounds: its window keeps the fixed public centre. A window centred on a noisy
+#: pilot estimate (:mod:`ppmlib.mechanism.pilot`) was measured on the public wage files
+#: (``benchmarks/bench_pilot_window.py``, ``benchmarks/pilot_profile_seeds.py``): up to a total of 5
+#: its censored posterior peaks at a narrow sigma fitted to the bulk, far from a local mode at the
+#: pilot's estimate; its fits missed the gate or sat narrow, with several times the fixed centre's
+#: S_pMSE in most cells. It stays in the library and the strict chapter as a measured alternative.
+CM_WINDOW = ("CM's censoring window keeps its fixed public centre (a pilot-centred window, measured on public wage "
+             "files, peaked at a narrow sigma and fitted worse up to a total of 5: see the strict chapter); leave "
+             "log_bounds out with strict_scheme='cm'")
+
 #: The command's strict scheme when none is given: measured best on the public wage files only
 #: (``benchmarks/bench_against_peers.py``, ``benchmarks/nss_bins_k.py`` and
 #: ``benchmarks/nss_bins_share.py`` on cps1988, cpssw8 and psid7682), never on a user's file.
@@ -184,8 +194,6 @@ class Plan:
         The most m * epsilon the release may cost.
     bins : Bins or None
         The "nss-bins" scheme's settings (then ``members`` is empty: no fit runs).
-    pilot : CMPilot or None
-        CM's pilot (given ``log_bounds``): the window follows the data (:mod:`ppmlib.mechanism.pilot`).
     """
     guarantee: str
     members: tuple
@@ -195,32 +203,13 @@ class Plan:
     delta: float
     budget: float | None = None
     bins: Bins | None = None
-    pilot: "CMPilot | None" = None
-
-
-@dataclass(frozen=True)
-class CMPilot:
-    """CM's pilot, fixed before the data are read: its share of the release's rho, rho_0 and the public bounds.
-
-    Attributes
-    ----------
-    share : float
-        In (0, 1).
-    rho : float
-        rho_0 = share times the release's rho.
-    bounds : (float, float)
-        Public (low, high) of log y.
-    """
-    share: float
-    rho: float
-    bounds: tuple
 
 
 def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: float | None = None,
                  total_epsilon: float | None = None, delta: float = 1e-6, m: int = 20, radius: float | None = None,
                  relative: bool = False, budget: float | None = None, strict_scheme: str | None = None,
                  log_bounds=None, bin_width: float | None = None, posterior_draws: int | None = None,
-                 bounds_share: float | None = None, pilot_share: float | None = None) -> Plan:
+                 bounds_share: float | None = None) -> Plan:
     """The plan of a guarantee: the lineup, the released member, the per-dataset epsilon, checked.
 
     "strict" releases CM (every record's term censored, :mod:`ppmlib.mechanism.censoring`): each
@@ -251,11 +240,7 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
         ``bounds_share`` of the budget, default :data:`ppmlib.mechanism.nss.BOUNDS_SHARE`; not
         both), the bins' width (default :data:`BIN_WIDTH`), and k (default: every dataset from the
         posterior mean shape). See :class:`Bins`.
-        With "cm", ``log_bounds`` turns on CM's pilot (:class:`CMPilot`): ``pilot_share`` (default
-        :data:`ppmlib.mechanism.pilot.PILOT_SHARE`) of the release's rho buys a noisy estimate the
-        censoring window is centred on; the per-dataset epsilon then comes from the rest.
-    pilot_share : float, optional
-        "cm" with ``log_bounds`` only: the pilot's share of the release's rho, in (0, 1).
+        "cm" refuses them: its window keeps the fixed public centre (:data:`CM_WINDOW`).
 
     Returns
     -------
@@ -268,9 +253,8 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
     if guarantee not in GUARANTEES:
         raise BadArgument(f"unknown guarantee {guarantee!r}; choose one of {', '.join(GUARANTEES)}")
     strict_scheme = _scheme_of(guarantee, strict_scheme, epsilon)
-    if pilot_share is not None and (strict_scheme != "cm" or log_bounds is None):
-        raise BadArgument("pilot_share= is CM's pilot's share of the release's rho: give it with guarantee='strict', "
-                          "strict_scheme='cm' and log_bounds=LOW,HIGH (the pilot's public bounds of log y)")
+    if strict_scheme == "cm" and log_bounds is not None:
+        raise BadArgument(f"log_bounds= sets the bins' range of strict_scheme='nss-bins'; {CM_WINDOW}")
     bins_settings = (log_bounds, bin_width, posterior_draws, bounds_share)
     if strict_scheme == "nss-bins" or (bin_width, posterior_draws, bounds_share) != (None,) * 3 or (
             log_bounds is not None and strict_scheme != "cm"):
@@ -289,12 +273,8 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
                           "releases CM (give guarantee='local' to use them)")
     else:
         released = _strict_key("cm")
-        pilot = None
-        if log_bounds is not None:
-            epsilon, pilot = _cm_pilot(log_bounds, pilot_share, epsilon, total_epsilon, delta, m)
         epsilon = STRICT_EPSILON if epsilon is None else _checks.real(epsilon, "epsilon", low=0, low_open=True)
         members = ("Unweighted", _lineup.member(released, epsilon=epsilon))
-        return Plan(guarantee, members, released, epsilon, m, delta, check_budget(budget, epsilon, m), pilot=pilot)
     return Plan(guarantee, members, released, epsilon, m, delta, check_budget(budget, epsilon, m))
 
 
@@ -315,19 +295,6 @@ def _scheme_of(guarantee: str, strict_scheme, epsilon) -> str | None:
         raise BadArgument(f"strict_scheme={strict_scheme!r} chooses a scheme of guarantee='strict'; "
                           f"guarantee={guarantee!r} takes none")
     return strict_scheme
-
-
-def _cm_pilot(log_bounds, pilot_share, epsilon, total_epsilon, delta, m) -> tuple:
-    """(per-dataset epsilon, CMPilot): the total split by the share, or rho_0 from a given (or default) epsilon."""
-    from ppmlib.mechanism.ledger import bounded_range_rho
-    from ppmlib.mechanism.pilot import PILOT_SHARE, check_share, split_budget
-    share = check_share(PILOT_SHARE if pilot_share is None else pilot_share)
-    bounds = _bounds(log_bounds)
-    if total_epsilon is not None:
-        epsilon, rho0 = split_budget(total_epsilon, delta, m, share)
-        return epsilon, CMPilot(share, rho0, bounds)
-    epsilon = STRICT_EPSILON if epsilon is None else _checks.real(epsilon, "epsilon", low=0, low_open=True)
-    return epsilon, CMPilot(share, share / (1.0 - share) * m * bounded_range_rho(epsilon), bounds)
 
 
 def _strict_key(strict_scheme: str) -> str:
@@ -494,17 +461,14 @@ def strict_arguments(parser) -> None:
     parser.add_argument("--log-bounds", default=None, metavar="LOW,HIGH",
                         help="nss-bins: public bounds of the log of --column, chosen before seeing the data (values "
                              "outside are top- and bottom-coded); no budget is spent on them. Default: chosen from "
-                             "the data at --bounds-share of the budget. With cm: turns on the pilot, a noisy estimate "
-                             "of log y's location and scale within these bounds that the censoring window is centred on")
+                             "the data at --bounds-share of the budget. Refused with cm (its window's centre is "
+                             "fixed and public)")
     parser.add_argument("--bounds-share", type=float, default=None, metavar="S",
                         help=f"nss-bins without --log-bounds: the share of --total-epsilon spent on choosing the bins' "
                              f"range from the data, its {BOUNDS_QUANTILES[0]:g} and {BOUNDS_QUANTILES[1]:g} quantiles "
                              f"of the log column by the exponential mechanism over a public grid from "
                              f"{BOUNDS_GRID[0]:g} to {BOUNDS_GRID[1]:g}; the counts get the rest (default "
                              f"{BOUNDS_SHARE:g}, measured on the public wage files)")
-    parser.add_argument("--pilot-share", type=float, default=None, metavar="S",
-                        help="cm with --log-bounds: the share of the release's rho spent on the pilot, in (0, 1) "
-                             "(default 0.2)")
     parser.add_argument("--bin-width", type=float, default=None, metavar="W",
                         help=f"nss-bins: the public bins' width on the log scale (default {BIN_WIDTH:g})")
     parser.add_argument("--posterior-draws", type=int, default=None, metavar="K",
