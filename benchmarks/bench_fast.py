@@ -84,9 +84,9 @@ def counted_run(table, epsilon: float | None = None, report: bool = True, sample
     finally:
         ppmlib.Sampler.sample = original
     chosen = results[results.released]
-    calibration = chosen.calibration or {}
+    calibration = getattr(chosen, "calibration", None) or {}     # the noisy counts (nss-bins) calibrate nothing
     return {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "stan_fits": len(fits), "stan_seconds": round(sum(fits), 1),
-            "epsilon": round(chosen.epsilon, 3), "method": calibration.get("method", "search" if calibration else "none"),
+            "epsilon": round(chosen.epsilon if hasattr(chosen, "epsilon") else chosen.total[0], 3), "method": calibration.get("method", "search" if calibration else "none"),
             "c": round(calibration.get("value", float("nan")), 4),
             "max_rhat": round(chosen.diagnostics["max_rhat"], 3) if chosen.diagnostics.get("max_rhat") else None}
 

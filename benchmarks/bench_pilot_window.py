@@ -62,7 +62,7 @@ def one_fit(design, variant: str, total: float, share: float, base, seed: int, m
     column, keys = design.table.column, list(design.table.keys)
     d = done.diagnostics
     book = of_release(done, delta)
-    return {"file": design.name, "total epsilon": total, "variant": variant,
+    return {"file": design.name, "seed": seed, "total epsilon": total, "variant": variant,
             "pilot share": share if variant == "CM pilot" else 0.0, "per-draw epsilon": eps,
             "release epsilon": book.total[0], "share censored": done.share_censored,
             "max R-hat": d["max_rhat"], "min bulk ESS": d["min_ess_bulk"], "min tail ESS": d["min_ess_tail"],
@@ -89,18 +89,19 @@ def main() -> None:
     parser.add_argument("--scratch", default="/tmp/pilot_window_rows.jsonl")
     parser.add_argument("--name", default="pilot_window")
     parser.add_argument("--record-only", action="store_true", help="record the rows already in --scratch, fit nothing")
+    parser.add_argument("--note", default="", help="appended to the file's notes (e.g. the commands that made the rows)")
     args = parser.parse_args()
     import ppmlib
     scratch = Path(args.scratch)
     rows = [json.loads(line) for line in scratch.read_text().splitlines()] if scratch.exists() else []
-    seen = {(r["file"], r["total epsilon"], r["variant"], r["pilot share"]) for r in rows}
+    seen = {(r["file"], r["seed"], r["total epsilon"], r["variant"], r["pilot share"]) for r in rows}
     sampler = ppmlib.Sampler(chains=4, draws=args.draws, warmup=args.draws)
     designs = {name: design_of(name, args.n, args.seed) for name in args.files}
     bases = {}
     jobs = [(name, v, E, args.share) for E in args.totals for name in args.files for v in args.variants]
     jobs += [(name, "CM pilot", E, s) for E in args.share_totals for s in args.shares for name in args.files]
     for name, variant, E, share in [] if args.record_only else jobs:     # totals first: every file gets the small totals before the large
-        if (name, E, variant, share if variant == "CM pilot" else 0.0) in seen:
+        if (name, args.seed, E, variant, share if variant == "CM pilot" else 0.0) in seen:
             continue
         design = designs[name]
         if variant == "CM fixed centre" and name not in bases:
@@ -115,7 +116,8 @@ def main() -> None:
                     "files (n 3,000, m 5, delta 1e-6)", rows=rows,
                     notes="gate: R-hat < 1.01, bulk and tail ESS >= 400, no divergences; the pilot's share of the "
                           "release's rho in 'pilot share'; coverage of the analyst's 95% intervals of the regression "
-                          "of log y on the keys (partially synthetic rules); 'load' is the 1-minute load at the row's end")
+                          "of log y on the keys (partially synthetic rules); 'load' is the 1-minute load at the row's end"
+                          + (f". {args.note}" if args.note else ""))
 
 
 if __name__ == "__main__":

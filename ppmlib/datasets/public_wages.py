@@ -35,11 +35,11 @@ def design_of(name: str, n: int, seed: int, model: str = "normal"):
     seed : int
         Seeds the sample (pandas' ``random_state``).
     model : str
-        The mechanism's model; it and its design matrix are :mod:`ppmlib.datasets.model_choice`'s.
+        The mechanism's model; it and its design matrix are ``ppmlib.datasets.model_choice``'s.
 
     Returns
     -------
-    Design
+    ppmlib.studies.against_alternatives.Design
     """
     import dataclasses
 

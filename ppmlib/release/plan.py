@@ -120,8 +120,8 @@ STRICT_SCHEMES = {"cm": "CM", "nss-bins": "NSS"}
 #: pilot estimate (:mod:`ppmlib.mechanism.pilot`) was measured on the public wage files
 #: (``benchmarks/bench_pilot_window.py``, ``benchmarks/pilot_profile_seeds.py``): up to a total of 5
 #: its censored posterior peaks at a narrow sigma fitted to the bulk, far from a local mode at the
-#: pilot's estimate; its fits missed the gate or sat narrow, with several times the fixed centre's
-#: S_pMSE in most cells. It stays in the library and the strict chapter as a measured alternative.
+#: pilot's estimate; its fits missed the gate or sat narrow, with the larger S_pMSE in 8 of 12
+#: cells (several times the fixed centre's in 6). It stays in the library and the strict chapter as a measured alternative.
 CM_WINDOW = ("CM's censoring window keeps its fixed public centre (a pilot-centred window, measured on public wage "
              "files, peaked at a narrow sigma and fitted worse up to a total of 5: see the strict chapter); leave "
              "log_bounds out with strict_scheme='cm'")
