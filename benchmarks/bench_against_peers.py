@@ -65,7 +65,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _results  # noqa: E402
-from ppmlib.datasets.public_wages import FILES, design_of  # noqa: E402,F401  (re-exported to the other benchmarks)
+from ppmlib.studies.public_wages import FILES, design_of  # noqa: E402,F401  (re-exported to the other benchmarks)
 
 PEER_NAMES = ("Histogram", "AIM", "MST", "CART")
 PEER_SETTINGS = {"AIM": {"rounds": 8, "iters": 100}, "MST": {"iters": 100}}

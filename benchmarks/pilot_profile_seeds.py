@@ -30,7 +30,7 @@ def main() -> None:
     parser.add_argument("--random", type=int, default=4, help="seeds drawn at random beside the claim seeds")
     args = parser.parse_args()
 
-    from ppmlib.datasets.public_wages import FILES
+    from ppmlib.studies.public_wages import FILES
     from ppmlib.studies import pilot_window as pw
     drawn = draw_seeds(args.random, args.entropy, avoid=CLAIM_SEEDS)
     seeds = CLAIM_SEEDS + drawn["seeds"]

@@ -20,7 +20,7 @@ MODULES = ["mechanism.weights", "mechanism.bounds", "inference.diagnostics", "ev
            # one study per chapter
            "studies.vector_weighted", "studies.reweighting", "studies.dp_definitions", "studies.attribute_risk",
            "studies.privacy_audit", "studies.asymptotic_dp", "studies.ce_income", "studies.against_alternatives",
-           "studies.strict_privacy", "studies.censoring_centre", "studies.pilot_window", "datasets.public_wages",
+           "studies.strict_privacy", "studies.censoring_centre", "studies.pilot_window", "studies.public_wages",
            # the own-data command, its report and where it writes
            "release.command", "release.report", "release.staging", "release.tables", "mechanism.partitioned", "mechanism.partitioned_lw", "release.cluster", "synthesize", "evaluate.estimands",
            # several variables at once

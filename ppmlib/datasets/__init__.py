@@ -4,8 +4,7 @@
 - :mod:`~ppmlib.datasets.ce_like` and :mod:`~ppmlib.datasets.salary_like`: the shipped stand-ins
 - :mod:`~ppmlib.datasets.example`: a small fit of stored Stan draws
 - :mod:`~ppmlib.datasets.design`: design matrices from a table's predictors
-- :mod:`~ppmlib.datasets.public_wages`: the public wage files the strict release is measured on
 """
 from ppmlib._lazy import submodules
 
-__getattr__, __dir__ = submodules(__name__, ("simulate", "ce_like", "salary_like", "example", "design", "ce_course", "public_wages"))
+__getattr__, __dir__ = submodules(__name__, ("simulate", "ce_like", "salary_like", "example", "design", "ce_course"))

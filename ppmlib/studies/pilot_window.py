@@ -17,7 +17,7 @@ CM releases draws from xi(theta) exp(sum_i u_i(theta)), u_i = clip(log p(y_i | t
 
 :func:`window_profile` computes the profile max over beta of the sum at each sigma of a grid (Nelder
 and Mead, warm-started along the grid in both directions, the larger kept), on the public wage files
-of :mod:`ppmlib.datasets.public_wages`. It is an analysis of the objective (it reads the data's own
+of :mod:`ppmlib.studies.public_wages`. It is an analysis of the objective (it reads the data's own
 least-squares fit), not a release. :func:`profile_claims` states where the peaks lie against the
 data's residual SD, on every file and seed.
 """
@@ -88,7 +88,7 @@ def window_profile(y, X, cens, sigmas, start) -> np.ndarray:
 
 def _windows(design, total: float, *, delta: float, m: int, share: float, pilot_seed: int) -> dict:
     """The two windows of one release at ``total``: label -> Censoring (each at its own per-draw epsilon)."""
-    from ppmlib.datasets.public_wages import FILES
+    from ppmlib.studies.public_wages import FILES
     from ppmlib.mechanism.ledger import solve_per_dataset_epsilon
     from ppmlib.mechanism.pilot import pilot, split_budget
     from ppmlib.models.censoring import censoring
@@ -110,7 +110,7 @@ def profile_ledger(names, seeds, total: float = 5.0, *, n: int = 3000, delta: fl
     Parameters
     ----------
     names : list of str
-        Keys of :data:`ppmlib.datasets.public_wages.FILES`.
+        Keys of :data:`ppmlib.studies.public_wages.FILES`.
     seeds : list of int
         Each draws the sample and the pilot's noise.
     total, delta : float
@@ -126,7 +126,7 @@ def profile_ledger(names, seeds, total: float = 5.0, *, n: int = 3000, delta: fl
         One row per (file, seed, window, sigma): ``sigma / residual SD`` and ``objective`` (minus its
         largest value over the grid, so the peak is 0).
     """
-    from ppmlib.datasets.public_wages import design_of
+    from ppmlib.studies.public_wages import design_of
     total = _checks.real(total, "total", low=0, low_open=True)
     rows = []
     for name in names:
