@@ -60,10 +60,9 @@ SCALE_FLOOR = 1e-3
 #: The share of the release's rho the pilot spends by default, measured against 0.1 and 0.4 on the
 #: public wage files at totals 1 and 5 (benchmarks/results/pilot_gate_1000.json, one seed): 0.1 had
 #: the largest S_pMSE at a total of 1 on every file; 0.4's was 0.81-1.29 times 0.2's (lower in 5
-#: of 6 cells), and 0.2 passed the gate in 5 of 6 cells, 0.4 in 4. 0.2 is kept: no share mends the
-#: narrow peak below. At every share the window peaks at
-#: a narrow sigma up to a total of 5 (:mod:`ppmlib.studies.pilot_window`), so the command does not
-#: offer the pilot; the strict chapter's Poisson experiment uses this share.
+#: of 6 cells), and 0.2 passed the gate in 5 of 6 cells, 0.4 in 4, so 0.2 is kept. At every share
+#: the window peaks at a narrow sigma up to a total of 5 (:mod:`ppmlib.studies.pilot_window`), so
+#: the command does not offer the pilot; the strict chapter's Poisson experiment uses this share.
 PILOT_SHARE = 0.2
 
 

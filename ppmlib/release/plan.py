@@ -121,7 +121,8 @@ STRICT_SCHEMES = {"cm": "CM", "nss-bins": "NSS"}
 #: (``benchmarks/bench_pilot_window.py``, ``benchmarks/pilot_profile_seeds.py``): up to a total of 5
 #: its censored posterior peaks at a narrow sigma fitted to the bulk, far from a local mode at the
 #: pilot's estimate; its fits missed the gate or sat narrow, with the larger S_pMSE in 8 of 12
-#: cells (several times the fixed centre's in 6). It stays in the library and the strict chapter as a measured alternative.
+#: cells (several times the fixed centre's in 6). It stays in the library and the strict chapter as
+#: a measured alternative.
 CM_WINDOW = ("CM's censoring window keeps its fixed public centre (a pilot-centred window, measured on public wage "
              "files, peaked at a narrow sigma and fitted worse up to a total of 5: see the strict chapter); leave "
              "log_bounds out with strict_scheme='cm'")
@@ -256,8 +257,7 @@ def privacy_plan(guarantee: str = "strict", weighting: str = "lw", epsilon: floa
     if strict_scheme == "cm" and log_bounds is not None:
         raise BadArgument(f"log_bounds= sets the bins' range of strict_scheme='nss-bins'; {CM_WINDOW}")
     bins_settings = (log_bounds, bin_width, posterior_draws, bounds_share)
-    if strict_scheme == "nss-bins" or (bin_width, posterior_draws, bounds_share) != (None,) * 3 or (
-            log_bounds is not None and strict_scheme != "cm"):
+    if strict_scheme == "nss-bins" or (log_bounds, bin_width, posterior_draws, bounds_share) != (None,) * 4:
         return _bins_plan(guarantee, strict_scheme, weighting, radius, epsilon, total_epsilon, delta, m, budget,
                           *bins_settings)
     if epsilon is not None and total_epsilon is not None:
